@@ -1,0 +1,97 @@
+package adapters
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Parts is a request's sources sorted by where every protocol puts them:
+// the system side (rules, and skills where no developer role exists) and
+// the user side (the task and the labelled context material), each in
+// request order. Encoders place these; they never drop one.
+type Parts struct {
+	System    []Source
+	Developer []Source
+	User      []Source
+}
+
+// SplitSources sorts req's sources by role. A source with an unknown role
+// is an error, so nothing is dropped silently.
+func SplitSources(req *Request) (Parts, error) {
+	var p Parts
+	for _, s := range req.Sources {
+		switch s.Role {
+		case RoleSystem:
+			p.System = append(p.System, s)
+		case RoleDeveloper:
+			p.Developer = append(p.Developer, s)
+		case RoleUser, RoleContext:
+			p.User = append(p.User, s)
+		default:
+			return p, fmt.Errorf("source %s has unknown role %q (want system, developer, user or context)", s.ID, s.Role)
+		}
+	}
+	if len(p.User) == 0 && len(req.Turns) == 0 {
+		return p, fmt.Errorf("the request has no user or context source: every protocol needs a first user message")
+	}
+	return p, nil
+}
+
+// SourceText is the text a source is sent as. Context material is wrapped
+// in a tag that names it and its trust label, so the model (and a reader of
+// the wire request) can tell material from instructions.
+func SourceText(s Source) string {
+	if s.Role != RoleContext {
+		return s.Text
+	}
+	label := s.Label
+	if label == "" {
+		label = s.ID
+	}
+	return fmt.Sprintf("<context source=%q trust=%q label=%q>\n%s\n</context>", s.ID, s.Trust, label, s.Text)
+}
+
+// SchemaInstruction is the text used when a protocol cannot carry an
+// output schema natively: the schema travels in the system prompt.
+func SchemaInstruction(o OutputContract) string {
+	switch o.Mode {
+	case OutputJSONSchema:
+		return fmt.Sprintf("Reply with exactly one JSON object that matches this JSON Schema (%s), and nothing else:\n%s", o.Name, o.Schema)
+	case OutputJSON:
+		return "Reply with exactly one JSON object, and nothing else."
+	}
+	return ""
+}
+
+// ResultObject turns a tool result into a JSON object for protocols whose
+// results must be objects (Gemini functionResponse.response): a JSON
+// object result is used as {"output": …}, anything else as a string, and
+// an error result as {"error": …}.
+func ResultObject(r ToolResult) json.RawMessage {
+	var v any = r.Content
+	trimmed := strings.TrimSpace(r.Content)
+	if strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "[") {
+		if json.Valid([]byte(trimmed)) {
+			v = json.RawMessage(trimmed)
+		}
+	}
+	key := "output"
+	if r.IsError {
+		key = "error"
+	}
+	b, _ := json.Marshal(map[string]any{key: v})
+	return b
+}
+
+// MarshalBody encodes a request body without HTML escaping, so that the
+// wire JSON shows "<" and "&" as they are (the providers accept both).
+func MarshalBody(v any) (json.RawMessage, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(strings.TrimSuffix(b.String(), "\n")), nil
+}

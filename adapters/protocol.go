@@ -1,0 +1,55 @@
+package adapters
+
+import (
+	"net/http"
+)
+
+// Framing is how a protocol's stream is cut into raw events.
+type Framing int
+
+// Framings.
+const (
+	FramingSSE    Framing = iota // text/event-stream
+	FramingNDJSON                // one JSON object a line (Claude Code stream-json)
+)
+
+// RawEvent is one event as it came off the wire: an SSE event, one NDJSON
+// line, or a whole non-streaming body.
+type RawEvent struct {
+	Event string `json:"event,omitempty"` // SSE event name, "" when none
+	Data  string `json:"data"`
+	ID    string `json:"id,omitempty"` // set only when this event carried an id field
+}
+
+// Decoder turns one protocol's raw events into canonical events (without
+// Seq). It keeps only the state the protocol needs to address items (open
+// blocks by index, calls by call_id); rules common to every protocol live
+// in the Reducer. A Decoder must never panic on any input: malformed data
+// becomes a diagnostic.
+type Decoder interface {
+	// Decode handles one raw event of a stream.
+	Decode(raw RawEvent) []Event
+	// Finish is called at the end of the input. It reports what the
+	// protocol can tell about how the stream ended (e.g. a finish_reason
+	// without [DONE]); the Reducer then handles a missing terminal.
+	Finish() []Event
+}
+
+// Protocol is one wire format: how a canonical request is encoded for it
+// and how its responses are decoded.
+type Protocol interface {
+	// Name is the protocol's contract name, e.g. "openai-responses".
+	Name() string
+	// Framing says how a stream of this protocol is framed.
+	Framing() Framing
+	// Encode builds the HTTP request provider expects for req. It fails
+	// when req asks for something the protocol cannot carry, and records
+	// every degradation it makes.
+	Encode(req *Request, provider string) (*HTTPRequest, error)
+	// NewDecoder starts decoding one streamed response.
+	NewDecoder() Decoder
+	// DecodeBody decodes a whole non-streaming JSON response.
+	DecodeBody(body []byte) []Event
+	// DecodeError turns an HTTP error response into a canonical error.
+	DecodeError(status int, h http.Header, body []byte) *APIError
+}

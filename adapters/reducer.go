@@ -1,0 +1,278 @@
+package adapters
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// ItemState is where an output item (a lane) stands.
+type ItemState string
+
+// Item states.
+const (
+	ItemStreaming  ItemState = "streaming"
+	ItemClosed     ItemState = "closed"     // closed, not a tool call
+	ItemParsed     ItemState = "parsed"     // tool call closed with an argument object
+	ItemInvalid    ItemState = "invalid"    // tool call closed, arguments not an object
+	ItemIncomplete ItemState = "incomplete" // never closed before the terminal or the end
+)
+
+// Item is the reducer's view of one output item.
+type Item struct {
+	ID        string    `json:"item_id"`
+	Kind      ItemKind  `json:"kind"`
+	CallID    string    `json:"call_id,omitempty"`
+	Name      string    `json:"name,omitempty"`
+	State     ItemState `json:"state"`
+	Text      string    `json:"text"` // text, reasoning, refusal, or raw argument text
+	Signature string    `json:"signature,omitempty"`
+	// Arguments is the parsed argument object of a parsed tool call.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Deltas    int             `json:"deltas"`
+	// StartSeq and DoneSeq are the seqs of item.started and item.done.
+	StartSeq int `json:"start_seq"`
+	DoneSeq  int `json:"done_seq,omitempty"`
+
+	buf []byte
+}
+
+// Reducer enforces the rules of a single response over canonical events
+// from any decoder: sequence numbers, exactly one terminal (anything after
+// it is a late_event that changes nothing), tool calls proposed only when
+// their item closes with an argument object, and a cut stream ending as
+// unknown. The live path and replay use the same reducer, so the state at
+// step N of a replay is the live state after event N.
+type Reducer struct {
+	protocol string
+	seq      int
+	items    []*Item
+	byID     map[string]*Item
+
+	responseID, model string
+	usage             *Usage
+	terminal          *Event
+	diagnostics       []Diagnostic
+}
+
+// Diagnostic is a diagnostic as listed in the summary.
+type Diagnostic struct {
+	Seq    int    `json:"seq"`
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+}
+
+// NewReducer starts the state of one response.
+func NewReducer(protocol string) *Reducer {
+	return &Reducer{protocol: protocol, byID: map[string]*Item{}}
+}
+
+// Apply takes events from a decoder (Seq unset) and returns what they
+// become: numbered, with tool.proposed or diagnostics added after item.done
+// and events after the terminal replaced by late_event diagnostics.
+func (r *Reducer) Apply(in []Event) []Event {
+	out := make([]Event, 0, len(in)+1)
+	for _, ev := range in {
+		out = r.apply(ev, out)
+	}
+	return out
+}
+
+func (r *Reducer) emit(out []Event, ev Event) []Event {
+	r.seq++
+	ev.Seq = r.seq
+	if ev.Type == EvDiagnostic {
+		r.diagnostics = append(r.diagnostics, Diagnostic{Seq: ev.Seq, Kind: ev.Kind, Detail: ev.Detail})
+	}
+	return append(out, ev)
+}
+
+func (r *Reducer) apply(ev Event, out []Event) []Event {
+	if r.terminal != nil && ev.Type != EvDiagnostic {
+		return r.emit(out, Diag(DiagLateEvent, fmt.Sprintf("%s after the terminal; ignored", describe(ev))))
+	}
+	switch ev.Type {
+	case EvResponseStarted:
+		if ev.ResponseID != "" {
+			r.responseID = ev.ResponseID
+		}
+		if ev.Model != "" {
+			r.model = ev.Model
+		}
+	case EvItemStarted:
+		if it := r.byID[ev.ItemID]; it != nil {
+			return r.emit(out, Diag(DiagDuplicateEvent, fmt.Sprintf("item %s started twice", ev.ItemID)))
+		}
+		r.start(ev, r.seq+1)
+	case EvTextDelta, EvReasoningDelta, EvRefusalDelta, EvToolArgsDelta:
+		it := r.byID[ev.ItemID]
+		if it == nil {
+			// A delta for an item that never started: open it so nothing
+			// received is lost, and say so.
+			out = r.emit(out, Diag(DiagUnknownItem, fmt.Sprintf("%s for item %q that never started", ev.Type, ev.ItemID)))
+			it = r.start(Event{ItemID: ev.ItemID, Kind: string(kindOfDelta(ev.Type)), CallID: ev.CallID}, r.seq+1)
+			out = r.emit(out, Event{Type: EvItemStarted, ItemID: it.ID, Kind: string(it.Kind), CallID: it.CallID})
+		}
+		if it.State != ItemStreaming {
+			return r.emit(out, Diag(DiagOutOfOrder, fmt.Sprintf("%s for item %s after it closed; ignored", ev.Type, ev.ItemID)))
+		}
+		it.buf = append(it.buf, ev.Delta...)
+		it.Deltas++
+	case EvItemDone:
+		it := r.byID[ev.ItemID]
+		if it == nil {
+			return r.emit(out, Diag(DiagUnknownItem, fmt.Sprintf("item.done for item %q that never started", ev.ItemID)))
+		}
+		if it.State != ItemStreaming {
+			return r.emit(out, Diag(DiagDuplicateEvent, fmt.Sprintf("item %s closed twice", ev.ItemID)))
+		}
+		return r.close(it, ev, out)
+	case EvUsage:
+		if ev.Usage != nil {
+			u := *ev.Usage
+			r.usage = &u
+		}
+	case EvTerminal:
+		t := ev
+		for _, it := range r.items {
+			if it.State == ItemStreaming {
+				it.State = ItemIncomplete
+				it.Text = string(it.buf)
+			}
+		}
+		out = r.emit(out, t)
+		t.Seq = r.seq
+		r.terminal = &t
+		return out
+	}
+	return r.emit(out, ev)
+}
+
+func (r *Reducer) start(ev Event, seq int) *Item {
+	it := &Item{ID: ev.ItemID, Kind: ItemKind(ev.Kind), CallID: ev.CallID, Name: ev.Name, State: ItemStreaming, StartSeq: seq}
+	r.items = append(r.items, it)
+	r.byID[ev.ItemID] = it
+	return it
+}
+
+func (r *Reducer) close(it *Item, ev Event, out []Event) []Event {
+	if ev.Final != nil && *ev.Final != string(it.buf) {
+		kind := DiagTextDoneMismatch
+		if it.Kind == KindToolCall {
+			kind = DiagArgsDoneMismatch
+		}
+		if len(it.buf) > 0 {
+			out = r.emit(out, Diag(kind, fmt.Sprintf("item %s: the provider's final text differs from its deltas; the final text wins", it.ID)))
+		}
+		it.buf = append(it.buf[:0], *ev.Final...)
+	}
+	if ev.Signature != "" {
+		it.Signature = ev.Signature
+	}
+	if ev.CallID != "" && it.CallID == "" {
+		it.CallID = ev.CallID
+	}
+	if ev.Name != "" && it.Name == "" {
+		it.Name = ev.Name
+	}
+	it.Text = string(it.buf)
+	it.State = ItemClosed
+	out = r.emit(out, ev)
+	it.DoneSeq = r.seq
+	if it.Kind != KindToolCall {
+		return out
+	}
+	args, problem := parseArguments(it.buf)
+	if problem != "" {
+		it.State = ItemInvalid
+		return r.emit(out, Diag(DiagToolArgsInvalid, fmt.Sprintf("call %s (%s): %s", it.CallID, it.Name, problem)))
+	}
+	it.State = ItemParsed
+	it.Arguments = args
+	return r.emit(out, Event{Type: EvToolProposed, CallID: it.CallID, Name: it.Name, Arguments: args})
+}
+
+// parseArguments accepts only a JSON object and returns it compacted.
+func parseArguments(raw []byte) (json.RawMessage, string) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return nil, "arguments are empty"
+	}
+	if !json.Valid(trimmed) {
+		return nil, "arguments are not valid JSON"
+	}
+	if trimmed[0] != '{' {
+		return nil, "arguments are JSON but not an object"
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, trimmed); err != nil {
+		return nil, "arguments are not valid JSON"
+	}
+	return b.Bytes(), ""
+}
+
+// End is called when the input ends. Without a terminal it reports the
+// cut stream and ends the response as unknown.
+func (r *Reducer) End() []Event {
+	if r.terminal != nil {
+		return nil
+	}
+	var out []Event
+	open := 0
+	for _, it := range r.items {
+		if it.State == ItemStreaming {
+			open++
+		}
+	}
+	detail := "the stream ended with no terminal event"
+	if open > 0 {
+		detail += fmt.Sprintf(" (%d item(s) still open)", open)
+	}
+	out = r.emit(out, Diag(DiagStreamCut, detail))
+	return r.apply(Terminal(StatusUnknown, StopUnknown, ""), out)
+}
+
+// Done reports whether the response has its terminal.
+func (r *Reducer) Done() bool { return r.terminal != nil }
+
+// Seq is the seq of the last event emitted.
+func (r *Reducer) Seq() int { return r.seq }
+
+// Items returns the output items in output order. Callers must not modify
+// them; an open item's Text is filled in by Snapshot.
+func (r *Reducer) Items() []*Item {
+	for _, it := range r.items {
+		if it.State == ItemStreaming {
+			it.Text = string(it.buf)
+		}
+	}
+	return r.items
+}
+
+// Terminal returns the terminal event, or nil while the response runs.
+func (r *Reducer) Terminal() *Event { return r.terminal }
+
+// Usage returns the last usage reported, or nil.
+func (r *Reducer) Usage() *Usage { return r.usage }
+
+func kindOfDelta(t EventType) ItemKind {
+	switch t {
+	case EvReasoningDelta:
+		return KindReasoning
+	case EvRefusalDelta:
+		return KindRefusal
+	case EvToolArgsDelta:
+		return KindToolCall
+	}
+	return KindMessage
+}
+
+func describe(ev Event) string {
+	if ev.Type == EvUnknown {
+		return "provider event " + ev.RawType
+	}
+	if ev.Type == EvTerminal {
+		return fmt.Sprintf("a second terminal (%s/%s)", ev.Status, ev.StopReason)
+	}
+	return string(ev.Type)
+}

@@ -1,0 +1,173 @@
+package adapters
+
+import "encoding/json"
+
+// SourceRole is the part a source plays in the exchange. It decides which
+// field of a protocol's request the source lands in.
+type SourceRole string
+
+// The source roles.
+const (
+	// RoleSystem: the application's rules (OpenAI instructions, Anthropic
+	// system, Gemini systemInstruction).
+	RoleSystem SourceRole = "system"
+	// RoleDeveloper: a trusted skill or developer instruction. Only the
+	// OpenAI protocols have a developer role; elsewhere it is degraded.
+	RoleDeveloper SourceRole = "developer"
+	// RoleUser: the user's task.
+	RoleUser SourceRole = "user"
+	// RoleContext: material the model reads but must not obey (knowledge,
+	// memory, unverified history). It goes into a user message, labelled.
+	RoleContext SourceRole = "context"
+)
+
+// Trust labels say how far the application vouches for a source.
+const (
+	TrustTrusted    = "trusted"
+	TrustVerified   = "verified"
+	TrustUnverified = "unverified"
+	TrustUntrusted  = "untrusted"
+)
+
+// Source is one piece of the request's input, in the order it is sent.
+type Source struct {
+	ID    string     `json:"id"`
+	Role  SourceRole `json:"role"`
+	Trust string     `json:"trust"`
+	// Label is how the source is introduced to the model when it is
+	// wrapped into a user message (context material), e.g. "知识库 KB-guide-9".
+	Label string `json:"label,omitempty"`
+	Text  string `json:"text"`
+}
+
+// Tool is a function the model may propose to call.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // JSON Schema of the argument object
+	Strict      bool            `json:"strict"`
+}
+
+// ToolChoiceMode says whether and which tools the model must call.
+type ToolChoiceMode string
+
+// Tool choice modes.
+const (
+	ToolChoiceAuto     ToolChoiceMode = "auto"
+	ToolChoiceNone     ToolChoiceMode = "none"
+	ToolChoiceRequired ToolChoiceMode = "required"
+	ToolChoiceNamed    ToolChoiceMode = "named"
+)
+
+// ToolChoice is the request's tool choice; Name is set for ToolChoiceNamed.
+type ToolChoice struct {
+	Mode ToolChoiceMode `json:"mode"`
+	Name string         `json:"name,omitempty"`
+}
+
+// OutputMode is the output contract's kind.
+type OutputMode string
+
+// Output modes.
+const (
+	OutputText       OutputMode = "text"
+	OutputJSON       OutputMode = "json_object"
+	OutputJSONSchema OutputMode = "json_schema"
+)
+
+// OutputContract says what shape the final answer must take.
+type OutputContract struct {
+	Mode   OutputMode      `json:"mode"`
+	Name   string          `json:"name,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Strict bool            `json:"strict,omitempty"`
+}
+
+// HistoryMode says how an OpenAI Responses conversation continues.
+type HistoryMode string
+
+// History modes.
+const (
+	HistoryFull             HistoryMode = "full"
+	HistoryPreviousResponse HistoryMode = "previous-response-id"
+)
+
+// Limits are the generation parameters.
+type Limits struct {
+	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+	Temperature     *float64 `json:"temperature,omitempty"`
+	// Reasoning asks for reasoning/thinking ("", "low", "medium", "high").
+	Reasoning string `json:"reasoning,omitempty"`
+	// ParallelToolCalls nil leaves the provider default.
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+}
+
+// Request is a provider-neutral request: what the application wants to say,
+// before a protocol decides where each part goes.
+type Request struct {
+	Model   string         `json:"model"`
+	Sources []Source       `json:"sources"`
+	Tools   []Tool         `json:"tools,omitempty"`
+	Choice  ToolChoice     `json:"tool_choice"`
+	Output  OutputContract `json:"output"`
+	Limits  Limits         `json:"limits"`
+	Stream  bool           `json:"stream"`
+	History HistoryMode    `json:"history,omitempty"`
+	// Turns are the exchange so far, after the sources: each model turn
+	// followed by the tool results the application fed back.
+	Turns []Turn `json:"turns,omitempty"`
+	// Store asks OpenAI Responses to keep the response (needed for
+	// previous_response_id). Nil leaves the provider default.
+	Store *bool `json:"store,omitempty"`
+}
+
+// Turn is one model response and the tool results answering it.
+type Turn struct {
+	// ResponseID is the provider's id of the model response
+	// (previous_response_id chains on it).
+	ResponseID string `json:"response_id,omitempty"`
+	// Items are the model's output items in output order.
+	Items []OutputItem `json:"items"`
+	// Results answer the turn's tool calls, by call_id.
+	Results []ToolResult `json:"results,omitempty"`
+}
+
+// OutputItem is one closed item of a model response, as history.
+type OutputItem struct {
+	Kind      ItemKind        `json:"kind"`
+	ID        string          `json:"id,omitempty"`
+	CallID    string          `json:"call_id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Text      string          `json:"text,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+}
+
+// ToolResult is the application's answer to one tool call.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
+	Name    string `json:"name"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// FieldMapping records where one source landed in a wire request.
+type FieldMapping struct {
+	Source string `json:"source"`
+	Trust  string `json:"trust"`
+	Field  string `json:"field"`
+	// Note explains a degradation, e.g. "developer role sent as system".
+	Note string `json:"note,omitempty"`
+}
+
+// HTTPRequest is an encoded wire request.
+type HTTPRequest struct {
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
+	Body    json.RawMessage   `json:"body"`
+	Map     []FieldMapping    `json:"map"`
+	// Degradations lists every place the protocol could not carry what was
+	// asked and something else was sent instead.
+	Degradations []string `json:"degradations,omitempty"`
+}

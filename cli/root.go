@@ -1,0 +1,130 @@
+// Package cli wires modelwire's subcommands: flags in, exit codes out. The
+// work itself lives in adapters, store, session and ui.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is modelwire's version; the release build overrides it with -ldflags.
+var Version = "0.1.0-dev"
+
+// Exit codes of the contract.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // the work ran and failed
+	ExitUsage  = 2 // bad usage or bad input
+)
+
+// App carries what every command shares: the global flags and the streams.
+type App struct {
+	DB    string
+	Theme string
+	Out   io.Writer
+	Err   io.Writer
+	In    io.Reader
+}
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr marks bad usage or bad input: exit 2.
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// failedErr marks work that ran and failed: exit 1.
+func failedErr(format string, args ...any) error {
+	return &exitError{code: ExitFailed, err: fmt.Errorf(format, args...)}
+}
+
+// commands are added by each command's file in init, so that adding a
+// command touches only its own file.
+var commands []func(*App) *cobra.Command
+
+func register(c func(*App) *cobra.Command) { commands = append(commands, c) }
+
+// runTUI starts the workbench; the ui wiring sets it. Without it, the bare
+// command prints help.
+var runTUI func(app *App, cmd *cobra.Command) error
+
+// NewRoot builds the command tree.
+func NewRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "modelwire",
+		Short: "A terminal workbench for seeing exactly what passes between an application and an LLM API",
+		Long: `modelwire shows an LLM call as the protocol it is: the request assembled from
+instructions, context, tools and schemas; the stream of typed events per output
+item and tool call; tool proposals waiting for a person; the terminal state; and
+five layers of validation. With no arguments it opens the refund walkthrough on
+the built-in simulator.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runTUI == nil {
+				return cmd.Help()
+			}
+			return runTUI(app, cmd)
+		},
+	}
+	root.PersistentFlags().StringVar(&app.DB, "db", defaultDB(), "SQLite database of sessions (env MODELWIRE_DB)")
+	root.PersistentFlags().StringVar(&app.Theme, "theme", "dark", "colour theme: dark, light or contrast")
+	root.SetOut(app.Out)
+	root.SetErr(app.Err)
+	root.SetIn(app.In)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: ExitUsage, err: err}
+	})
+	for _, c := range commands {
+		root.AddCommand(c(app))
+	}
+	return root
+}
+
+// defaultDB is $MODELWIRE_DB, else $XDG_DATA_HOME/modelwire/modelwire.db,
+// else ~/.local/share/modelwire/modelwire.db.
+func defaultDB() string {
+	if p := os.Getenv("MODELWIRE_DB"); p != "" {
+		return p
+	}
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "modelwire", "modelwire.db")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "modelwire.db"
+	}
+	return filepath.Join(home, ".local", "share", "modelwire", "modelwire.db")
+}
+
+// Main runs modelwire with args and returns the process exit code. Errors
+// become one line on stderr.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := &App{Out: stdout, Err: stderr, In: stdin}
+	root := NewRoot(app)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(stderr, "modelwire: "+err.Error())
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	// cobra's own errors (unknown command, bad args) are usage errors.
+	return ExitUsage
+}
