@@ -1,0 +1,399 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// The five validation layers, in order. A failure names its layer, so a
+// person knows whether to fix the transport, the protocol handling, the
+// prompt, the schema or the business rule.
+const (
+	LayerTransport = "transport"
+	LayerProtocol  = "protocol"
+	LayerParse     = "parse"
+	LayerSchema    = "schema"
+	LayerDomain    = "domain"
+)
+
+// Layers lists the layers in order.
+var Layers = []string{LayerTransport, LayerProtocol, LayerParse, LayerSchema, LayerDomain}
+
+// Layer statuses.
+const (
+	Pass = "pass"
+	Fail = "fail"
+	Skip = "skip"
+)
+
+// LayerResult is one layer's verdict.
+type LayerResult struct {
+	Layer  string `json:"layer"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// CheckResult is one business check's verdict.
+type CheckResult struct {
+	ID     string `json:"id"`
+	Pass   bool   `json:"pass"`
+	Detail string `json:"detail"`
+}
+
+// Outcome is what a session's run produced, as the validator needs it.
+type Outcome struct {
+	// HTTPStatus of the last attempt (0 when no response came).
+	HTTPStatus int
+	// TransportErr is a connection, timeout or read failure, by name.
+	TransportErr string
+	// Retries made before the last attempt, and why.
+	Retries []string
+	// Final is the summary of the last response, nil when none came.
+	Final *adapters.Summary
+	// Unanswered lists call ids proposed without a result sent back.
+	Unanswered []string
+	// TurnLimitHit: the loop stopped at the scenario's turn limit.
+	TurnLimitHit bool
+	// Stopped: the session ended before the model answered (a rejected
+	// proposal with the reject policy, or cancellation).
+	Stopped string
+}
+
+// Validate runs the five layers. Transport and protocol are judged
+// whenever a response arrived; parse, schema and domain only when the
+// layer before them passed, since they need a trustworthy answer.
+func Validate(sc *Scenario, o Outcome, obs *Observations) (results []LayerResult, output json.RawMessage) {
+	transport := judgeTransport(o)
+	protocol := judgeProtocol(o)
+	results = append(results, transport, protocol)
+	prev := protocol
+	if transport.Status == Fail && o.Final == nil {
+		prev = transport
+	}
+	skipRest := func(from []string, because LayerResult) {
+		for _, l := range from {
+			results = append(results, LayerResult{Layer: l, Status: Skip, Detail: fmt.Sprintf("not judged: the %s layer failed", because.Layer)})
+		}
+	}
+	if prev.Status != Pass {
+		skipRest([]string{LayerParse, LayerSchema, LayerDomain}, prev)
+		return results, nil
+	}
+	parse, obj := judgeParse(sc, o.Final.Text)
+	results = append(results, parse)
+	if parse.Status == Fail {
+		skipRest([]string{LayerSchema, LayerDomain}, parse)
+		return results, nil
+	}
+	output = obj
+	schema := judgeSchema(sc, obj)
+	results = append(results, schema)
+	if schema.Status == Fail {
+		skipRest([]string{LayerDomain}, schema)
+		return results, output
+	}
+	results = append(results, judgeDomain(sc, obj, obs))
+	return results, output
+}
+
+func judgeTransport(o Outcome) LayerResult {
+	r := LayerResult{Layer: LayerTransport}
+	retried := ""
+	if len(o.Retries) > 0 {
+		retried = fmt.Sprintf(" after %d retr%s (%s)", len(o.Retries), plural(len(o.Retries), "y", "ies"), strings.Join(o.Retries, ", "))
+	}
+	switch {
+	case o.TransportErr != "":
+		r.Status, r.Detail = Fail, o.TransportErr+retried
+	case o.HTTPStatus == 0:
+		r.Status, r.Detail = Fail, "no response"
+	case o.HTTPStatus < 200 || o.HTTPStatus > 299:
+		r.Status, r.Detail = Fail, fmt.Sprintf("HTTP %d%s", o.HTTPStatus, retried)
+		if o.Final != nil && o.Final.Error != nil {
+			r.Detail += ": " + o.Final.Error.Message
+		}
+	default:
+		r.Status, r.Detail = Pass, fmt.Sprintf("HTTP %d, complete body%s", o.HTTPStatus, retried)
+	}
+	return r
+}
+
+func judgeProtocol(o Outcome) LayerResult {
+	r := LayerResult{Layer: LayerProtocol, Status: Fail}
+	f := o.Final
+	switch {
+	case o.Stopped != "":
+		r.Detail = o.Stopped
+	case f == nil:
+		r.Status, r.Detail = Skip, "no response to judge"
+	case f.Terminal == adapters.StatusUnknown:
+		r.Detail = "no terminal event: the stream was cut"
+		if n := len(f.IncompleteToolCalls); n > 0 {
+			r.Detail += fmt.Sprintf("; %d tool call(s) never closed and were not run", n)
+		}
+	case f.Terminal == adapters.StatusRefused:
+		r.Detail = "the model refused"
+		if f.Refusal != nil && *f.Refusal != "" {
+			r.Detail += ": " + oneLine(*f.Refusal, 120)
+		}
+	case f.Terminal == adapters.StatusIncomplete:
+		r.Detail = fmt.Sprintf("truncated (%s)", f.ProviderStopReason)
+	case f.Terminal == adapters.StatusFailed:
+		r.Detail = "the response failed"
+		if f.Error != nil {
+			r.Detail += ": " + f.Error.Error()
+		}
+	case f.Terminal != adapters.StatusCompleted:
+		r.Detail = fmt.Sprintf("terminal %s", f.Terminal)
+	case o.TurnLimitHit:
+		r.Detail = "stopped at the turn limit with tool calls still being proposed"
+	case len(o.Unanswered) > 0:
+		r.Detail = "tool calls without a result: " + strings.Join(o.Unanswered, ", ")
+	case f.StopReason == adapters.StopToolCall:
+		r.Detail = "the last response asked for tools; there is no final answer"
+	default:
+		r.Status, r.Detail = Pass, fmt.Sprintf("one completed terminal (%s), every call answered", f.ProviderStopReason)
+	}
+	return r
+}
+
+func judgeParse(sc *Scenario, text string) (LayerResult, json.RawMessage) {
+	r := LayerResult{Layer: LayerParse, Status: Fail}
+	if sc.Output.Mode == adapters.OutputText || sc.Output.Mode == "" {
+		r.Status, r.Detail = Skip, "the output contract is free text"
+		return r, nil
+	}
+	t := strings.TrimSpace(text)
+	switch {
+	case t == "":
+		r.Detail = "the final text is empty"
+		return r, nil
+	case strings.HasPrefix(t, "```"):
+		r.Detail = "the JSON is wrapped in a markdown code fence; the contract asks for exactly one JSON object"
+		return r, nil
+	case !strings.HasPrefix(t, "{"):
+		r.Detail = fmt.Sprintf("the final text does not start with a JSON object: %q", oneLine(t, 40))
+		return r, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(t))
+	var obj json.RawMessage
+	if err := dec.Decode(&obj); err != nil {
+		r.Detail = "not valid JSON: " + err.Error()
+		return r, nil
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		rest := strings.TrimSpace(t[dec.InputOffset():])
+		r.Detail = fmt.Sprintf("text after the JSON object: %q", oneLine(rest, 40))
+		return r, nil
+	}
+	var b bytes.Buffer
+	_ = json.Compact(&b, obj)
+	r.Status, r.Detail = Pass, "exactly one JSON object"
+	return r, b.Bytes()
+}
+
+func judgeSchema(sc *Scenario, obj json.RawMessage) LayerResult {
+	r := LayerResult{Layer: LayerSchema}
+	s := sc.OutputSchema()
+	if s == nil {
+		r.Status, r.Detail = Skip, "no output schema"
+		return r
+	}
+	if vs := s.Validate(obj); vs != nil {
+		r.Status, r.Detail = Fail, Joined(vs)
+		return r
+	}
+	r.Status, r.Detail = Pass, fmt.Sprintf("matches %s", sc.Output.Name)
+	return r
+}
+
+func judgeDomain(sc *Scenario, obj json.RawMessage, obs *Observations) LayerResult {
+	r := LayerResult{Layer: LayerDomain}
+	checks := RunChecks(sc, obj, obs)
+	if len(checks) == 0 {
+		r.Status, r.Detail = Skip, "the scenario has no business checks"
+		return r
+	}
+	var failed []string
+	for _, c := range checks {
+		if !c.Pass {
+			failed = append(failed, c.ID+": "+c.Detail)
+		}
+	}
+	if len(failed) > 0 {
+		r.Status, r.Detail = Fail, strings.Join(failed, "; ")
+		return r
+	}
+	r.Status, r.Detail = Pass, fmt.Sprintf("%d business checks pass", len(checks))
+	return r
+}
+
+// RunChecks runs the scenario's declarative checks and its computed ones.
+func RunChecks(sc *Scenario, obj json.RawMessage, obs *Observations) []CheckResult {
+	var doc any
+	d := json.NewDecoder(bytes.NewReader(obj))
+	d.UseNumber()
+	_ = d.Decode(&doc)
+	var out []CheckResult
+	for _, c := range sc.Checks {
+		out = append(out, runCheck(c, doc))
+	}
+	if sc.ComputedCheck != nil {
+		out = append(out, sc.ComputedCheck(obj, obs)...)
+	}
+	return out
+}
+
+func runCheck(c Check, doc any) CheckResult {
+	res := CheckResult{ID: c.ID, Pass: true}
+	fail := func(format string, args ...any) CheckResult {
+		res.Pass = false
+		res.Detail = fmt.Sprintf(format, args...)
+		if c.Message != "" {
+			res.Detail = c.Message + " (" + res.Detail + ")"
+		}
+		return res
+	}
+	v, found := Lookup(doc, c.Pointer)
+	if c.Exists != nil {
+		if found != *c.Exists {
+			return fail("%s exists: %v", c.Pointer, found)
+		}
+		if !found {
+			return res
+		}
+	}
+	if !found {
+		return fail("%s is missing", c.Pointer)
+	}
+	if len(c.Equals) > 0 {
+		var want any
+		d := json.NewDecoder(bytes.NewReader(c.Equals))
+		d.UseNumber()
+		_ = d.Decode(&want)
+		if !sameJSON(v, want) {
+			return fail("%s is %s, want %s", c.Pointer, show(v), show(want))
+		}
+	}
+	if len(c.OneOf) > 0 {
+		ok := false
+		for _, w := range c.OneOf {
+			ok = ok || sameJSON(v, w)
+		}
+		if !ok {
+			return fail("%s is %s, want one of %s", c.Pointer, show(v), show(c.OneOf))
+		}
+	}
+	for _, rel := range []struct {
+		op  string
+		o   *Operand
+		cmp func(a, b float64) bool
+	}{
+		{"<", c.LT, func(a, b float64) bool { return a < b }},
+		{"<=", c.LTE, func(a, b float64) bool { return a <= b }},
+		{">", c.GT, func(a, b float64) bool { return a > b }},
+		{">=", c.GTE, func(a, b float64) bool { return a >= b }},
+	} {
+		if rel.o == nil {
+			continue
+		}
+		a, ok := number(v)
+		if !ok {
+			return fail("%s is %s, not a number", c.Pointer, show(v))
+		}
+		b, label := math.NaN(), ""
+		if rel.o.Number != nil {
+			b, label = *rel.o.Number, show(*rel.o.Number)
+		} else if w, found := Lookup(doc, rel.o.Pointer); found {
+			b, _ = number(w)
+			label = fmt.Sprintf("%s (%s)", rel.o.Pointer, show(w))
+		}
+		if math.IsNaN(b) || !rel.cmp(a, b) {
+			return fail("%s is %s, want %s %s", c.Pointer, show(v), rel.op, label)
+		}
+	}
+	return res
+}
+
+// Lookup resolves a JSON pointer in a decoded document.
+func Lookup(doc any, ptr string) (any, bool) {
+	if ptr == "" || ptr == "/" {
+		return doc, true
+	}
+	cur := doc
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			var i int
+			if _, err := fmt.Sscanf(tok, "%d", &i); err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			cur = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+func sameJSON(a, b any) bool {
+	na, aok := number(a)
+	nb, bok := number(b)
+	if aok && bok {
+		return na == nb
+	}
+	return reflect.DeepEqual(normalise(a), normalise(b))
+}
+
+func normalise(v any) any {
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+func show(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
