@@ -24,12 +24,12 @@ type refundBackend struct {
 }
 
 type orderLine struct {
-	SKU        string `json:"sku"`
-	Title      string `json:"title"`
-	PaidCents  int64  `json:"paid_cents"`
-	Currency   string `json:"currency"`
-	Status     string `json:"status"`
-	PolicyID   string `json:"policy_id"`
+	SKU       string `json:"sku"`
+	Title     string `json:"title"`
+	PaidCents int64  `json:"paid_cents"`
+	Currency  string `json:"currency"`
+	Status    string `json:"status"`
+	PolicyID  string `json:"policy_id"`
 }
 
 type ledger struct {
