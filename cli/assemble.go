@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/spf13/cobra"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/samples"
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/sim"
+)
+
+func init() { register(newAssembleCmd) }
+
+func newAssembleCmd(app *App) *cobra.Command {
+	var scenario, protocol, history, provider string
+	var turn int
+	var asJSON, noStream bool
+	cmd := &cobra.Command{
+		Use:   "assemble",
+		Short: "Print the exact request a scenario sends for a protocol at a turn, and where each source went",
+		Long: `Print the HTTP request a scenario sends at turn N (1 is the first request; later
+turns carry the scenario's model turns and their tool results as history, exactly as
+run would send them: the turns are produced by running the scenario against the
+built-in simulator with every valid call approved), with the map of which source
+landed in which field.`,
+		Example: `  modelwire assemble --protocol anthropic-messages
+  modelwire assemble --protocol gemini --turn 3 --json | jq .map
+  modelwire assemble --protocol openai-responses --turn 2 --history previous-response-id`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := samples.Lookup(scenario)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if _, err := registry.Lookup(protocol); err != nil || protocol == adapters.ClaudeCode {
+				return usageErr("unknown protocol %q (want %s)", protocol, strings.Join(registry.Protocols, ", "))
+			}
+			if turn < 1 {
+				return usageErr("--turn counts from 1")
+			}
+			if turn > len(sc.Script) {
+				return usageErr("scenario %s has %d turns; there is no turn %d", sc.FullName(), len(sc.Script), turn)
+			}
+			h := adapters.HistoryFull
+			switch history {
+			case "full":
+			case "previous-response-id":
+				h = adapters.HistoryPreviousResponse
+			default:
+				return usageErr("unknown --history %q (want full or previous-response-id)", history)
+			}
+			wire, err := assembleTurn(cmd.Context(), sc, protocol, provider, h, !noStream, turn)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if asJSON {
+				return printAssembledJSON(app, wire)
+			}
+			printAssembled(app, wire)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&scenario, "scenario", "refund", "scenario name or file")
+	fl.StringVar(&protocol, "protocol", adapters.OpenAIResponses, "wire format")
+	fl.StringVar(&provider, "provider", adapters.ProviderSim, "provider whose capabilities apply (e.g. deepseek on openai-responses)")
+	fl.IntVar(&turn, "turn", 1, "which request (1 is the first)")
+	fl.StringVar(&history, "history", "full", "openai-responses history: full or previous-response-id")
+	fl.BoolVar(&noStream, "no-stream", false, "the non-streaming form of the request")
+	fl.BoolVar(&asJSON, "json", false, `one JSON object: {"method","path","headers","body","map"}`)
+	completeWith(cmd, "protocol", registry.Protocols)
+	completeWith(cmd, "scenario", samples.Names())
+	return cmd
+}
+
+// assembleTurn produces the request of turn n by running the scenario on
+// an in-process simulator, so the history carries the ids a real run gets.
+func assembleTurn(ctx context.Context, sc *session.Scenario, protocol, provider string, h adapters.HistoryMode, stream bool, n int) (*adapters.HTTPRequest, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	base, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	cfg := session.Config{Scenario: sc, Protocol: protocol, Provider: session.Provider{Name: provider, BaseURL: base, Key: "sim-key"},
+		Stream: stream, History: h, Policy: session.PolicyAuto}
+	// A limit of n turns: the run stops after sending request n.
+	limited := *sc
+	limited.TurnLimit = n
+	cfg.Scenario = &limited
+	s, err := session.New(cfg, nil, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Requests) < n {
+		return nil, fmt.Errorf("scenario %s ended after %d requests (the last response did not ask for tools)", sc.FullName(), len(res.Requests))
+	}
+	return res.Requests[n-1], nil
+}
+
+// displayHeaders are the request headers with the key header the session
+// adds, redacted.
+func displayHeaders(w *adapters.HTTPRequest, protocol string) map[string]string {
+	h := http.Header{}
+	for k, v := range w.Headers {
+		h.Set(k, v)
+	}
+	session.Provider{Key: "[redacted]"}.Authorize(h, protocol)
+	out := map[string]string{}
+	for k := range h {
+		v := h.Get(k)
+		if k == "Authorization" {
+			v = "Bearer [redacted]"
+		}
+		out[strings.ToLower(k)] = v
+	}
+	return out
+}
+
+func protocolOf(w *adapters.HTTPRequest) string {
+	switch {
+	case strings.HasPrefix(w.Path, "/v1/messages"):
+		return adapters.AnthropicMessages
+	case strings.HasPrefix(w.Path, "/v1beta/"):
+		return adapters.Gemini
+	}
+	return adapters.OpenAIChat
+}
+
+func printAssembledJSON(app *App, w *adapters.HTTPRequest) error {
+	out := struct {
+		Method       string                  `json:"method"`
+		Path         string                  `json:"path"`
+		Headers      map[string]string       `json:"headers"`
+		Body         json.RawMessage         `json:"body"`
+		Map          []adapters.FieldMapping `json:"map"`
+		Degradations []string                `json:"degradations"`
+	}{w.Method, w.Path, displayHeaders(w, protocolOf(w)), w.Body, w.Map, w.Degradations}
+	if out.Degradations == nil {
+		out.Degradations = []string{}
+	}
+	enc := json.NewEncoder(app.Out)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func printAssembled(app *App, w *adapters.HTTPRequest) {
+	o := app.Out
+	fmt.Fprintf(o, "%s %s\n", w.Method, w.Path)
+	hs := displayHeaders(w, protocolOf(w))
+	keys := make([]string, 0, len(hs))
+	for k := range hs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(o, "%s: %s\n", k, hs[k])
+	}
+	var pretty bytes.Buffer
+	enc := json.NewEncoder(&pretty)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	var v any
+	d := json.NewDecoder(bytes.NewReader(w.Body))
+	d.UseNumber()
+	_ = d.Decode(&v)
+	_ = enc.Encode(v)
+	fmt.Fprintf(o, "\n%s\n", pretty.String())
+	fmt.Fprintln(o, "where each source went:")
+	rows := [][3]string{{"SOURCE", "TRUST", "FIELD"}}
+	for _, m := range w.Map {
+		field := m.Field
+		if m.Note != "" {
+			field += "  (" + m.Note + ")"
+		}
+		rows = append(rows, [3]string{m.Source, m.Trust, field})
+	}
+	printTable(app, rows)
+	for _, d := range w.Degradations {
+		fmt.Fprintf(o, "degraded: %s\n", d)
+	}
+}
+
+// printTable aligns columns by display width (CJK is double width).
+func printTable(app *App, rows [][3]string) {
+	var width [2]int
+	for _, r := range rows {
+		for i := 0; i < 2; i++ {
+			width[i] = max(width[i], lipgloss.Width(r[i]))
+		}
+	}
+	for _, r := range rows {
+		fmt.Fprintf(app.Out, "  %s%s  %s%s  %s\n", r[0], strings.Repeat(" ", width[0]-lipgloss.Width(r[0])),
+			r[1], strings.Repeat(" ", width[1]-lipgloss.Width(r[1])), r[2])
+	}
+}

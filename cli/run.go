@@ -1,0 +1,355 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/samples"
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/sim"
+)
+
+func init() { register(newRunCmd) }
+
+// runFlags are the flags of `modelwire run`.
+type runFlags struct {
+	scenario, protocol, provider, model, baseURL string
+	stream, noStream, json                       bool
+	approve, fault, history                      string
+	timeouts                                     session.Timeouts
+}
+
+func newRunCmd(app *App) *cobra.Command {
+	f := runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run one whole session headless: assemble, send, stream, decide tools, validate",
+		Long: `Run a scenario end to end against the built-in simulator or a real provider:
+assemble the request, send it, stream the response, stop at every tool proposal for
+a decision, run the approved tools, feed the results back, and validate the answer
+layer by layer (transport, protocol, parse, schema, domain). Every step is stored.
+
+Exit status: 0 when every layer passes, 1 when the session ran and a layer failed,
+2 on bad usage or input.
+
+Real providers read OPENAI_API_KEY, ANTHROPIC_API_KEY, DEEPSEEK_API_KEY,
+GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
+		Example: `  modelwire run --approve auto
+  modelwire run --scenario refund/wrong-cap --protocol anthropic-messages --approve auto --json
+  modelwire run --fault rate-limit --approve auto
+  modelwire run --provider openai --protocol openai-chat --model gpt-4.1-mini`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSession(cmd.Context(), app, f, cmd.Flags().Changed("stream"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scenario, "scenario", "refund", "scenario name (refund, refund/<variant>) or scenario file")
+	fl.StringVar(&f.protocol, "protocol", adapters.OpenAIResponses, "wire format: "+strings.Join(registry.Protocols, ", "))
+	fl.StringVar(&f.provider, "provider", adapters.ProviderSim, "who answers: sim, openai, anthropic, deepseek, gemini, compatible")
+	fl.StringVar(&f.model, "model", "", "model to ask for (default: the scenario's)")
+	fl.StringVar(&f.baseURL, "base-url", "", "provider base URL (OpenAI and compatible include /v1)")
+	fl.BoolVar(&f.stream, "stream", true, "stream the responses")
+	fl.BoolVar(&f.noStream, "no-stream", false, "ask for whole JSON responses")
+	fl.StringVar(&f.approve, "approve", "manual", "tool approval: auto, reject or manual")
+	fl.StringVar(&f.fault, "fault", "", "faults for the simulator, comma-separated (NAME or NAME:always)")
+	fl.StringVar(&f.history, "history", "full", "openai-responses history: full or previous-response-id")
+	fl.BoolVar(&f.json, "json", false, "print JSON lines: canonical events, decisions, results, and the session result")
+	fl.DurationVar(&f.timeouts.Connect, "connect-timeout", session.DefaultTimeouts.Connect, "limit on connecting")
+	fl.DurationVar(&f.timeouts.FirstEvent, "first-event-timeout", session.DefaultTimeouts.FirstEvent, "limit from sending to the first event")
+	fl.DurationVar(&f.timeouts.Idle, "idle-timeout", session.DefaultTimeouts.Idle, "limit between two events")
+	fl.DurationVar(&f.timeouts.Total, "total-timeout", session.DefaultTimeouts.Total, "limit on one attempt")
+	completeWith(cmd, "protocol", registry.Protocols)
+	completeWith(cmd, "provider", []string{"sim", "openai", "anthropic", "deepseek", "gemini", "compatible"})
+	completeWith(cmd, "approve", []string{"auto", "reject", "manual"})
+	completeWith(cmd, "fault", sim.FaultNames())
+	completeWith(cmd, "scenario", samples.Names())
+	completeWith(cmd, "history", []string{"full", "previous-response-id"})
+	return cmd
+}
+
+func completeWith(cmd *cobra.Command, flag string, values []string) {
+	_ = cmd.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if f.noStream && streamSet && f.stream {
+		return usageErr("--stream and --no-stream contradict each other")
+	}
+	stream := !f.noStream
+	sc, err := samples.Lookup(f.scenario)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if _, err := registry.Lookup(f.protocol); err != nil || f.protocol == adapters.ClaudeCode {
+		return usageErr("unknown protocol %q (want %s)", f.protocol, strings.Join(registry.Protocols, ", "))
+	}
+	policy, err := session.ParsePolicy(f.approve)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	var history adapters.HistoryMode
+	switch f.history {
+	case "full":
+		history = adapters.HistoryFull
+	case "previous-response-id":
+		history = adapters.HistoryPreviousResponse
+	default:
+		return usageErr("unknown --history %q (want full or previous-response-id)", f.history)
+	}
+	var decider session.Decider
+	if policy == session.PolicyManual {
+		if !isTerminal(app.In) {
+			return usageErr("--approve manual asks on the terminal, and there is none: pass --approve auto (or reject)")
+		}
+		decider = &terminalDecider{in: app.In, out: app.Err, scenario: sc}
+	}
+	faults, err := sim.ParseFaults(f.fault)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if f.fault != "" && f.provider != adapters.ProviderSim {
+		return usageErr("--fault applies to the built-in simulator only (--provider sim)")
+	}
+	if _, err := adapters.CapabilitiesFor(f.provider, f.protocol); err != nil {
+		return usageErr("%v", err)
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	baseURL := f.baseURL
+	if f.provider == adapters.ProviderSim && baseURL == "" {
+		srv := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults})
+		simCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if baseURL, err = srv.Start(simCtx, "127.0.0.1:0"); err != nil {
+			return failedErr("starting the simulator: %v", err)
+		}
+	}
+	prov, err := session.ResolveProvider(f.provider, baseURL, os.Getenv)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	journal, closeJournal, err := openJournal(app, sc, f, prov)
+	if err != nil {
+		return err
+	}
+	defer closeJournal()
+
+	var observe session.Observer
+	printer := &runPrinter{out: app.Out, json: f.json}
+	observe = printer.observe
+	cfg := session.Config{Scenario: sc, Protocol: f.protocol, Provider: prov, Model: f.model, Stream: stream,
+		History: history, Policy: policy, Timeouts: f.timeouts, Faults: strings.Split(f.fault, ",")}
+	s, err := session.New(cfg, journal, observe, decider)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	res, err := s.Run(ctx)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	printer.result(res)
+	if !res.Passed() {
+		return &exitError{code: ExitFailed, err: fmt.Errorf("session %s: %s", res.SessionID, firstFailure(res.Layers))}
+	}
+	return nil
+}
+
+func firstFailure(layers []session.LayerResult) string {
+	for _, l := range layers {
+		if l.Status == session.Fail {
+			return fmt.Sprintf("the %s layer failed: %s", l.Layer, l.Detail)
+		}
+	}
+	return "not every layer passed"
+}
+
+// isTerminal reports whether r is an interactive terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// runPrinter prints a session as it runs: JSON lines, or a readable report.
+type runPrinter struct {
+	out  io.Writer
+	json bool
+	enc  *json.Encoder
+}
+
+type turnEvent struct {
+	Turn int `json:"turn"`
+	adapters.Event
+}
+
+func (p *runPrinter) line(v any) {
+	if p.enc == nil {
+		p.enc = json.NewEncoder(p.out)
+		p.enc.SetEscapeHTML(false)
+	}
+	_ = p.enc.Encode(v)
+}
+
+func (p *runPrinter) observe(u session.Update) {
+	if p.json {
+		p.observeJSON(u)
+		return
+	}
+	w := p.out
+	switch u.Kind {
+	case session.UpStarted:
+		fmt.Fprintf(w, "session %s\n", u.SessionID)
+	case session.UpAssembled:
+		fmt.Fprintf(w, "\nturn %d  %s %s\n", u.Turn, u.Request.Method, u.Request.Path)
+		for _, d := range u.Request.Degradations {
+			fmt.Fprintf(w, "  degraded: %s\n", d)
+		}
+	case session.UpAttempt:
+		switch {
+		case u.Err != "" && u.HTTPStatus != 0:
+			fmt.Fprintf(w, "  attempt %d: HTTP %d, %s\n", u.Attempt, u.HTTPStatus, u.Err)
+		case u.Err != "":
+			fmt.Fprintf(w, "  attempt %d: %s\n", u.Attempt, u.Err)
+		case u.APIError != nil:
+			fmt.Fprintf(w, "  attempt %d: %s\n", u.Attempt, u.APIError.Error())
+		default:
+			fmt.Fprintf(w, "  attempt %d: HTTP %d\n", u.Attempt, u.HTTPStatus)
+		}
+	case session.UpStep:
+		for _, ev := range u.Step.Events {
+			if ev.Type == adapters.EvDiagnostic {
+				fmt.Fprintf(w, "  ! %s: %s\n", ev.Kind, ev.Detail)
+			}
+		}
+		if u.Timings != nil {
+			fmt.Fprintf(w, "  first byte %.0f ms, first event %.0f ms, first text %.0f ms, terminal %.0f ms\n",
+				u.Timings.FirstByte, u.Timings.FirstEvent, u.Timings.FirstText, u.Timings.Terminal)
+		}
+	case session.UpResponse:
+		s := u.Summary
+		fmt.Fprintf(w, "  response %s: %s / %s (%s)\n", s.ResponseID, s.Terminal, s.StopReason, s.ProviderStopReason)
+		if s.Reasoning != "" {
+			fmt.Fprintf(w, "  reasoning: %s\n", oneLine(s.Reasoning))
+		}
+		if s.Text != "" {
+			fmt.Fprintf(w, "  text: %s\n", oneLine(s.Text))
+		}
+		if s.Refusal != nil {
+			fmt.Fprintf(w, "  refusal: %s\n", oneLine(*s.Refusal))
+		}
+		for _, c := range s.IncompleteToolCalls {
+			fmt.Fprintf(w, "  incomplete call %s %s: %q\n", c.CallID, c.Name, c.PartialArguments)
+		}
+		if s.Usage != nil {
+			fmt.Fprintf(w, "  usage: %s\n", usageLine(s.Usage))
+		}
+	case session.UpProposal:
+		pr := u.Proposal
+		fmt.Fprintf(w, "  proposed %s %s %s\n", pr.CallID, pr.Name, pr.Arguments)
+		for _, v := range pr.Violations {
+			fmt.Fprintf(w, "    schema: %s\n", v)
+		}
+	case session.UpDecision:
+		d := u.Decision
+		fmt.Fprintf(w, "  %s by %s", d.Kind, d.By)
+		if d.Reason != "" {
+			fmt.Fprintf(w, ": %s", d.Reason)
+		}
+		if d.Kind == session.Edited {
+			fmt.Fprintf(w, " → %s", d.Arguments)
+		}
+		fmt.Fprintln(w)
+	case session.UpResult:
+		tag := "result"
+		if u.Result.IsError {
+			tag = "error result"
+		}
+		fmt.Fprintf(w, "  %s for %s: %s\n", tag, u.Result.CallID, oneLine(u.Result.Content))
+	case session.UpValidated:
+		fmt.Fprintln(w, "\nvalidation")
+		for _, l := range u.Layers {
+			fmt.Fprintf(w, "  %-9s %-4s  %s\n", l.Layer, l.Status, l.Detail)
+		}
+		if len(u.Output) > 0 {
+			fmt.Fprintf(w, "\noutput %s\n", u.Output)
+		}
+	}
+}
+
+func (p *runPrinter) observeJSON(u session.Update) {
+	switch u.Kind {
+	case session.UpStep:
+		for _, ev := range u.Step.Events {
+			p.line(turnEvent{Turn: u.Turn, Event: ev})
+		}
+	case session.UpDecision:
+		args := u.Proposal.Arguments
+		m := map[string]any{"type": "tool.decision", "turn": u.Turn, "call_id": u.Proposal.CallID, "name": u.Proposal.Name,
+			"decision": u.Decision.Kind, "arguments": args, "by": u.Decision.By}
+		if u.Decision.Kind == session.Edited {
+			m["arguments"], m["original_arguments"] = u.Decision.Arguments, args
+		}
+		if u.Decision.Reason != "" {
+			m["reason"] = u.Decision.Reason
+		}
+		p.line(m)
+	case session.UpResult:
+		p.line(map[string]any{"type": "tool.result", "turn": u.Turn, "call_id": u.Result.CallID, "name": u.Result.Name,
+			"is_error": u.Result.IsError, "content": u.Result.Content})
+	}
+}
+
+func (p *runPrinter) result(res *session.Result) {
+	if !p.json {
+		verdict := "every layer passed"
+		if !res.Passed() {
+			verdict = firstFailure(res.Layers)
+		}
+		fmt.Fprintf(p.out, "\nsession %s: %s\n", res.SessionID, verdict)
+		return
+	}
+	var output any
+	if len(res.Output) > 0 {
+		output = res.Output
+	}
+	p.line(map[string]any{"type": "session.result", "session_id": res.SessionID, "status": res.Status,
+		"validation": res.Layers, "output": output})
+}
+
+func usageLine(u *adapters.Usage) string {
+	f := func(p *int64) string {
+		if p == nil {
+			return "–"
+		}
+		return fmt.Sprint(*p)
+	}
+	return fmt.Sprintf("input %s (cache read %s, cache write %s), output %s (reasoning %s)",
+		f(u.InputTokens), f(u.CacheReadTokens), f(u.CacheWriteTokens), f(u.OutputTokens), f(u.ReasoningTokens))
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 160 {
+		return string(r[:160]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,539 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
+)
+
+// Config is one session's setup.
+type Config struct {
+	Scenario *Scenario
+	Protocol string
+	Provider Provider
+	// Model overrides the scenario's model.
+	Model    string
+	Stream   bool
+	History  adapters.HistoryMode
+	Policy   Policy
+	Timeouts Timeouts
+	Retry    Retry
+	// Client is reused for every attempt; nil builds one from Timeouts.
+	Client *http.Client
+	// Faults are recorded with the session (the simulator applies them).
+	Faults []string
+}
+
+// UpdateKind names what happened.
+type UpdateKind string
+
+// Update kinds, in the order a turn produces them.
+const (
+	UpStarted   UpdateKind = "started"     // the session exists (SessionID)
+	UpAssembled UpdateKind = "assembled"   // the turn's request is built (Request)
+	UpAttempt   UpdateKind = "attempt"     // an HTTP attempt got its response headers or failed
+	UpStep      UpdateKind = "step"        // one raw event and its canonical events
+	UpResponse  UpdateKind = "response"    // the turn's response is complete (Summary)
+	UpProposal  UpdateKind = "proposal"    // a proposal waits for a decision
+	UpDecision  UpdateKind = "decision"    // a proposal was decided
+	UpResult    UpdateKind = "tool_result" // a tool result will be sent back
+	UpValidated UpdateKind = "validated"   // the five layers (Layers, Output)
+	UpFinished  UpdateKind = "finished"    // the session ended (Status)
+)
+
+// Update is one thing that happened in a session. Observers get every
+// update in order, on the session's goroutine.
+type Update struct {
+	Kind      UpdateKind `json:"kind"`
+	SessionID string     `json:"session_id,omitempty"`
+	Turn      int        `json:"turn,omitempty"`
+	Attempt   int        `json:"attempt,omitempty"`
+	At        time.Time  `json:"at"`
+
+	Request *adapters.HTTPRequest `json:"request,omitempty"`
+	URL     string                `json:"url,omitempty"`
+	// Attempt facts.
+	HTTPStatus int                `json:"http_status,omitempty"`
+	Header     http.Header        `json:"header,omitempty"`
+	Err        string             `json:"error,omitempty"`
+	APIError   *adapters.APIError `json:"api_error,omitempty"`
+	RetryIn    time.Duration      `json:"retry_in,omitempty"`
+	// ResponseBody is a non-streaming or error body.
+	ResponseBody []byte `json:"response_body,omitempty"`
+
+	Step     *adapters.Step `json:"step,omitempty"`
+	OffsetMS float64        `json:"offset_ms,omitempty"`
+	Timings  *Timings       `json:"timings,omitempty"`
+
+	Summary  *adapters.Summary    `json:"summary,omitempty"`
+	Proposal *Proposal            `json:"proposal,omitempty"`
+	Decision *Decision            `json:"decision,omitempty"`
+	Result   *adapters.ToolResult `json:"result,omitempty"`
+	Layers   []LayerResult        `json:"layers,omitempty"`
+	Output   json.RawMessage      `json:"output,omitempty"`
+	Status   string               `json:"status,omitempty"`
+}
+
+// Timings of one attempt, in ms from the moment the request was sent.
+type Timings struct {
+	FirstByte  float64 `json:"first_byte_ms"`
+	FirstEvent float64 `json:"first_event_ms"`
+	FirstText  float64 `json:"first_text_ms"`
+	Terminal   float64 `json:"terminal_ms"`
+}
+
+// Observer receives updates. It must not block for long: the UI's observer
+// coalesces and hands off to its own goroutine.
+type Observer func(Update)
+
+// Journal records a session (the store implements it through
+// StoreJournal). A journal error stops the session: nothing may go
+// unrecorded.
+type Journal interface {
+	Record(u Update) error
+}
+
+// Result is how a session ended.
+type Result struct {
+	SessionID string                  `json:"session_id"`
+	Status    string                  `json:"status"` // done or failed
+	Layers    []LayerResult           `json:"validation"`
+	Output    json.RawMessage         `json:"output"`
+	Turns     []adapters.Summary      `json:"-"`
+	Obs       *Observations           `json:"-"`
+	History   []adapters.Turn         `json:"-"`
+	Requests  []*adapters.HTTPRequest `json:"-"`
+}
+
+// Passed reports whether every layer passed.
+func (r *Result) Passed() bool {
+	if len(r.Layers) == 0 {
+		return false
+	}
+	for _, l := range r.Layers {
+		if l.Status != Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// Session runs one scenario against one protocol and provider.
+type Session struct {
+	cfg      Config
+	protocol adapters.Protocol
+	journal  Journal
+	observe  Observer
+	decider  Decider
+	id       string
+	now      func() time.Time
+}
+
+// New prepares a session. The journal and the observer may be nil.
+func New(cfg Config, journal Journal, observe Observer, decider Decider) (*Session, error) {
+	if cfg.Scenario == nil {
+		return nil, errors.New("no scenario")
+	}
+	p, err := registry.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Protocol == adapters.ClaudeCode {
+		return nil, errors.New("claude-code can only be decoded, not run")
+	}
+	if _, err := adapters.CapabilitiesFor(cfg.Provider.Name, cfg.Protocol); err != nil {
+		return nil, err
+	}
+	if cfg.Policy == "" {
+		cfg.Policy = PolicyManual
+	}
+	if cfg.Policy == PolicyManual && decider == nil {
+		return nil, ErrNoDecider
+	}
+	if cfg.History == "" {
+		cfg.History = adapters.HistoryFull
+	}
+	if cfg.Timeouts == (Timeouts{}) {
+		cfg.Timeouts = DefaultTimeouts
+	}
+	if cfg.Retry == (Retry{}) {
+		cfg.Retry = DefaultRetry
+	}
+	if cfg.Client == nil {
+		cfg.Client = NewHTTPClient(cfg.Timeouts)
+	}
+	if observe == nil {
+		observe = func(Update) {}
+	}
+	return &Session{cfg: cfg, protocol: p, journal: journal, observe: observe, decider: decider, now: time.Now}, nil
+}
+
+// emit records an update, then shows it.
+func (s *Session) emit(u Update) error {
+	if u.At.IsZero() {
+		u.At = s.now()
+	}
+	u.SessionID = s.id
+	if s.journal != nil {
+		if err := s.journal.Record(u); err != nil {
+			return fmt.Errorf("recording the session: %w", err)
+		}
+		if u.Kind == UpStarted && s.id == "" {
+			// The journal names the session.
+			if n, ok := s.journal.(interface{ SessionID() string }); ok {
+				s.id = n.SessionID()
+				u.SessionID = s.id
+			}
+		}
+	}
+	s.observe(u)
+	return nil
+}
+
+// Request builds the canonical request of the next turn, given the
+// history so far.
+func (s *Session) Request(history []adapters.Turn) *adapters.Request {
+	req := s.cfg.Scenario.Request(s.cfg.Stream, s.cfg.History)
+	if s.cfg.Model != "" {
+		req.Model = s.cfg.Model
+	}
+	if s.cfg.History == adapters.HistoryPreviousResponse {
+		yes := true
+		req.Store = &yes
+	}
+	req.Turns = history
+	return req
+}
+
+// Run runs the session to its end: turns until a final answer, a failure
+// or the turn limit; then validation. An error means the session could not
+// be run or recorded at all; a session that ran and failed is a Result
+// with Status "failed".
+func (s *Session) Run(ctx context.Context) (*Result, error) {
+	res := &Result{Obs: &Observations{}}
+	if err := s.emit(Update{Kind: UpStarted}); err != nil {
+		return nil, err
+	}
+	res.SessionID = s.id
+	var outcome Outcome
+	sc := s.cfg.Scenario
+	for turn := 1; ; turn++ {
+		if turn > sc.TurnLimit {
+			outcome.TurnLimitHit = true
+			break
+		}
+		req := s.Request(res.History)
+		wire, err := s.protocol.Encode(req, s.cfg.Provider.Name)
+		if err != nil {
+			return nil, fmt.Errorf("encoding turn %d: %w", turn, err)
+		}
+		res.Requests = append(res.Requests, wire)
+		if err := s.emit(Update{Kind: UpAssembled, Turn: turn, Request: wire}); err != nil {
+			return nil, err
+		}
+		red, tr, err := s.send(ctx, turn, wire)
+		if err != nil {
+			return nil, err
+		}
+		outcome.HTTPStatus, outcome.TransportErr, outcome.Retries = tr.status, tr.err, append(outcome.Retries, tr.retries...)
+		if red == nil {
+			outcome.Final = tr.errSummary
+			break
+		}
+		sum := red.Summary()
+		res.Turns = append(res.Turns, sum)
+		outcome.Final = &sum
+		if err := s.emit(Update{Kind: UpResponse, Turn: turn, Summary: &sum}); err != nil {
+			return nil, err
+		}
+		// Only a completed response that stopped for tools may run them;
+		// anything else ends the loop with nothing executed.
+		if sum.Terminal != adapters.StatusCompleted || sum.StopReason != adapters.StopToolCall || len(sum.ToolCalls) == 0 {
+			break
+		}
+		mt := red.Turn()
+		results, stopped, err := s.decideAndRun(ctx, turn, sum.ToolCalls, res.Obs)
+		if err != nil {
+			return nil, err
+		}
+		if stopped != "" {
+			outcome.Stopped = stopped
+			outcome.Unanswered = callIDs(sum.ToolCalls)
+			break
+		}
+		mt.Results = results
+		res.History = append(res.History, mt)
+	}
+	layers, output := Validate(sc, outcome, res.Obs)
+	res.Layers, res.Output = layers, output
+	if err := s.emit(Update{Kind: UpValidated, Layers: layers, Output: output}); err != nil {
+		return nil, err
+	}
+	res.Status = "done"
+	if !res.Passed() {
+		res.Status = "failed"
+	}
+	if err := s.emit(Update{Kind: UpFinished, Status: res.Status}); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func callIDs(calls []adapters.ToolCall) []string {
+	ids := make([]string, len(calls))
+	for i, c := range calls {
+		ids[i] = c.CallID
+	}
+	return ids
+}
+
+// decideAndRun passes each proposal through the gate, in call order, and
+// runs the approved ones. Every proposed call gets exactly one result, by
+// call_id. A non-empty stopped means the session ends here (the decider
+// gave up, e.g. the person quit).
+func (s *Session) decideAndRun(ctx context.Context, turn int, calls []adapters.ToolCall, obs *Observations) ([]adapters.ToolResult, string, error) {
+	sc := s.cfg.Scenario
+	results := make([]adapters.ToolResult, 0, len(calls))
+	for i, c := range calls {
+		p := Proposal{Turn: turn, Index: i, Of: len(calls), CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
+		sc.check(&p)
+		if err := s.emit(Update{Kind: UpProposal, Turn: turn, Proposal: &p}); err != nil {
+			return nil, "", err
+		}
+		d, ok := policyDecision(s.cfg.Policy, p)
+		for !ok {
+			var err error
+			d, err = s.decider.Decide(ctx, p)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, "cancelled while waiting for a decision", nil
+				}
+				return nil, "no decision: " + err.Error(), nil
+			}
+			d.By = "person"
+			ok = true
+			if d.Kind == Edited {
+				args, err := sc.CheckEdit(c.Name, d.Arguments)
+				if err != nil {
+					p.EditError = err.Error()
+					ok = false
+					continue
+				}
+				d.Arguments = args
+			}
+			if d.Kind == Approved && !p.Valid() {
+				// A person may approve a call that fails its schema; the
+				// tool still never runs on invalid arguments.
+				d = Decision{Kind: Rejected, Reason: "approved, but the arguments fail the tool's schema: " + Joined(p.Violations), By: "gate"}
+			}
+		}
+		if err := s.emit(Update{Kind: UpDecision, Turn: turn, Proposal: &p, Decision: &d}); err != nil {
+			return nil, "", err
+		}
+		r := adapters.ToolResult{CallID: c.CallID, Name: c.Name}
+		args := c.Arguments
+		switch d.Kind {
+		case Approved, Edited:
+			if d.Kind == Edited {
+				args = d.Arguments
+			}
+			r.Content, r.IsError = sc.RunTool(ctx, c.Name, args)
+		default:
+			reason := d.Reason
+			if reason == "" {
+				reason = "rejected"
+			}
+			r.Content, r.IsError = "call rejected by the application: "+reason, true
+		}
+		obs.Results = append(obs.Results, ObservedResult{CallID: c.CallID, Name: c.Name, Arguments: args, Content: r.Content, IsError: r.IsError})
+		if err := s.emit(Update{Kind: UpResult, Turn: turn, Result: &r}); err != nil {
+			return nil, "", err
+		}
+		results = append(results, r)
+	}
+	return results, "", nil
+}
+
+// transportOutcome is what the attempts of one turn came to.
+type transportOutcome struct {
+	status     int
+	err        string
+	retries    []string
+	errSummary *adapters.Summary
+}
+
+// send makes the turn's attempts: retrying retryable statuses with
+// Retry-After or backoff, never re-running a stream that broke after it
+// started. It returns the reducer of the response that was read, or nil
+// when no response body was decoded (the error is in the outcome).
+func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest) (*adapters.Reducer, transportOutcome, error) {
+	var out transportOutcome
+	for attempt := 1; ; attempt++ {
+		red, status, retryAfter, apiErr, terr, err := s.attempt(ctx, turn, attempt, wire)
+		if err != nil {
+			return nil, out, err
+		}
+		out.status = status
+		out.err = terr
+		if red != nil {
+			return red, out, nil
+		}
+		if apiErr != nil {
+			sum := adapters.Summary{Protocol: s.cfg.Protocol, Terminal: adapters.StatusFailed, StopReason: adapters.StopError, Error: apiErr}
+			out.errSummary = &sum
+		}
+		retryable := terr == "" && Classify(status) == ClassRetryable
+		if !retryable || attempt > s.cfg.Retry.Max || ctx.Err() != nil {
+			return nil, out, nil
+		}
+		wait := s.cfg.Retry.delay(attempt-1, retryAfter)
+		why := fmt.Sprintf("HTTP %d", status)
+		if apiErr != nil && apiErr.Type != "" {
+			why += " " + apiErr.Type
+		}
+		out.retries = append(out.retries, why)
+		if err := s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: attempt, HTTPStatus: status, RetryIn: wait, Err: "retrying in " + wait.Round(time.Millisecond).String()}); err != nil {
+			return nil, out, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			out.err = "cancelled"
+			return nil, out, nil
+		}
+	}
+}
+
+// attempt makes one HTTP request and reads its response.
+func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPRequest) (red *adapters.Reducer, status int, retryAfter time.Duration, apiErr *adapters.APIError, transportErr string, err error) {
+	url := s.cfg.Provider.URL(wire.Path)
+	actx, wd := newWatchdog(ctx, s.cfg.Timeouts)
+	defer wd.stop()
+	hreq, err := http.NewRequestWithContext(actx, wire.Method, url, bytes.NewReader(wire.Body))
+	if err != nil {
+		return nil, 0, 0, nil, "", fmt.Errorf("building the request: %w", err)
+	}
+	for k, v := range wire.Headers {
+		hreq.Header.Set(k, v)
+	}
+	s.cfg.Provider.Authorize(hreq.Header, s.cfg.Protocol)
+	sent := s.now()
+	since := func() float64 { return float64(s.now().Sub(sent).Microseconds()) / 1000 }
+	timings := &Timings{}
+	resp, herr := s.cfg.Client.Do(hreq)
+	if herr != nil {
+		msg := describeTransport(actx, herr)
+		return nil, 0, 0, nil, msg, s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, Err: msg, Header: hreq.Header})
+	}
+	defer resp.Body.Close()
+	timings.FirstByte = since()
+	status = resp.StatusCode
+	if status < 200 || status > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		apiErr = s.protocol.DecodeError(status, resp.Header, body)
+		retryAfter = adapters.RetryAfter(resp.Header, s.now())
+		return nil, status, retryAfter, apiErr, "", s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, HTTPStatus: status,
+			Header: resp.Header, APIError: apiErr, ResponseBody: body, Timings: timings})
+	}
+	if err := s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, HTTPStatus: status, Header: resp.Header, Timings: timings}); err != nil {
+		return nil, status, 0, nil, "", err
+	}
+	st := adapters.NewStream(s.protocol)
+	ct := resp.Header.Get("Content-Type")
+	if !strings.HasPrefix(ct, "text/event-stream") {
+		body, rerr := io.ReadAll(resp.Body)
+		if rerr != nil {
+			transportErr = "reading the body: " + describeTransport(actx, rerr)
+		}
+		wd.event()
+		timings.FirstEvent = since()
+		step := adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(body)}, Events: st.FeedBody(body)}
+		if hasText(step.Events) {
+			timings.FirstText = timings.FirstEvent
+		}
+		timings.Terminal = since()
+		if err := s.emit(Update{Kind: UpStep, Turn: turn, Attempt: n, Step: &step, OffsetMS: timings.FirstEvent, Timings: timings}); err != nil {
+			return nil, status, 0, nil, "", err
+		}
+		return st.Reducer(), status, 0, nil, transportErr, nil
+	}
+	err = adapters.ReadStream(s.protocol, st, resp.Body, func(step adapters.Step) error {
+		off := since()
+		if step.Index >= 0 {
+			wd.event()
+			if timings.FirstEvent == 0 {
+				timings.FirstEvent = off
+			}
+		}
+		if timings.FirstText == 0 && hasText(step.Events) {
+			timings.FirstText = off
+		}
+		if timings.Terminal == 0 && st.Reducer().Done() {
+			timings.Terminal = off
+		}
+		u := Update{Kind: UpStep, Turn: turn, Attempt: n, Step: &step, OffsetMS: off}
+		if step.Index < 0 {
+			u.Timings = timings
+		}
+		return s.emit(u)
+	})
+	if err != nil {
+		return nil, status, 0, nil, "", err
+	}
+	if cause := context.Cause(actx); cause != nil && !errors.Is(cause, context.Canceled) {
+		transportErr = describeTransport(actx, cause)
+	} else if d := readErrorDiag(st); d != "" {
+		transportErr = "the stream broke: " + d
+	}
+	return st.Reducer(), status, 0, nil, transportErr, nil
+}
+
+func readErrorDiag(st *adapters.Stream) string {
+	for _, d := range st.Summary().Diagnostics {
+		if d.Kind == adapters.DiagReadError {
+			return d.Detail
+		}
+	}
+	return ""
+}
+
+func hasText(evs []adapters.Event) bool {
+	for _, e := range evs {
+		if e.Type == adapters.EvTextDelta || e.Type == adapters.EvRefusalDelta {
+			return true
+		}
+	}
+	return false
+}
+
+// describeTransport names a transport failure: a timeout by its limit, a
+// connection failure, or the error itself.
+func describeTransport(ctx context.Context, err error) string {
+	var te *TimeoutError
+	if cause := context.Cause(ctx); errors.As(cause, &te) {
+		return te.Error()
+	}
+	if errors.As(err, &te) {
+		return te.Error()
+	}
+	if isConnectError(err) {
+		var ne interface{ Timeout() bool }
+		if errors.As(err, &ne) && ne.Timeout() {
+			return "connect timeout: " + err.Error()
+		}
+		return "cannot connect: " + err.Error()
+	}
+	if errors.Is(err, context.Canceled) {
+		return "cancelled"
+	}
+	return err.Error()
+}
