@@ -1,8 +1,10 @@
 package adapters
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"unicode/utf8"
 )
 
 // This file is the simulator's side of each wire format: reading a request
@@ -43,6 +45,9 @@ type WireEvent struct {
 	Event string `json:"event,omitempty"` // SSE event name; "" for data-only protocols
 	Data  string `json:"data"`
 	Phase Phase  `json:"phase"`
+	// ID is written as an SSE id field when set (the duplicate-events
+	// fault numbers events so a client can drop the repeats).
+	ID string `json:"id,omitempty"`
 }
 
 // Inbound is what the simulator needs from a request after checking it.
@@ -91,9 +96,52 @@ type Simulated interface {
 	ErrorResponse(status int, kind, message string) *SimError
 	// ErrorEvent is the in-stream error after a 200.
 	ErrorEvent(kind, message string) []WireEvent
-	// ResponseID extracts the response id a stream or body carries (the
-	// server keeps it for previous_response_id).
-	ResponseID(t ModelTurn, o ResponseOptions) string
+	// UnknownEvent is a well-formed event of a type the protocol does not
+	// (yet) define, as a newer server might send.
+	UnknownEvent() WireEvent
+	// ResponseID is the id a rendered response carries (the server keeps
+	// it for previous_response_id); "" where the protocol has none.
+	ResponseID(o ResponseOptions) string
+	// ResponseHeaders are the headers the provider sends with a response.
+	ResponseHeaders(stream bool) http.Header
+	// LineEnd is the SSE line ending the provider uses ("\n", or "\r\n"
+	// for Gemini).
+	LineEnd() string
+}
+
+// Fragments splits text the way providers stream it: a few bytes at a
+// time, several pieces per word, never inside a UTF-8 character. The same
+// text always splits the same way.
+func Fragments(s string) []string {
+	var out []string
+	size := 0
+	start := 0
+	for i, r := range s {
+		if i > start && (size >= 4+len(out)%5 || r == ' ' && size >= 2) {
+			out = append(out, s[start:i])
+			start, size = i, 0
+		}
+		size += utf8.RuneLen(r)
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// ArgumentText is the exact argument text of a scripted call: a JSON
+// string holds raw text (possibly malformed on purpose), anything else is
+// sent as compact JSON.
+func ArgumentText(args json.RawMessage) string {
+	var s string
+	if json.Unmarshal(args, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, args) != nil {
+		return string(args)
+	}
+	return b.String()
 }
 
 // SimError is an HTTP error the simulator answers with.

@@ -31,6 +31,32 @@ type Config struct {
 	Client *http.Client
 	// Faults are recorded with the session (the simulator applies them).
 	Faults []string
+	// Pause, when set, is called at each protocol step (Step* names) and
+	// blocks until the person moves on: the walkthrough's step mode. An
+	// error (e.g. the context ending) stops the session.
+	Pause func(ctx context.Context, step string, turn int) error
+}
+
+// The protocol steps at which a walkthrough pauses; the scenario's notes
+// are keyed by these names.
+const (
+	StepAssembled  = "assembled"   // the request is built, not yet sent
+	StepSent       = "sent"        // the response headers arrived
+	StepFirstEvent = "first_event" // the first stream event arrived
+	StepProposals  = "proposals"   // tool proposals wait for decisions
+	StepResults    = "results"     // results are about to go back
+	StepFinal      = "final"       // the last response is complete
+	StepValidated  = "validated"   // the five layers are judged
+)
+
+// Steps lists the steps in order.
+var Steps = []string{StepAssembled, StepSent, StepFirstEvent, StepProposals, StepResults, StepFinal, StepValidated}
+
+func (s *Session) pause(ctx context.Context, step string, turn int) error {
+	if s.cfg.Pause == nil {
+		return nil
+	}
+	return s.cfg.Pause(ctx, step, turn)
 }
 
 // UpdateKind names what happened.
@@ -240,6 +266,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		if err := s.emit(Update{Kind: UpAssembled, Turn: turn, Request: wire}); err != nil {
 			return nil, err
 		}
+		if err := s.pause(ctx, StepAssembled, turn); err != nil {
+			return nil, err
+		}
 		red, tr, err := s.send(ctx, turn, wire)
 		if err != nil {
 			return nil, err
@@ -258,12 +287,23 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		// Only a completed response that stopped for tools may run them;
 		// anything else ends the loop with nothing executed.
 		if sum.Terminal != adapters.StatusCompleted || sum.StopReason != adapters.StopToolCall || len(sum.ToolCalls) == 0 {
+			if err := s.pause(ctx, StepFinal, turn); err != nil {
+				return nil, err
+			}
 			break
 		}
 		mt := red.Turn()
+		if err := s.pause(ctx, StepProposals, turn); err != nil {
+			return nil, err
+		}
 		results, stopped, err := s.decideAndRun(ctx, turn, sum.ToolCalls, res.Obs)
 		if err != nil {
 			return nil, err
+		}
+		if stopped == "" {
+			if err := s.pause(ctx, StepResults, turn); err != nil {
+				return nil, err
+			}
 		}
 		if stopped != "" {
 			outcome.Stopped = stopped
@@ -276,6 +316,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	layers, output := Validate(sc, outcome, res.Obs)
 	res.Layers, res.Output = layers, output
 	if err := s.emit(Update{Kind: UpValidated, Layers: layers, Output: output}); err != nil {
+		return nil, err
+	}
+	if err := s.pause(ctx, StepValidated, 0); err != nil {
 		return nil, err
 	}
 	res.Status = "done"
@@ -416,7 +459,11 @@ func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest
 // attempt makes one HTTP request and reads its response.
 func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPRequest) (red *adapters.Reducer, status int, retryAfter time.Duration, apiErr *adapters.APIError, transportErr string, err error) {
 	url := s.cfg.Provider.URL(wire.Path)
-	actx, wd := newWatchdog(ctx, s.cfg.Timeouts)
+	limits := s.cfg.Timeouts
+	if s.cfg.Pause != nil {
+		limits.Total = 0 // a walkthrough may rest on a step for as long as the class needs
+	}
+	actx, wd := newWatchdog(ctx, limits)
 	defer wd.stop()
 	hreq, err := http.NewRequestWithContext(actx, wire.Method, url, bytes.NewReader(wire.Body))
 	if err != nil {
@@ -447,6 +494,18 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	if err := s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, HTTPStatus: status, Header: resp.Header, Timings: timings}); err != nil {
 		return nil, status, 0, nil, "", err
 	}
+	// While a person reads a paused step, the limits must not fire.
+	paused := func(step string) error {
+		if s.cfg.Pause == nil {
+			return nil
+		}
+		wd.hold()
+		defer wd.event()
+		return s.pause(ctx, step, turn)
+	}
+	if err := paused(StepSent); err != nil {
+		return nil, status, 0, nil, "", err
+	}
 	st := adapters.NewStream(s.protocol)
 	ct := resp.Header.Get("Content-Type")
 	if !strings.HasPrefix(ct, "text/event-stream") {
@@ -468,10 +527,12 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	}
 	err = adapters.ReadStream(s.protocol, st, resp.Body, func(step adapters.Step) error {
 		off := since()
+		first := false
 		if step.Index >= 0 {
 			wd.event()
 			if timings.FirstEvent == 0 {
 				timings.FirstEvent = off
+				first = true
 			}
 		}
 		if timings.FirstText == 0 && hasText(step.Events) {
@@ -484,7 +545,13 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		if step.Index < 0 {
 			u.Timings = timings
 		}
-		return s.emit(u)
+		if err := s.emit(u); err != nil {
+			return err
+		}
+		if first {
+			return paused(StepFirstEvent)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, status, 0, nil, "", err

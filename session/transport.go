@@ -235,6 +235,14 @@ func (w *watchdog) event() {
 	w.timer.Reset(w.t.Idle)
 }
 
+// hold stops the first-event and idle limits while a person reads a
+// paused step; the next event() starts the idle limit again.
+func (w *watchdog) hold() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
 func (w *watchdog) stop() {
 	if w.timer != nil {
 		w.timer.Stop()
