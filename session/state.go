@@ -1,0 +1,275 @@
+package session
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// State is everything a person sees of a session at one moment: each
+// turn's request, attempts, lanes, proposals and decisions, and the
+// validation. It is built only by folding Updates with Apply — live from
+// the engine, and in replay from the stored updates — so the screen at
+// step N of a replay is the live screen right after the same update.
+type State struct {
+	SessionID string          `json:"session_id"`
+	Turns     []*TurnState    `json:"turns"`
+	Step      string          `json:"step"` // the last protocol step reached
+	Layers    []LayerResult   `json:"layers,omitempty"`
+	Output    json.RawMessage `json:"output,omitempty"`
+	Status    string          `json:"status"` // running, done, failed
+	// Applied counts the updates folded in; Events the canonical events.
+	Applied int `json:"applied"`
+	Events  int `json:"events"`
+}
+
+// TurnState is one request and its response.
+type TurnState struct {
+	N        int                   `json:"n"`
+	Request  *adapters.HTTPRequest `json:"request"`
+	Attempts []AttemptState        `json:"attempts"`
+	Lanes    []*Lane               `json:"lanes"`
+	// Log is every raw event with the canonical events derived from it.
+	Log       []LogEntry        `json:"log"`
+	Summary   *adapters.Summary `json:"summary,omitempty"`
+	Terminal  *adapters.Event   `json:"terminal,omitempty"`
+	Usage     *adapters.Usage   `json:"usage,omitempty"`
+	Proposals []*ProposalState  `json:"proposals"`
+	Timings   *Timings          `json:"timings,omitempty"`
+	byItem    map[string]*Lane
+}
+
+// AttemptState is one HTTP attempt.
+type AttemptState struct {
+	N          int           `json:"n"`
+	URL        string        `json:"url"`
+	HTTPStatus int           `json:"http_status"`
+	Err        string        `json:"error,omitempty"`
+	RetryIn    time.Duration `json:"retry_in,omitempty"`
+}
+
+// LogEntry is one raw event and what it became.
+type LogEntry struct {
+	Attempt  int               `json:"attempt"`
+	OffsetMS float64           `json:"offset_ms"`
+	Index    int               `json:"index"` // -1 for the end of the stream
+	Raw      adapters.RawEvent `json:"raw"`
+	Events   []adapters.Event  `json:"events"`
+}
+
+// Lane is one output item: a message, reasoning, refusal or one tool call.
+type Lane struct {
+	ItemID string             `json:"item_id"`
+	Kind   adapters.ItemKind  `json:"kind"`
+	CallID string             `json:"call_id,omitempty"`
+	Name   string             `json:"name,omitempty"`
+	State  adapters.ItemState `json:"state"`
+	// Text is the text, reasoning, refusal, or raw argument text so far.
+	Text string `json:"text"`
+	// Arguments are the parsed arguments once a call is proposed.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Deltas    int             `json:"deltas"`
+	StartMS   float64         `json:"start_ms"`
+	DoneMS    float64         `json:"done_ms,omitempty"`
+	// FirstSeq and LastSeq are the canonical seqs that touched the lane
+	// (the event log highlights a lane by them).
+	FirstSeq int `json:"first_seq"`
+	LastSeq  int `json:"last_seq"`
+	// Version grows with every change, for render caches.
+	Version int `json:"version"`
+}
+
+// Finished reports whether the lane will not change again.
+func (l *Lane) Finished() bool { return l.State != adapters.ItemStreaming }
+
+// ProposalState is a proposal and what became of it.
+type ProposalState struct {
+	Proposal Proposal             `json:"proposal"`
+	Decision *Decision            `json:"decision,omitempty"`
+	Result   *adapters.ToolResult `json:"result,omitempty"`
+}
+
+// Waiting reports whether the proposal still waits for a decision.
+func (p *ProposalState) Waiting() bool { return p.Decision == nil }
+
+// NewState starts an empty state.
+func NewState() *State { return &State{Status: "running"} }
+
+// Turn returns turn n (1-based), creating it (and any before it).
+func (s *State) Turn(n int) *TurnState {
+	for len(s.Turns) < n {
+		s.Turns = append(s.Turns, &TurnState{N: len(s.Turns) + 1, byItem: map[string]*Lane{}})
+	}
+	return s.Turns[n-1]
+}
+
+// Current is the latest turn, or nil.
+func (s *State) Current() *TurnState {
+	if len(s.Turns) == 0 {
+		return nil
+	}
+	return s.Turns[len(s.Turns)-1]
+}
+
+// Waiting returns the first proposal still waiting for a decision.
+func (s *State) Waiting() *ProposalState {
+	if t := s.Current(); t != nil {
+		for _, p := range t.Proposals {
+			if p.Waiting() {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// Apply folds one update into the state.
+func (s *State) Apply(u Update) {
+	s.Applied++
+	if u.SessionID != "" {
+		s.SessionID = u.SessionID
+	}
+	switch u.Kind {
+	case UpAssembled:
+		t := s.Turn(u.Turn)
+		t.Request = u.Request
+		s.Step = StepAssembled
+	case UpAttempt:
+		t := s.Turn(u.Turn)
+		a := AttemptState{N: u.Attempt, URL: u.URL, HTTPStatus: u.HTTPStatus, Err: u.Err, RetryIn: u.RetryIn}
+		if n := len(t.Attempts); n > 0 && t.Attempts[n-1].N == u.Attempt {
+			if a.URL == "" {
+				a.URL = t.Attempts[n-1].URL
+			}
+			t.Attempts[n-1] = a
+		} else {
+			t.Attempts = append(t.Attempts, a)
+		}
+		if u.Err == "" && u.HTTPStatus >= 200 && u.HTTPStatus < 300 {
+			s.Step = StepSent
+		}
+	case UpStep:
+		t := s.Turn(u.Turn)
+		if u.Step.Index == 0 {
+			s.Step = StepFirstEvent
+		}
+		t.Log = append(t.Log, LogEntry{Attempt: u.Attempt, OffsetMS: u.OffsetMS, Index: u.Step.Index, Raw: u.Step.Raw, Events: u.Step.Events})
+		for _, ev := range u.Step.Events {
+			t.apply(ev, u.OffsetMS)
+			s.Events++
+		}
+		if u.Timings != nil {
+			t.Timings = u.Timings
+		}
+	case UpResponse:
+		t := s.Turn(u.Turn)
+		t.Summary = u.Summary
+		if u.Summary != nil && u.Summary.StopReason != adapters.StopToolCall {
+			s.Step = StepFinal
+		}
+	case UpProposal:
+		t := s.Turn(u.Turn)
+		p := *u.Proposal
+		t.Proposals = append(t.Proposals, &ProposalState{Proposal: p})
+		s.Step = StepProposals
+	case UpDecision:
+		if p := s.Turn(u.Turn).proposal(u.Proposal.CallID); p != nil {
+			d := *u.Decision
+			p.Decision = &d
+			p.Proposal = *u.Proposal
+		}
+	case UpResult:
+		if p := s.Turn(u.Turn).proposal(u.Result.CallID); p != nil {
+			r := *u.Result
+			p.Result = &r
+		}
+		s.Step = StepResults
+	case UpValidated:
+		s.Layers, s.Output = u.Layers, u.Output
+		s.Step = StepValidated
+	case UpFinished:
+		s.Status = u.Status
+	}
+}
+
+func (t *TurnState) proposal(callID string) *ProposalState {
+	for i := len(t.Proposals) - 1; i >= 0; i-- {
+		if t.Proposals[i].Proposal.CallID == callID {
+			return t.Proposals[i]
+		}
+	}
+	return nil
+}
+
+// apply folds one canonical event into the turn's lanes.
+func (t *TurnState) apply(ev adapters.Event, offset float64) {
+	if t.byItem == nil {
+		t.byItem = map[string]*Lane{}
+	}
+	lane := t.byItem[ev.ItemID]
+	touch := func(l *Lane) {
+		l.LastSeq = ev.Seq
+		l.Version++
+	}
+	switch ev.Type {
+	case adapters.EvItemStarted:
+		if lane != nil {
+			return
+		}
+		l := &Lane{ItemID: ev.ItemID, Kind: adapters.ItemKind(ev.Kind), CallID: ev.CallID, Name: ev.Name,
+			State: adapters.ItemStreaming, StartMS: offset, FirstSeq: ev.Seq}
+		touch(l)
+		t.Lanes = append(t.Lanes, l)
+		t.byItem[ev.ItemID] = l
+	case adapters.EvTextDelta, adapters.EvReasoningDelta, adapters.EvRefusalDelta, adapters.EvToolArgsDelta:
+		if lane == nil {
+			return
+		}
+		lane.Text += ev.Delta
+		lane.Deltas++
+		touch(lane)
+	case adapters.EvItemDone:
+		if lane == nil {
+			return
+		}
+		if ev.Final != nil {
+			lane.Text = *ev.Final
+		}
+		if ev.CallID != "" && lane.CallID == "" {
+			lane.CallID = ev.CallID
+		}
+		lane.State = adapters.ItemClosed
+		lane.DoneMS = offset
+		touch(lane)
+	case adapters.EvToolProposed:
+		for _, l := range t.Lanes {
+			if l.Kind == adapters.KindToolCall && l.CallID == ev.CallID && l.State == adapters.ItemClosed {
+				l.State = adapters.ItemParsed
+				l.Arguments = ev.Arguments
+				touch(l)
+				break
+			}
+		}
+	case adapters.EvDiagnostic:
+		if ev.Kind == adapters.DiagToolArgsInvalid {
+			for _, l := range t.Lanes {
+				if l.Kind == adapters.KindToolCall && l.State == adapters.ItemClosed {
+					l.State = adapters.ItemInvalid
+					touch(l)
+				}
+			}
+		}
+	case adapters.EvUsage:
+		t.Usage = ev.Usage
+	case adapters.EvTerminal:
+		e := ev
+		t.Terminal = &e
+		for _, l := range t.Lanes {
+			if l.State == adapters.ItemStreaming {
+				l.State = adapters.ItemIncomplete
+				touch(l)
+			}
+		}
+	}
+}
