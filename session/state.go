@@ -38,6 +38,9 @@ type TurnState struct {
 	Proposals []*ProposalState  `json:"proposals"`
 	Timings   *Timings          `json:"timings,omitempty"`
 	byItem    map[string]*Lane
+	// lastClosed is the lane of the latest item.done: the reducer reports
+	// a call's proposal or invalid arguments right after it.
+	lastClosed *Lane
 }
 
 // AttemptState is one HTTP attempt.
@@ -241,24 +244,18 @@ func (t *TurnState) apply(ev adapters.Event, offset float64) {
 		}
 		lane.State = adapters.ItemClosed
 		lane.DoneMS = offset
+		t.lastClosed = lane
 		touch(lane)
 	case adapters.EvToolProposed:
-		for _, l := range t.Lanes {
-			if l.Kind == adapters.KindToolCall && l.CallID == ev.CallID && l.State == adapters.ItemClosed {
-				l.State = adapters.ItemParsed
-				l.Arguments = ev.Arguments
-				touch(l)
-				break
-			}
+		if l := t.lastClosed; l != nil && l.Kind == adapters.KindToolCall {
+			l.State = adapters.ItemParsed
+			l.Arguments = ev.Arguments
+			touch(l)
 		}
 	case adapters.EvDiagnostic:
-		if ev.Kind == adapters.DiagToolArgsInvalid {
-			for _, l := range t.Lanes {
-				if l.Kind == adapters.KindToolCall && l.State == adapters.ItemClosed {
-					l.State = adapters.ItemInvalid
-					touch(l)
-				}
-			}
+		if l := t.lastClosed; ev.Kind == adapters.DiagToolArgsInvalid && l != nil && l.Kind == adapters.KindToolCall {
+			l.State = adapters.ItemInvalid
+			touch(l)
 		}
 	case adapters.EvUsage:
 		t.Usage = ev.Usage
