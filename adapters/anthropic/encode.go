@@ -1,0 +1,325 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// DefaultMaxTokens is sent when the request sets no output limit:
+// max_tokens is required by the Messages API.
+const DefaultMaxTokens = 4096
+
+// Thinking budgets for Limits.Reasoning. budget_tokens "must be ≥1024 and
+// less than max_tokens" (the SDK's ThinkingConfigEnabledParam).
+var thinkingBudget = map[string]int{"low": 1024, "medium": 4096, "high": 16384}
+
+const minThinkingBudget = 1024
+
+// The request body, in the order the brief and the API reference list the
+// fields (model first). Blocks are separate structs so that each carries
+// exactly its documented fields.
+type wireBody struct {
+	Model        string        `json:"model"`
+	MaxTokens    int           `json:"max_tokens"`
+	System       []textBlock   `json:"system,omitempty"`
+	Messages     []wireMessage `json:"messages"`
+	Tools        []wireTool    `json:"tools,omitempty"`
+	ToolChoice   *toolChoice   `json:"tool_choice,omitempty"`
+	OutputConfig *outputConfig `json:"output_config,omitempty"`
+	Thinking     *thinking     `json:"thinking,omitempty"`
+	Temperature  *float64      `json:"temperature,omitempty"`
+	Stream       bool          `json:"stream,omitempty"`
+}
+
+type wireMessage struct {
+	Role    string `json:"role"`
+	Content []any  `json:"content"`
+}
+
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type thinkingBlock struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+}
+
+type redactedThinkingBlock struct {
+	Type string `json:"type"`
+	Data string `json:"data"`
+}
+
+type toolUseBlock struct {
+	Type  string          `json:"type"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+type toolResultBlock struct {
+	Type      string `json:"type"`
+	ToolUseID string `json:"tool_use_id"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+type wireTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+type toolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse *bool  `json:"disable_parallel_tool_use,omitempty"`
+}
+
+type outputConfig struct {
+	Format outputFormat `json:"format"`
+}
+
+type outputFormat struct {
+	Type   string          `json:"type"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+type thinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+// Encode builds POST /v1/messages for req (protocols.md §3.2).
+//
+// Sources: system sources, then developer sources (no developer role:
+// degraded to system), each its own block of `system`; when the output
+// contract cannot travel natively its instruction is one more system
+// block. The user side (task, then labelled context) is the first user
+// message, one text block per source. History: each model turn is replayed
+// verbatim as an assistant message (thinking blocks with their signatures,
+// text, tool_use), then one user message that begins with the tool_result
+// blocks in call order.
+func (protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRequest, error) {
+	caps, err := adapters.CapabilitiesFor(provider, adapters.AnthropicMessages)
+	if err != nil {
+		return nil, err
+	}
+	degr, err := caps.Check(req)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := adapters.SplitSources(req)
+	if err != nil {
+		return nil, err
+	}
+	body := wireBody{Model: req.Model, MaxTokens: req.Limits.MaxOutputTokens, Stream: req.Stream}
+	if body.MaxTokens <= 0 {
+		body.MaxTokens = DefaultMaxTokens
+		degr = append(degr, fmt.Sprintf("max_tokens is required by %s and none was set: sent %d", adapters.AnthropicMessages, DefaultMaxTokens))
+	}
+	paths := map[string]adapters.FieldMapping{}
+	var extraMap []adapters.FieldMapping
+
+	// system: rules, then skills, then the schema instruction if needed.
+	for _, s := range parts.System {
+		paths[s.ID] = adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("system[%d].text", len(body.System))}
+		body.System = append(body.System, textBlock{Type: "text", Text: adapters.SourceText(s)})
+	}
+	for _, s := range parts.Developer {
+		paths[s.ID] = adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("system[%d].text", len(body.System)),
+			Note: "no developer role in " + adapters.AnthropicMessages + ": sent as its own system block"}
+		body.System = append(body.System, textBlock{Type: "text", Text: adapters.SourceText(s)})
+	}
+	switch {
+	case req.Output.Mode == adapters.OutputJSONSchema && caps.StructuredOutput == adapters.OutputJSONSchema:
+		if len(req.Output.Schema) == 0 {
+			return nil, fmt.Errorf("output contract json_schema without a schema")
+		}
+		body.OutputConfig = &outputConfig{Format: outputFormat{Type: "json_schema", Schema: req.Output.Schema}}
+		extraMap = append(extraMap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "output_config.format"})
+	case req.Output.Mode == adapters.OutputJSONSchema || req.Output.Mode == adapters.OutputJSON:
+		note := "no structured output here: the schema is sent as text in a system block"
+		if req.Output.Mode == adapters.OutputJSON {
+			note = "no JSON-object mode in " + adapters.AnthropicMessages + ": the requirement is sent as text in a system block"
+			if caps.StructuredOutput != "" {
+				// Check records no degradation when the provider has
+				// structured outputs, but Anthropic has no json_object mode.
+				degr = append(degr, fmt.Sprintf("%s has no JSON-object mode: the JSON requirement is stated in the system prompt", adapters.AnthropicMessages))
+			}
+		}
+		extraMap = append(extraMap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: fmt.Sprintf("system[%d].text", len(body.System)), Note: note})
+		body.System = append(body.System, textBlock{Type: "text", Text: adapters.SchemaInstruction(req.Output)})
+	}
+
+	// The first user message: one text block per user-side source.
+	if len(parts.User) > 0 {
+		first := wireMessage{Role: "user"}
+		for _, s := range parts.User {
+			paths[s.ID] = adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[0].content[%d].text", len(first.Content))}
+			first.Content = append(first.Content, textBlock{Type: "text", Text: adapters.SourceText(s)})
+		}
+		body.Messages = append(body.Messages, first)
+	}
+
+	// History.
+	for n, turn := range req.Turns {
+		msgs, notes, err := encodeTurn(n+1, turn)
+		if err != nil {
+			return nil, err
+		}
+		degr = append(degr, notes...)
+		body.Messages = append(body.Messages, msgs...)
+	}
+
+	// Tools and tool choice.
+	for i, t := range req.Tools {
+		schema := t.Parameters
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		body.Tools = append(body.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema, Strict: t.Strict && caps.StrictSchemas})
+		extraMap = append(extraMap, adapters.FieldMapping{Source: "tool:" + t.Name, Trust: adapters.TrustTrusted, Field: fmt.Sprintf("tools[%d]", i)})
+	}
+	if tc := encodeToolChoice(req, caps); tc != nil && (len(req.Tools) > 0 || req.Choice.Mode != "") {
+		body.ToolChoice = tc
+	}
+
+	// Thinking and sampling.
+	if req.Limits.Reasoning != "" {
+		budget, ok := thinkingBudget[req.Limits.Reasoning]
+		if !ok {
+			return nil, fmt.Errorf("unknown reasoning level %q (want low, medium or high)", req.Limits.Reasoning)
+		}
+		if req.Choice.Mode == adapters.ToolChoiceRequired || req.Choice.Mode == adapters.ToolChoiceNamed {
+			return nil, fmt.Errorf("%s: thinking is not compatible with a forced tool choice (%s)", adapters.AnthropicMessages, req.Choice.Mode)
+		}
+		if body.MaxTokens <= minThinkingBudget {
+			degr = append(degr, fmt.Sprintf("thinking needs max_tokens above %d: max_tokens raised from %d to %d", minThinkingBudget, body.MaxTokens, 2*minThinkingBudget))
+			body.MaxTokens = 2 * minThinkingBudget
+		}
+		if budget >= body.MaxTokens {
+			clamped := max(minThinkingBudget, body.MaxTokens-1)
+			degr = append(degr, fmt.Sprintf("thinking budget %d must be below max_tokens %d: sent %d", budget, body.MaxTokens, clamped))
+			budget = clamped
+		}
+		body.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
+		if req.Limits.Temperature != nil {
+			degr = append(degr, "temperature is not compatible with thinking: not sent")
+		}
+	} else {
+		body.Temperature = req.Limits.Temperature
+	}
+
+	raw, err := adapters.MarshalBody(body)
+	if err != nil {
+		return nil, err
+	}
+	var m []adapters.FieldMapping
+	for _, s := range req.Sources {
+		if fm, ok := paths[s.ID]; ok {
+			m = append(m, fm)
+		}
+	}
+	m = append(m, extraMap...)
+	return &adapters.HTTPRequest{
+		Method: "POST",
+		Path:   Path,
+		Headers: map[string]string{
+			"anthropic-version": APIVersion,
+			"content-type":      "application/json",
+		},
+		Body:         raw,
+		Map:          m,
+		Degradations: degr,
+	}, nil
+}
+
+func encodeToolChoice(req *adapters.Request, caps adapters.Capabilities) *toolChoice {
+	tc := &toolChoice{}
+	switch req.Choice.Mode {
+	case adapters.ToolChoiceAuto, "":
+		tc.Type = "auto"
+	case adapters.ToolChoiceRequired:
+		tc.Type = "any"
+	case adapters.ToolChoiceNamed:
+		tc.Type, tc.Name = "tool", req.Choice.Name
+	case adapters.ToolChoiceNone:
+		// {"type":"none"} has no other field.
+		return &toolChoice{Type: "none"}
+	}
+	if p := req.Limits.ParallelToolCalls; p != nil && !*p && caps.ParallelControl {
+		t := true
+		tc.DisableParallelToolUse = &t
+	}
+	return tc
+}
+
+// encodeTurn replays one model turn and its tool results.
+func encodeTurn(n int, turn adapters.Turn) ([]wireMessage, []string, error) {
+	var notes []string
+	asst := wireMessage{Role: "assistant"}
+	var calls []string
+	for _, it := range turn.Items {
+		switch it.Kind {
+		case adapters.KindReasoning:
+			switch {
+			case strings.HasPrefix(it.Signature, RedactedPrefix):
+				asst.Content = append(asst.Content, redactedThinkingBlock{Type: "redacted_thinking", Data: strings.TrimPrefix(it.Signature, RedactedPrefix)})
+			case it.Signature != "":
+				asst.Content = append(asst.Content, thinkingBlock{Type: "thinking", Thinking: it.Text, Signature: it.Signature})
+			default:
+				notes = append(notes, fmt.Sprintf("turn %d: a reasoning item without a signature cannot be replayed; left out", n))
+			}
+		case adapters.KindMessage, adapters.KindRefusal:
+			if it.Text != "" {
+				asst.Content = append(asst.Content, textBlock{Type: "text", Text: it.Text})
+			}
+		case adapters.KindToolCall:
+			args := it.Arguments
+			if len(args) == 0 {
+				args = json.RawMessage(`{}`)
+			}
+			if !json.Valid(args) {
+				return nil, nil, fmt.Errorf("turn %d: call %s has arguments that are not JSON", n, it.CallID)
+			}
+			asst.Content = append(asst.Content, toolUseBlock{Type: "tool_use", ID: it.CallID, Name: it.Name, Input: args})
+			calls = append(calls, it.CallID)
+		}
+	}
+	var msgs []wireMessage
+	if len(asst.Content) > 0 {
+		msgs = append(msgs, asst)
+	}
+	if len(calls) == 0 && len(turn.Results) == 0 {
+		return msgs, notes, nil
+	}
+	byCall := map[string]adapters.ToolResult{}
+	for _, r := range turn.Results {
+		if _, dup := byCall[r.CallID]; dup {
+			return nil, nil, fmt.Errorf("turn %d: two results for call %s", n, r.CallID)
+		}
+		byCall[r.CallID] = r
+	}
+	user := wireMessage{Role: "user"}
+	for _, c := range calls {
+		r, ok := byCall[c]
+		if !ok {
+			return nil, nil, fmt.Errorf("turn %d: call %s has no tool result (every tool_use needs a tool_result)", n, c)
+		}
+		delete(byCall, c)
+		user.Content = append(user.Content, toolResultBlock{Type: "tool_result", ToolUseID: c, Content: r.Content, IsError: r.IsError})
+	}
+	for _, r := range turn.Results {
+		if _, left := byCall[r.CallID]; left {
+			return nil, nil, fmt.Errorf("turn %d: result for call %s, which the turn did not make", n, r.CallID)
+		}
+	}
+	return append(msgs, user), notes, nil
+}
