@@ -27,7 +27,8 @@ type RawEvent struct {
 // in the Reducer. A Decoder must never panic on any input: malformed data
 // becomes a diagnostic.
 type Decoder interface {
-	// Decode handles one raw event of a stream.
+	// Decode handles one raw event of a stream. The returned slice may be
+	// reused by the next call: copy what you keep (Stream does).
 	Decode(raw RawEvent) []Event
 	// Finish is called at the end of the input. It reports what the
 	// protocol can tell about how the stream ended (e.g. a finish_reason
