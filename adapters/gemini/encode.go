@@ -1,0 +1,346 @@
+package gemini
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// The request body, in the order the REST reference lists
+// GenerateContentRequest's fields (contents, tools, toolConfig,
+// safetySettings, systemInstruction, generationConfig). The model is not
+// in the body: it is part of the path.
+type body struct {
+	Contents          []content          `json:"contents"`
+	Tools             []tool             `json:"tools,omitempty"`
+	ToolConfig        *toolConfig        `json:"toolConfig,omitempty"`
+	SystemInstruction *systemInstruction `json:"systemInstruction,omitempty"`
+	GenerationConfig  *generationConfig  `json:"generationConfig,omitempty"`
+}
+
+type content struct {
+	Role  string `json:"role"`
+	Parts []part `json:"parts"`
+}
+
+// part is one Part; exactly one of Text, FunctionCall, FunctionResponse is
+// set. ThoughtSignature is opaque base64 state echoed back as received.
+type part struct {
+	Text             string            `json:"text,omitempty"`
+	Thought          bool              `json:"thought,omitempty"`
+	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
+	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
+	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
+}
+
+type functionCall struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+	ID   string          `json:"id,omitempty"`
+}
+
+type functionResponse struct {
+	Name     string          `json:"name"`
+	Response json.RawMessage `json:"response"`
+	ID       string          `json:"id,omitempty"`
+}
+
+type systemInstruction struct {
+	Parts []textPart `json:"parts"`
+}
+
+type textPart struct {
+	Text string `json:"text"`
+}
+
+type tool struct {
+	FunctionDeclarations []functionDeclaration `json:"functionDeclarations"`
+}
+
+// functionDeclaration sends the schema as parametersJsonSchema (full JSON
+// Schema). The older `parameters` field takes Google's OpenAPI-subset
+// Schema, which has no additionalProperties: the API answers 400
+// INVALID_ARGUMENT "Unknown name "additionalProperties" … Cannot find
+// field" for the refund tools' schemas.
+type functionDeclaration struct {
+	Name                 string          `json:"name"`
+	Description          string          `json:"description,omitempty"`
+	ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema,omitempty"`
+}
+
+type toolConfig struct {
+	FunctionCallingConfig functionCallingConfig `json:"functionCallingConfig"`
+}
+
+type functionCallingConfig struct {
+	Mode                 string   `json:"mode"`
+	AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
+}
+
+type generationConfig struct {
+	MaxOutputTokens    int             `json:"maxOutputTokens,omitempty"`
+	Temperature        *float64        `json:"temperature,omitempty"`
+	ResponseMimeType   string          `json:"responseMimeType,omitempty"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
+	ThinkingConfig     *thinkingConfig `json:"thinkingConfig,omitempty"`
+}
+
+type thinkingConfig struct {
+	IncludeThoughts bool   `json:"includeThoughts"`
+	ThinkingBudget  *int   `json:"thinkingBudget,omitempty"`
+	ThinkingLevel   string `json:"thinkingLevel,omitempty"`
+}
+
+// Thinking budgets (tokens) for Gemini 2.x models, which take a budget, not
+// a level. 24576 is gemini-2.5-flash's maximum.
+var thinkingBudgets = map[string]int{"minimal": 512, "low": 1024, "medium": 8192, "high": 24576}
+
+// Encode builds the generateContent / streamGenerateContent request.
+func (Protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRequest, error) {
+	caps, err := adapters.CapabilitiesFor(provider, adapters.Gemini)
+	if err != nil {
+		return nil, err
+	}
+	degr, err := caps.Check(req)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := adapters.SplitSources(req)
+	if err != nil {
+		return nil, err
+	}
+	model := strings.TrimPrefix(req.Model, "models/")
+	if model == "" {
+		return nil, fmt.Errorf("gemini: the request names no model (it goes in the path)")
+	}
+
+	var b body
+	var fmap []adapters.FieldMapping
+
+	// The first user content: one part per user-side source.
+	if len(parts.User) > 0 {
+		first := content{Role: "user"}
+		for i, s := range parts.User {
+			first.Parts = append(first.Parts, part{Text: adapters.SourceText(s)})
+			fmap = append(fmap, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("contents[0].parts[%d].text", i)})
+		}
+		b.Contents = append(b.Contents, first)
+	}
+	history, err := encodeTurns(req.Turns)
+	if err != nil {
+		return nil, err
+	}
+	b.Contents = append(b.Contents, history...)
+
+	// Tools: one functionDeclarations group.
+	if len(req.Tools) > 0 {
+		var decls []functionDeclaration
+		for i, t := range req.Tools {
+			decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, ParametersJSONSchema: t.Parameters})
+			m := adapters.FieldMapping{Source: "tool:" + t.Name, Trust: adapters.TrustTrusted, Field: fmt.Sprintf("tools[0].functionDeclarations[%d]", i)}
+			if t.Strict && !caps.StrictSchemas {
+				m.Note = "no strict flag in gemini: the schema constrains decoding but is not enforced"
+			}
+			fmap = append(fmap, m)
+		}
+		b.Tools = []tool{{FunctionDeclarations: decls}}
+		tc, err := encodeChoice(req.Choice)
+		if err != nil {
+			return nil, err
+		}
+		b.ToolConfig = tc
+	}
+
+	// systemInstruction: system sources, then developer sources, then the
+	// output contract when it cannot travel natively.
+	var sys []textPart
+	for _, s := range parts.System {
+		fmap = append(fmap, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(sys))})
+		sys = append(sys, textPart{Text: s.Text})
+	}
+	for _, s := range parts.Developer {
+		fmap = append(fmap, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(sys)),
+			Note: "no developer role in gemini: sent as a systemInstruction part after the system rules"})
+		sys = append(sys, textPart{Text: s.Text})
+	}
+
+	gc := generationConfig{MaxOutputTokens: req.Limits.MaxOutputTokens, Temperature: req.Limits.Temperature}
+	switch req.Output.Mode {
+	case adapters.OutputJSONSchema:
+		if caps.StructuredOutput == adapters.OutputJSONSchema {
+			// responseJsonSchema takes JSON Schema as it is (with
+			// additionalProperties); responseSchema is the OpenAPI subset.
+			gc.ResponseMimeType = "application/json"
+			gc.ResponseJSONSchema = req.Output.Schema
+			m := adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "generationConfig.responseJsonSchema"}
+			if req.Output.Strict && !caps.StrictSchemas {
+				m.Note = "no strict flag in gemini: the schema constrains decoding but is not enforced"
+			}
+			fmap = append(fmap, m)
+		} else {
+			fmap = append(fmap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted,
+				Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(sys)), Note: "no structured output: the schema is sent as text"})
+			sys = append(sys, textPart{Text: adapters.SchemaInstruction(req.Output)})
+			if caps.StructuredOutput == adapters.OutputJSON {
+				gc.ResponseMimeType = "application/json"
+			}
+		}
+	case adapters.OutputJSON:
+		if caps.StructuredOutput != "" {
+			gc.ResponseMimeType = "application/json"
+			fmap = append(fmap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "generationConfig.responseMimeType"})
+		} else {
+			fmap = append(fmap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted,
+				Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(sys)), Note: "no JSON mode: the requirement is sent as text"})
+			sys = append(sys, textPart{Text: adapters.SchemaInstruction(req.Output)})
+		}
+	case adapters.OutputText, "":
+	default:
+		return nil, fmt.Errorf("gemini: unknown output mode %q", req.Output.Mode)
+	}
+	if len(sys) > 0 {
+		b.SystemInstruction = &systemInstruction{Parts: sys}
+	}
+	if req.Limits.Reasoning != "" {
+		tc, err := encodeThinking(model, req.Limits.Reasoning)
+		if err != nil {
+			return nil, err
+		}
+		gc.ThinkingConfig = tc
+	}
+	if gc.MaxOutputTokens != 0 || gc.Temperature != nil || gc.ResponseMimeType != "" || gc.ThinkingConfig != nil {
+		b.GenerationConfig = &gc
+	}
+
+	raw, err := adapters.MarshalBody(b)
+	if err != nil {
+		return nil, err
+	}
+	path := "/v1beta/models/" + url.PathEscape(model)
+	if req.Stream {
+		path += ":streamGenerateContent?alt=sse"
+	} else {
+		path += ":generateContent"
+	}
+	return &adapters.HTTPRequest{
+		Method:       "POST",
+		Path:         path,
+		Headers:      map[string]string{"Content-Type": "application/json"},
+		Body:         raw,
+		Map:          fmap,
+		Degradations: degr,
+	}, nil
+}
+
+// encodeChoice maps the tool choice to functionCallingConfig.mode.
+func encodeChoice(c adapters.ToolChoice) (*toolConfig, error) {
+	var fc functionCallingConfig
+	switch c.Mode {
+	case adapters.ToolChoiceAuto, "":
+		fc.Mode = "AUTO"
+	case adapters.ToolChoiceNone:
+		fc.Mode = "NONE"
+	case adapters.ToolChoiceRequired:
+		fc.Mode = "ANY"
+	case adapters.ToolChoiceNamed:
+		fc.Mode = "ANY"
+		fc.AllowedFunctionNames = []string{c.Name}
+	default:
+		return nil, fmt.Errorf("gemini: unknown tool choice mode %q", c.Mode)
+	}
+	return &toolConfig{FunctionCallingConfig: fc}, nil
+}
+
+// encodeThinking asks for thinking with thought summaries included.
+// Gemini 3 models take a thinkingLevel; earlier models take a token budget
+// (and reject thinkingLevel), so the model name decides.
+func encodeThinking(model, effort string) (*thinkingConfig, error) {
+	budget, ok := thinkingBudgets[effort]
+	if !ok {
+		return nil, fmt.Errorf("gemini: unknown reasoning effort %q (want minimal, low, medium or high)", effort)
+	}
+	if strings.HasPrefix(model, "gemini-3") {
+		return &thinkingConfig{IncludeThoughts: true, ThinkingLevel: strings.ToUpper(effort)}, nil
+	}
+	return &thinkingConfig{IncludeThoughts: true, ThinkingBudget: &budget}, nil
+}
+
+// encodeTurns replays each model turn as a `model` content, parts in
+// output order with their thought signatures, followed by one `user`
+// content holding a functionResponse part per call, in call order.
+// Results are matched to calls by call_id.
+func encodeTurns(turns []adapters.Turn) ([]content, error) {
+	var out []content
+	for ti, t := range turns {
+		model := content{Role: "model"}
+		var calls []adapters.OutputItem
+		for _, it := range t.Items {
+			switch it.Kind {
+			case adapters.KindReasoning:
+				if it.Text == "" && it.Signature == "" {
+					continue
+				}
+				model.Parts = append(model.Parts, part{Text: it.Text, Thought: true, ThoughtSignature: it.Signature})
+			case adapters.KindMessage:
+				if it.Text == "" && it.Signature == "" {
+					continue
+				}
+				model.Parts = append(model.Parts, part{Text: it.Text, ThoughtSignature: it.Signature})
+			case adapters.KindToolCall:
+				args := it.Arguments
+				if len(args) == 0 {
+					args = json.RawMessage("{}")
+				}
+				model.Parts = append(model.Parts, part{
+					FunctionCall:     &functionCall{Name: it.Name, Args: args, ID: wireCallID(it.CallID)},
+					ThoughtSignature: it.Signature,
+				})
+				calls = append(calls, it)
+			case adapters.KindRefusal:
+				// Gemini has no refusal part; a refusal is a finish reason.
+			}
+		}
+		if len(model.Parts) > 0 {
+			out = append(out, model)
+		}
+		if len(calls) == 0 && len(t.Results) == 0 {
+			continue
+		}
+		byCall := make(map[string]adapters.ToolResult, len(t.Results))
+		for _, r := range t.Results {
+			if _, dup := byCall[r.CallID]; dup {
+				return nil, fmt.Errorf("gemini: turn %d has two results for call %s", ti+1, r.CallID)
+			}
+			byCall[r.CallID] = r
+		}
+		user := content{Role: "user"}
+		for _, c := range calls {
+			r, ok := byCall[c.CallID]
+			if !ok {
+				return nil, fmt.Errorf("gemini: turn %d: call %s (%s) has no result; gemini needs one functionResponse per functionCall", ti+1, c.CallID, c.Name)
+			}
+			delete(byCall, c.CallID)
+			user.Parts = append(user.Parts, part{FunctionResponse: &functionResponse{
+				Name: c.Name, Response: adapters.ResultObject(r), ID: wireCallID(c.CallID),
+			}})
+		}
+		for _, r := range t.Results {
+			if _, left := byCall[r.CallID]; left {
+				return nil, fmt.Errorf("gemini: turn %d has a result for call %s, which the turn does not make", ti+1, r.CallID)
+			}
+		}
+		out = append(out, user)
+	}
+	return out, nil
+}
+
+// wireCallID is the id to send for a call: none for ids the decoder made up.
+func wireCallID(id string) string {
+	if strings.HasPrefix(id, SyntheticCallIDPrefix) {
+		return ""
+	}
+	return id
+}
