@@ -161,6 +161,16 @@ func AllCapabilities() []Capabilities {
 	return out
 }
 
+// who names the provider and protocol for messages: "gemini" when the
+// simulator or the provider of the same name speaks it, else "deepseek on
+// openai-responses".
+func (c Capabilities) who() string {
+	if c.Provider == ProviderSim || c.Provider == c.Protocol || c.Provider+"-chat" == c.Protocol {
+		return c.Protocol
+	}
+	return c.Provider + " on " + c.Protocol
+}
+
 // Check reports what req asks that these capabilities cannot carry at all
 // (an error), and what they can carry only in a degraded form (returned
 // as notes to record on the encoded request).
@@ -203,24 +213,24 @@ func (c Capabilities) Check(req *Request) (degradations []string, err error) {
 		strictAsked = strictAsked || t.Strict
 	}
 	if strictAsked && !c.StrictSchemas {
-		degradations = append(degradations, fmt.Sprintf("strict schemas are not enforced by %s on %s; schemas sent without strict", c.Provider, c.Protocol))
+		degradations = append(degradations, fmt.Sprintf("%s does not enforce strict schemas; schemas sent without strict", c.who()))
 	}
 	switch req.Output.Mode {
 	case OutputJSONSchema:
 		switch c.StructuredOutput {
 		case OutputJSONSchema:
 		case OutputJSON:
-			degradations = append(degradations, fmt.Sprintf("%s on %s has JSON mode only: the output schema is sent as text in the system prompt with json_object mode", c.Provider, c.Protocol))
+			degradations = append(degradations, fmt.Sprintf("%s has JSON mode only: the output schema is sent as text in the system prompt with json_object mode", c.who()))
 		default:
-			degradations = append(degradations, fmt.Sprintf("%s on %s has no structured output: the output schema is sent as text in the system prompt", c.Provider, c.Protocol))
+			degradations = append(degradations, fmt.Sprintf("%s has no structured output: the output schema is sent as text in the system prompt", c.who()))
 		}
 	case OutputJSON:
 		if c.StructuredOutput == "" {
-			degradations = append(degradations, fmt.Sprintf("%s on %s has no JSON mode: the JSON requirement is stated in the system prompt", c.Provider, c.Protocol))
+			degradations = append(degradations, fmt.Sprintf("%s has no JSON mode: the JSON requirement is stated in the system prompt", c.who()))
 		}
 	}
 	if req.Limits.ParallelToolCalls != nil && !c.ParallelControl {
-		degradations = append(degradations, fmt.Sprintf("%s on %s ignores the parallel tool calls switch", c.Provider, c.Protocol))
+		degradations = append(degradations, fmt.Sprintf("%s ignores the parallel tool calls switch", c.who()))
 	}
 	if req.Store != nil && *req.Store && c.Protocol == OpenAIResponses && !c.ServerState {
 		degradations = append(degradations, fmt.Sprintf("%s keeps no responses: store sent as false", c.Provider))
