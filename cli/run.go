@@ -241,8 +241,8 @@ func (p *runPrinter) observe(u session.Update) {
 			}
 		}
 		if u.Timings != nil {
-			fmt.Fprintf(w, "  first byte %.0f ms, first event %.0f ms, first text %.0f ms, terminal %.0f ms\n",
-				u.Timings.FirstByte, u.Timings.FirstEvent, u.Timings.FirstText, u.Timings.Terminal)
+			fmt.Fprintf(w, "  first byte %s, first event %s, first text %s, terminal %s\n",
+				ms(u.Timings.FirstByte), ms(u.Timings.FirstEvent), ms(u.Timings.FirstText), ms(u.Timings.Terminal))
 		}
 	case session.UpResponse:
 		s := u.Summary
@@ -333,6 +333,14 @@ func (p *runPrinter) result(res *session.Result) {
 	}
 	p.line(map[string]any{"type": "session.result", "session_id": res.SessionID, "status": res.Status,
 		"validation": res.Layers, "output": output})
+}
+
+// ms shows a timing; zero means it never happened (no text, say).
+func ms(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f ms", v)
 }
 
 func usageLine(u *adapters.Usage) string {
