@@ -1,0 +1,365 @@
+package openaichat
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// The request body. Field order follows the request reference (model and
+// messages first, then tools, output, limits, streaming); MarshalBody keeps
+// struct order, so the wire JSON reads in this order.
+type requestBody struct {
+	Model             string          `json:"model"`
+	Messages          []any           `json:"messages"`
+	Tools             []toolParam     `json:"tools,omitempty"`
+	ToolChoice        any             `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
+	ResponseFormat    *responseFormat `json:"response_format,omitempty"`
+	// Thinking is DeepSeek's top-level switch (on by default there, so it
+	// is always sent); ReasoningEffort is shared by both dialects.
+	Thinking            *thinking      `json:"thinking,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"` // OpenAI
+	MaxTokens           int            `json:"max_tokens,omitempty"`            // DeepSeek
+	Temperature         *float64       `json:"temperature,omitempty"`
+	Stream              bool           `json:"stream,omitempty"`
+	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+}
+
+type systemMessage struct {
+	Role    string `json:"role"` // "system" or "developer"
+	Content string `json:"content"`
+}
+
+type textPart struct {
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
+}
+
+type userMessage struct {
+	Role    string     `json:"role"` // "user"
+	Content []textPart `json:"content"`
+}
+
+// assistantMessage is a model turn as history. Content is null for a turn
+// that only called tools; ReasoningContent is DeepSeek's passback.
+type assistantMessage struct {
+	Role             string     `json:"role"` // "assistant"
+	Content          *string    `json:"content"`
+	ReasoningContent *string    `json:"reasoning_content,omitempty"`
+	Refusal          *string    `json:"refusal,omitempty"`
+	ToolCalls        []toolCall `json:"tool_calls,omitempty"`
+}
+
+type toolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function functionCall `json:"function"`
+}
+
+type functionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // JSON text, as the model sent it
+}
+
+type toolMessage struct {
+	Role       string `json:"role"` // "tool"
+	ToolCallID string `json:"tool_call_id"`
+	Content    string `json:"content"`
+}
+
+type toolParam struct {
+	Type     string   `json:"type"` // "function"
+	Function function `json:"function"`
+}
+
+type function struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+type namedToolChoice struct {
+	Type     string `json:"type"` // "function"
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"` // "json_schema" or "json_object"
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Strict bool            `json:"strict"`
+	Schema json.RawMessage `json:"schema"`
+}
+
+type thinking struct {
+	Type string `json:"type"` // "enabled" or "disabled"
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// Encode builds the Chat Completions request for req. Sources land as
+// protocols.md §2.2 describes: each system source is one system message,
+// each developer source one developer message (DeepSeek: a further system
+// message, see below), and the user side one user message with a text part
+// per source. History follows: each model turn as one assistant message,
+// then one tool message per call, in the order of the calls.
+func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRequest, error) {
+	caps, err := adapters.CapabilitiesFor(provider, p.Name())
+	if err != nil {
+		return nil, err
+	}
+	degr, err := caps.Check(req)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := adapters.SplitSources(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Model == "" {
+		return nil, fmt.Errorf("the request names no model")
+	}
+
+	body := requestBody{Model: req.Model}
+	var fields []adapters.FieldMapping
+	add := func(m any) int {
+		body.Messages = append(body.Messages, m)
+		return len(body.Messages) - 1
+	}
+
+	for _, s := range parts.System {
+		i := add(systemMessage{Role: "system", Content: s.Text})
+		fields = append(fields, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[%d].content", i)})
+	}
+	for _, s := range parts.Developer {
+		// DeepSeek documents that it reads a developer message as a user
+		// message (the capability table's DeveloperAsUser). A skill is an
+		// instruction the application vouches for, so rather than let it
+		// sink to the user's level it goes in as one more system message,
+		// and the degradation from Check is recorded.
+		role, note := "developer", ""
+		if p.deepseek {
+			role, note = "system", "DeepSeek reads a developer message as user; sent as a system message"
+		}
+		i := add(systemMessage{Role: role, Content: s.Text})
+		fields = append(fields, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[%d].content", i), Note: note})
+	}
+
+	// The output contract. DeepSeek has JSON mode only: the schema travels
+	// as text in a system message of its own, after the rules and skills.
+	var schemaField adapters.FieldMapping
+	switch req.Output.Mode {
+	case adapters.OutputJSONSchema:
+		if p.deepseek {
+			body.ResponseFormat = &responseFormat{Type: "json_object"}
+			i := add(systemMessage{Role: "system", Content: adapters.SchemaInstruction(req.Output)})
+			schemaField = adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted,
+				Field: fmt.Sprintf("messages[%d].content", i), Note: "DeepSeek has JSON mode only: schema sent as text in a system message, response_format json_object"}
+		} else {
+			name := req.Output.Name
+			if name == "" {
+				name = "output"
+			}
+			body.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: name, Strict: req.Output.Strict, Schema: req.Output.Schema}}
+			schemaField = adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "response_format.json_schema.schema"}
+		}
+	case adapters.OutputJSON:
+		body.ResponseFormat = &responseFormat{Type: "json_object"}
+	case adapters.OutputText, "":
+	default:
+		return nil, fmt.Errorf("unknown output mode %q", req.Output.Mode)
+	}
+
+	if len(parts.User) > 0 {
+		um := userMessage{Role: "user"}
+		for _, s := range parts.User {
+			um.Content = append(um.Content, textPart{Type: "text", Text: adapters.SourceText(s)})
+		}
+		i := add(um)
+		for j, s := range parts.User {
+			fields = append(fields, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[%d].content[%d].text", i, j)})
+		}
+	}
+
+	for n, t := range req.Turns {
+		msgs, notes, err := p.history(n+1, t)
+		if err != nil {
+			return nil, err
+		}
+		body.Messages = append(body.Messages, msgs...)
+		degr = append(degr, notes...)
+	}
+
+	if len(req.Tools) > 0 {
+		for i, t := range req.Tools {
+			fn := function{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+			// DeepSeek's strict mode exists only on its beta endpoint;
+			// Check has recorded that strict is not sent.
+			fn.Strict = t.Strict && !p.deepseek
+			body.Tools = append(body.Tools, toolParam{Type: "function", Function: fn})
+			fields = append(fields, adapters.FieldMapping{Source: "tool:" + t.Name, Trust: adapters.TrustTrusted, Field: fmt.Sprintf("tools[%d]", i)})
+		}
+		switch req.Choice.Mode {
+		case adapters.ToolChoiceAuto, adapters.ToolChoiceNone, adapters.ToolChoiceRequired:
+			body.ToolChoice = string(req.Choice.Mode)
+		case adapters.ToolChoiceNamed:
+			var c namedToolChoice
+			c.Type, c.Function.Name = "function", req.Choice.Name
+			body.ToolChoice = c
+		case "":
+		default:
+			return nil, fmt.Errorf("unknown tool choice mode %q", req.Choice.Mode)
+		}
+		// parallel_tool_calls is only accepted with tools, and DeepSeek
+		// does not document it (Check recorded that it is ignored).
+		if !p.deepseek {
+			body.ParallelToolCalls = req.Limits.ParallelToolCalls
+		}
+	} else if req.Choice.Mode == adapters.ToolChoiceRequired || req.Choice.Mode == adapters.ToolChoiceNamed {
+		return nil, fmt.Errorf("tool_choice %s needs tools, and the request has none", req.Choice.Mode)
+	}
+	if schemaField.Source != "" {
+		fields = append(fields, schemaField)
+	}
+
+	if p.deepseek {
+		// Thinking is on by default at DeepSeek, so it is always stated:
+		// a request without a reasoning level gets the same answer mode
+		// every time.
+		if req.Limits.Reasoning == "" {
+			body.Thinking = &thinking{Type: "disabled"}
+		} else {
+			body.Thinking = &thinking{Type: "enabled"}
+			body.ReasoningEffort = deepseekEffort(req.Limits.Reasoning)
+		}
+		body.MaxTokens = req.Limits.MaxOutputTokens
+	} else {
+		body.ReasoningEffort = req.Limits.Reasoning
+		body.MaxCompletionTokens = req.Limits.MaxOutputTokens
+	}
+	body.Temperature = req.Limits.Temperature
+	if req.Stream {
+		body.Stream = true
+		body.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+
+	raw, err := adapters.MarshalBody(body)
+	if err != nil {
+		return nil, err
+	}
+	return &adapters.HTTPRequest{
+		Method:       "POST",
+		Path:         p.path(),
+		Headers:      map[string]string{"Content-Type": "application/json"},
+		Body:         raw,
+		Map:          fields,
+		Degradations: degr,
+	}, nil
+}
+
+// deepseekEffort maps a reasoning level to DeepSeek's documented efforts
+// (low, high, max). DeepSeek itself maps medium to high; saying so here
+// makes the wire request show what the model will do.
+func deepseekEffort(level string) string {
+	if level == "medium" {
+		return "high"
+	}
+	return level
+}
+
+// history encodes one model turn and its tool results: an assistant
+// message carrying the turn's text, tool calls and (DeepSeek) reasoning,
+// then one tool message per call in the order of the calls, each found by
+// call_id.
+func (p protocol) history(n int, t adapters.Turn) ([]any, []string, error) {
+	var notes []string
+	var text, reasoning, refusal strings.Builder
+	hasText, hasReasoning, hasRefusal := false, false, false
+	var calls []toolCall
+	for _, it := range t.Items {
+		switch it.Kind {
+		case adapters.KindMessage:
+			hasText = true
+			text.WriteString(it.Text)
+		case adapters.KindReasoning:
+			hasReasoning = true
+			reasoning.WriteString(it.Text)
+		case adapters.KindRefusal:
+			hasRefusal = true
+			refusal.WriteString(it.Text)
+		case adapters.KindToolCall:
+			args := string(it.Arguments)
+			if args == "" {
+				args = "{}"
+			}
+			calls = append(calls, toolCall{ID: it.CallID, Type: "function", Function: functionCall{Name: it.Name, Arguments: args}})
+		default:
+			return nil, nil, fmt.Errorf("turn %d: unknown item kind %q", n, it.Kind)
+		}
+	}
+
+	var out []any
+	if hasText || hasReasoning || hasRefusal || len(calls) > 0 {
+		m := assistantMessage{Role: "assistant", ToolCalls: calls}
+		if hasText {
+			s := text.String()
+			m.Content = &s
+		}
+		if hasReasoning {
+			if p.deepseek {
+				// Required for tool-call turns in thinking mode (a 400
+				// otherwise), ignored for others (protocols.md §5).
+				s := reasoning.String()
+				m.ReasoningContent = &s
+			} else {
+				notes = append(notes, fmt.Sprintf("turn %d: reasoning not sent back (Chat Completions has no field for it)", n))
+			}
+		}
+		if hasRefusal {
+			if p.deepseek {
+				notes = append(notes, fmt.Sprintf("turn %d: refusal not sent back (DeepSeek has no refusal field)", n))
+			} else {
+				s := refusal.String()
+				m.Refusal = &s
+			}
+		}
+		out = append(out, m)
+	}
+
+	byCall := make(map[string]adapters.ToolResult, len(t.Results))
+	for _, r := range t.Results {
+		if _, dup := byCall[r.CallID]; dup {
+			return nil, nil, fmt.Errorf("turn %d: two results for call %s", n, r.CallID)
+		}
+		byCall[r.CallID] = r
+	}
+	for _, c := range calls {
+		r, ok := byCall[c.ID]
+		if !ok {
+			return nil, nil, fmt.Errorf("turn %d: call %s (%s) has no tool result; every call must be answered", n, c.ID, c.Function.Name)
+		}
+		delete(byCall, c.ID)
+		if r.IsError {
+			notes = append(notes, fmt.Sprintf("turn %d: result for call %s is an error; Chat Completions has no error flag, sent as plain content", n, c.ID))
+		}
+		out = append(out, toolMessage{Role: "tool", ToolCallID: c.ID, Content: r.Content})
+	}
+	for _, r := range t.Results {
+		if _, left := byCall[r.CallID]; left {
+			return nil, nil, fmt.Errorf("turn %d: tool result for call %s answers no call of that turn", n, r.CallID)
+		}
+	}
+	return out, notes, nil
+}
