@@ -226,9 +226,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 		events = insert(events, max(1, len(events)/4), simp.UnknownEvent())
 	}
 	if f.take("duplicate-events", true) {
-		// Responses events repeat with their sequence_number; the other
-		// protocols get SSE ids so the repeats can be recognised.
-		events = duplicate(events, protocol != adapters.OpenAIResponses)
+		// Responses events repeat with their sequence_number; Gemini's SDK
+		// rejects any field but data, so its repeats carry nothing to tell
+		// them apart (as a real duplicate would); the others get SSE ids.
+		events = duplicate(events, protocol != adapters.OpenAIResponses && protocol != adapters.Gemini)
 	}
 	if f.take("late-event", true) {
 		for i := len(events) - 1; i >= 0; i-- {
