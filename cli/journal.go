@@ -1,11 +1,40 @@
 package cli
 
 import (
+	"encoding/json"
+	"errors"
+
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
 )
 
-// openJournal opens the session store for a run. TODO(store): wire the
-// SQLite journal once the store lands.
+// openJournal opens the session store for a run and describes the session
+// about to be recorded. A database that is not ours, or corrupt, is bad
+// input (exit 2) and is left untouched.
 func openJournal(app *App, sc *session.Scenario, f runFlags, prov session.Provider) (session.Journal, func(), error) {
-	return nil, func() {}, nil
+	db, err := store.Open(app.DB)
+	if err != nil {
+		var oe *store.OpenError
+		if errors.As(err, &oe) {
+			return nil, nil, usageErr("%v", err)
+		}
+		return nil, nil, failedErr("opening the session store: %v", err)
+	}
+	params, _ := json.Marshal(map[string]any{"stream": !f.noStream, "history": f.history, "approve": f.approve,
+		"faults": f.fault, "timeouts": f.timeouts})
+	tools, _ := json.Marshal(sc.Request(true, "").Tools)
+	model := f.model
+	if model == "" {
+		model = sc.Model
+	}
+	title := sc.Title
+	if sc.Variant != "" {
+		title += " [" + sc.Variant + "]"
+	}
+	j := session.NewStoreJournal(db, store.SessionMeta{
+		Title: title, Scenario: sc.Name, Variant: sc.Variant, Protocol: f.protocol, Provider: f.provider,
+		Model: model, BaseURL: prov.BaseURL, Source: "run", Version: Version,
+		Manifest: store.Manifest{Parameters: params, Tools: tools, OutputSchema: sc.Output.Schema},
+	}, !f.noStream)
+	return j, func() { _ = db.Close() }, nil
 }

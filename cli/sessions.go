@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/spf13/cobra"
+
+	"github.com/modelwire/modelwire/store"
+)
+
+func init() { register(newSessionsCmd) }
+
+func newSessionsCmd(app *App) *cobra.Command {
+	var f store.Filter
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List stored sessions, newest first",
+		Long: `List the sessions stored in the database (--db), newest first, as a table or,
+with --json, one object a line: id, created_at, scenario, protocol, provider,
+model, status (running, done, failed, interrupted), turns, events.
+
+A session whose recording process died shows as interrupted. Any unique prefix of
+an id names a session in replay and export.`,
+		Example: `  modelwire sessions
+  modelwire sessions --status failed --protocol anthropic-messages
+  modelwire sessions --search 退款 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch f.Status {
+			case "", store.StatusRunning, store.StatusDone, store.StatusFailed, store.StatusInterrupted:
+			default:
+				return usageErr("--status %q: want running, done, failed or interrupted", f.Status)
+			}
+			db, err := openForRead(app)
+			if err != nil {
+				return err
+			}
+			var list []store.SessionInfo
+			if db != nil {
+				defer db.Close()
+				if list, err = db.ListSessions(f); err != nil {
+					return storeErr(err)
+				}
+			}
+			out := bufio.NewWriter(app.Out)
+			defer out.Flush()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetEscapeHTML(false)
+				for _, s := range list {
+					if err := enc.Encode(sessionJSON(s)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			if len(list) == 0 {
+				fmt.Fprintf(out, "No sessions stored in %s.\n", app.DB)
+				return nil
+			}
+			writeSessionTable(out, list)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&asJSON, "json", false, "one JSON object a line")
+	fl.StringVar(&f.Scenario, "scenario", "", "only this scenario (refund matches its variants too)")
+	fl.StringVar(&f.Protocol, "protocol", "", "only this protocol")
+	fl.StringVar(&f.Provider, "provider", "", "only this provider")
+	fl.StringVar(&f.Status, "status", "", "only this status: running, done, failed or interrupted")
+	fl.StringVar(&f.Search, "search", "", "only sessions whose title contains this text")
+	return cmd
+}
+
+// sessionObject is a session in --json output (contract.md: a session
+// object), with a few extra fields.
+type sessionObject struct {
+	ID            string `json:"id"`
+	CreatedAt     string `json:"created_at"`
+	Scenario      string `json:"scenario"`
+	Protocol      string `json:"protocol"`
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	Status        string `json:"status"`
+	Turns         int    `json:"turns"`
+	Events        int    `json:"events"`
+	Title         string `json:"title"`
+	ModelReported string `json:"model_reported,omitempty"`
+	FinishedAt    string `json:"finished_at,omitempty"`
+	Source        string `json:"source,omitempty"`
+	BaseURL       string `json:"base_url,omitempty"`
+	Version       string `json:"modelwire_version,omitempty"`
+}
+
+const jsonTime = "2006-01-02T15:04:05.000Z07:00"
+
+func sessionJSON(s store.SessionInfo) sessionObject {
+	o := sessionObject{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(jsonTime), Scenario: s.ScenarioName(),
+		Protocol: s.Protocol, Provider: s.Provider, Model: s.Model, Status: s.Status, Turns: s.Turns, Events: s.Events,
+		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, BaseURL: s.BaseURL, Version: s.Version}
+	if o.Model == "" {
+		o.Model = s.ModelReported
+	}
+	if !s.FinishedAt.IsZero() {
+		o.FinishedAt = s.FinishedAt.UTC().Format(jsonTime)
+	}
+	return o
+}
+
+// writeSessionTable prints sessions as aligned columns. Widths are
+// measured in terminal cells, never bytes: titles may be Chinese.
+func writeSessionTable(w io.Writer, list []store.SessionInfo) {
+	rows := [][]string{{"ID", "CREATED", "STATUS", "SCENARIO", "PROTOCOL", "PROVIDER", "MODEL", "TURNS", "EVENTS", "TITLE"}}
+	for _, s := range list {
+		model := s.Model
+		if model == "" {
+			model = s.ModelReported
+		}
+		rows = append(rows, []string{s.ID, s.CreatedAt.Local().Format("2006-01-02 15:04"), s.Status,
+			clip(s.ScenarioName(), 24), s.Protocol, s.Provider, clip(model, 24), fmt.Sprint(s.Turns), fmt.Sprint(s.Events), clip(s.Title, 48)})
+	}
+	writeTable(w, rows, map[int]bool{7: true, 8: true})
+}
+
+// writeTable writes rows as columns two cells apart; right lists the
+// columns aligned right. The last column is not padded.
+func writeTable(w io.Writer, rows [][]string, right map[int]bool) {
+	if len(rows) == 0 {
+		return
+	}
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], runewidth.StringWidth(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-runewidth.StringWidth(c))
+			switch {
+			case i == len(r)-1:
+				b.WriteString(c)
+			case right[i]:
+				b.WriteString(pad + c + "  ")
+			default:
+				b.WriteString(c + pad + "  ")
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// clip cuts s to at most n cells, on one line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return runewidth.Truncate(s, n, "…")
+}
+
+// openForRead opens the database for a command that only reads it. A
+// database that does not exist yet is not created: db is nil. A location
+// that cannot be written is opened read-only.
+func openForRead(app *App) (*store.DB, error) {
+	if _, err := os.Stat(app.DB); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	db, err := store.Open(app.DB)
+	if errors.Is(err, store.ErrReadOnly) {
+		db, err = store.OpenWith(app.DB, store.Options{ReadOnly: true})
+	}
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	return db, nil
+}
+
+// openForWrite opens (creating if needed) the database for a command that
+// writes it.
+func openForWrite(app *App) (*store.DB, error) {
+	db, err := store.Open(app.DB)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	return db, nil
+}
+
+// resolveSession opens the database and resolves an id or unique prefix.
+func resolveSession(app *App, prefix string) (*store.DB, string, error) {
+	db, err := openForRead(app)
+	if err != nil {
+		return nil, "", err
+	}
+	if db == nil {
+		return nil, "", usageErr("no session %q: there is no database at %s yet", prefix, app.DB)
+	}
+	id, err := db.Resolve(prefix)
+	if err != nil {
+		db.Close()
+		return nil, "", storeErr(err)
+	}
+	return db, id, nil
+}
+
+// storeErr maps the store's errors to exit codes: a database that is not
+// usable, an unknown or ambiguous session, a malformed file are bad input
+// (2); anything else is a failure (1).
+func storeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		oe *store.OpenError
+		nf *store.NotFoundError
+		am *store.AmbiguousError
+		ie *store.InputError
+		re *store.RangeError
+		ee *exitError
+	)
+	switch {
+	case errors.As(err, &ee):
+		return err
+	case errors.As(err, &oe), errors.As(err, &nf), errors.As(err, &am), errors.As(err, &ie), errors.As(err, &re):
+		return usageErr("%v", err)
+	}
+	return failedErr("%v", err)
+}
+
+// ms formats a duration in milliseconds for tables.
+func fmtMS(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/store"
+)
+
+func init() {
+	register(newExportCmd)
+	register(newImportCmd)
+}
+
+func newExportCmd(app *App) *cobra.Command {
+	var format, output string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "export ID [--format jsonl|har] [-o FILE]",
+		Short: "Write a stored session as JSON Lines or as a HAR file",
+		Long: `Export a stored session (ID or a unique prefix of one).
+
+jsonl (the default) is modelwire's own format: the session, its attempts and its
+whole timeline, raw and canonical events as stored. modelwire import reads it back
+into any database with an identical timeline.
+
+har is an HTTP Archive 1.2, one entry per HTTP attempt with its request and its
+response (a streamed response as its SSE stream), for browsers' devtools, HAR
+viewers and other tools. Keys are redacted in both, as they are in the database.
+
+Without -o the export goes to standard output. An existing -o file is only
+replaced with --force.`,
+		Example: `  modelwire export 01jd3k -o refund.jsonl
+  modelwire export 01jd3k --format har -o refund.har`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "jsonl" && format != "har" {
+				return usageErr("--format %q: want jsonl or har", format)
+			}
+			if output != "" && output != "-" && !force {
+				if _, err := os.Stat(output); err == nil {
+					return usageErr("%s exists; pass --force to overwrite it", output)
+				} else if !errors.Is(err, fs.ErrNotExist) {
+					return usageErr("cannot write %s: %v", output, unwrapPathErr(err))
+				}
+			}
+			db, id, err := resolveSession(app, args[0])
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			write := func(w io.Writer) error {
+				if format == "har" {
+					return db.ExportHAR(w, id, Version)
+				}
+				return db.ExportJSONL(w, id)
+			}
+			if output == "" || output == "-" {
+				return storeErr(write(app.Out))
+			}
+			return writeFileAtomic(output, write)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl or har")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE instead of standard output")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing -o file")
+	return cmd
+}
+
+// writeFileAtomic writes path through a temporary file in the same
+// directory, renamed into place only when complete: a failed export
+// leaves nothing behind and never half-replaces a file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return usageErr("cannot write %s: %v", path, unwrapPathErr(err))
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return storeErr(err)
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return failedErr("writing %s: %v", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return failedErr("writing %s: %v", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return failedErr("writing %s: %v", path, err)
+	}
+	return nil
+}
+
+func newImportCmd(app *App) *cobra.Command {
+	var format string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Import sessions from a modelwire JSONL export or a HAR file",
+		Long: `Import sessions into the database.
+
+A modelwire JSONL export (modelwire export) is imported as it was recorded; a
+session the database already has is skipped, never overwritten.
+
+A HAR file, as saved by a browser's devtools ("Save all as HAR") or by mitmproxy,
+becomes one session per entry whose request is one of the five protocols
+(POST …/v1/responses, …/v1/chat/completions, …/chat/completions (DeepSeek),
+…/v1/messages, …/models/…:generateContent or :streamGenerateContent). Its
+response is decoded with that protocol's adapter, streamed bodies included. Other
+entries are skipped and counted. HAR keeps no time per event: every event of a
+response is placed at its first byte.
+
+The whole file is checked first: a malformed file imports nothing, and the error
+names the line (JSONL) or the entry (HAR).`,
+		Example: `  modelwire import refund.jsonl
+  modelwire import capture.har`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			f, err := os.Open(path)
+			if err != nil {
+				return usageErr("cannot read %s: %v", path, unwrapPathErr(err))
+			}
+			defer f.Close()
+			if st, err := f.Stat(); err == nil && st.IsDir() {
+				return usageErr("cannot read %s: it is a directory", path)
+			}
+			kind := format
+			if kind == "" {
+				if kind, err = sniffImport(f); err != nil {
+					return usageErr("cannot read %s: %v", path, err)
+				}
+				if kind == "" {
+					return usageErr("%s is neither a modelwire JSONL export nor a HAR file", path)
+				}
+			} else if kind != "jsonl" && kind != "har" {
+				return usageErr("--format %q: want jsonl or har", kind)
+			}
+			db, err := openForWrite(app)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			var res store.ImportResult
+			if kind == "jsonl" {
+				res, err = db.ImportJSONL(f, path)
+			} else {
+				res, err = db.ImportHAR(f, path, registry.Lookup)
+			}
+			if err != nil {
+				return storeErr(err)
+			}
+			if asJSON {
+				if res.Sessions == nil {
+					res.Sessions = []string{}
+				}
+				enc := json.NewEncoder(app.Out)
+				return enc.Encode(map[string]any{"imported": res.Sessions, "present": len(res.Present), "skipped": res.Skipped})
+			}
+			fmt.Fprintln(app.Out, importSummary(path, kind, res))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "", "jsonl or har (default: from the file's content)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one object: the ids imported, sessions already present, entries skipped")
+	return cmd
+}
+
+// sniffImport tells a JSONL export from a HAR file by its first bytes,
+// and rewinds the file.
+func sniffImport(f *os.File) (string, error) {
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return "", err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	head = bytes.TrimLeft(bytes.TrimPrefix(head[:n], []byte("\xef\xbb\xbf")), " \t\r\n")
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	switch {
+	case bytes.Contains(line, []byte(`"modelwire.export"`)):
+		return "jsonl", nil
+	case bytes.HasPrefix(head, []byte("{")):
+		return "har", nil
+	}
+	return "", nil
+}
+
+func importSummary(path, kind string, res store.ImportResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "imported %d session(s) from %s", len(res.Sessions), path)
+	if len(res.Sessions) > 0 {
+		b.WriteString(": " + strings.Join(res.Sessions, " "))
+	}
+	if kind == "har" {
+		fmt.Fprintf(&b, " (%d of %d HAR entries skipped: not one of the five protocols)", res.Skipped, res.Entries)
+	}
+	if len(res.Present) > 0 {
+		fmt.Fprintf(&b, " (%d already in the database: %s)", len(res.Present), strings.Join(res.Present, " "))
+	}
+	return b.String()
+}

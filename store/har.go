@@ -1,0 +1,538 @@
+package store
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/), the subset
+// browsers' devtools and mitmproxy write and read.
+
+type harFile struct {
+	Log harLog `json:"log"`
+}
+
+type harLog struct {
+	Version string     `json:"version"`
+	Creator harCreator `json:"creator"`
+	Pages   []struct{} `json:"pages"`
+	Entries []harEntry `json:"entries"`
+}
+
+type harCreator struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type harEntry struct {
+	StartedDateTime string      `json:"startedDateTime"`
+	Time            float64     `json:"time"`
+	Request         harRequest  `json:"request"`
+	Response        harResponse `json:"response"`
+	Cache           struct{}    `json:"cache"`
+	Timings         harTimings  `json:"timings"`
+	ResourceType    string      `json:"_resourceType,omitempty"`
+	Modelwire       *harExt     `json:"_modelwire,omitempty"`
+}
+
+type harExt struct {
+	Session  string `json:"session"`
+	Turn     int    `json:"turn"`
+	Attempt  int    `json:"attempt"`
+	Protocol string `json:"protocol"`
+}
+
+type harNV struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type harRequest struct {
+	Method      string       `json:"method"`
+	URL         string       `json:"url"`
+	HTTPVersion string       `json:"httpVersion"`
+	Cookies     []harNV      `json:"cookies"`
+	Headers     []harNV      `json:"headers"`
+	QueryString []harNV      `json:"queryString"`
+	PostData    *harPostData `json:"postData,omitempty"`
+	HeadersSize int64        `json:"headersSize"`
+	BodySize    int64        `json:"bodySize"`
+}
+
+type harPostData struct {
+	MimeType string `json:"mimeType"`
+	Text     string `json:"text"`
+}
+
+type harResponse struct {
+	Status      int        `json:"status"`
+	StatusText  string     `json:"statusText"`
+	HTTPVersion string     `json:"httpVersion"`
+	Cookies     []harNV    `json:"cookies"`
+	Headers     []harNV    `json:"headers"`
+	Content     harContent `json:"content"`
+	RedirectURL string     `json:"redirectURL"`
+	HeadersSize int64      `json:"headersSize"`
+	BodySize    int64      `json:"bodySize"`
+}
+
+type harContent struct {
+	Size     int64  `json:"size"`
+	MimeType string `json:"mimeType"`
+	Text     string `json:"text"`
+	Encoding string `json:"encoding,omitempty"`
+}
+
+// harTimings are milliseconds; -1 means not applicable.
+type harTimings struct {
+	Blocked float64 `json:"blocked"`
+	DNS     float64 `json:"dns"`
+	Connect float64 `json:"connect"`
+	SSL     float64 `json:"ssl"`
+	Send    float64 `json:"send"`
+	Wait    float64 `json:"wait"`
+	Receive float64 `json:"receive"`
+}
+
+// ExportHAR writes a session as a HAR 1.2 log, one entry per HTTP attempt,
+// that browsers' devtools and HAR viewers open. A streamed response body
+// is written back as an SSE stream of its raw events. creator is the
+// modelwire version to name in log.creator.
+func (db *DB) ExportHAR(w io.Writer, id, creator string) error {
+	s, err := db.GetSession(id)
+	if err != nil {
+		return err
+	}
+	// Each attempt's response body, rebuilt from its raw events in the
+	// framing they came in.
+	type body struct {
+		buf         bytes.Buffer
+		ndjson, sse bool
+	}
+	bodies := make(map[[2]int]*body, len(s.Attempts))
+	for i := range s.Attempts {
+		a := &s.Attempts[i]
+		bodies[[2]int{a.Turn, a.Attempt}] = &body{ndjson: a.Protocol == adapters.ClaudeCode, sse: isStreamed(a)}
+	}
+	it, err := db.sessionSteps(id)
+	if err != nil {
+		return err
+	}
+	for st := it.next(); st != nil && st.Seq <= s.Events; st = it.next() {
+		b := bodies[[2]int{st.Turn, st.Attempt}]
+		switch {
+		case st.Raw == nil || b == nil:
+		case b.ndjson:
+			b.buf.WriteString(st.Raw.Data)
+			b.buf.WriteByte('\n')
+		case b.sse:
+			writeSSE(&b.buf, *st.Raw)
+		default:
+			b.buf.WriteString(st.Raw.Data)
+		}
+	}
+	if err := it.close(); err != nil {
+		return err
+	}
+	log := harFile{Log: harLog{Version: "1.2", Creator: harCreator{Name: "modelwire", Version: creator}, Pages: []struct{}{}, Entries: []harEntry{}}}
+	for i := range s.Attempts {
+		a := &s.Attempts[i]
+		log.Log.Entries = append(log.Log.Entries, harEntryOf(s, a, bodies[[2]int{a.Turn, a.Attempt}].buf.String()))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(log)
+}
+
+func isStreamed(a *Attempt) bool {
+	if a.Stream {
+		return true
+	}
+	mt, _, _ := mime.ParseMediaType(a.ResponseHeader.Get("Content-Type"))
+	return mt == "text/event-stream"
+}
+
+// writeSSE writes one raw event as an SSE event.
+func writeSSE(b *bytes.Buffer, raw adapters.RawEvent) {
+	if raw.ID != "" {
+		b.WriteString("id: " + raw.ID + "\n")
+	}
+	if raw.Event != "" {
+		b.WriteString("event: " + raw.Event + "\n")
+	}
+	for _, line := range strings.Split(raw.Data, "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteByte('\n')
+}
+
+func ms(d *time.Duration) float64 {
+	if d == nil {
+		return -1
+	}
+	return float64(d.Microseconds()) / 1000
+}
+
+func harEntryOf(s *Session, a *Attempt, body string) harEntry {
+	e := harEntry{
+		StartedDateTime: a.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		ResourceType:    "fetch",
+		Modelwire:       &harExt{Session: s.ID, Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol},
+	}
+	req := harRequest{Method: a.Method, URL: a.URL, HTTPVersion: "HTTP/1.1", Cookies: []harNV{}, Headers: harHeaders(a.RequestHeader),
+		QueryString: []harNV{}, HeadersSize: -1, BodySize: int64(len(a.RequestBody))}
+	if req.Method == "" {
+		req.Method = http.MethodPost
+	}
+	if u, err := url.Parse(a.URL); err == nil {
+		for k, vs := range u.Query() {
+			for _, v := range vs {
+				req.QueryString = append(req.QueryString, harNV{k, v})
+			}
+		}
+		sort.Slice(req.QueryString, func(i, j int) bool { return req.QueryString[i].Name < req.QueryString[j].Name })
+	}
+	if a.RequestBody != nil {
+		mt := a.RequestHeader.Get("Content-Type")
+		if mt == "" {
+			mt = "application/json"
+		}
+		req.PostData = &harPostData{MimeType: mt, Text: string(a.RequestBody)}
+	}
+	e.Request = req
+	mt := a.ResponseHeader.Get("Content-Type")
+	if mt == "" {
+		mt = "application/json"
+		if isStreamed(a) {
+			mt = "text/event-stream"
+		}
+	}
+	e.Response = harResponse{Status: a.StatusCode, StatusText: http.StatusText(a.StatusCode), HTTPVersion: "HTTP/1.1",
+		Cookies: []harNV{}, Headers: harHeaders(a.ResponseHeader), RedirectURL: "", HeadersSize: -1, BodySize: int64(len(body)),
+		Content: harContent{Size: int64(len(body)), MimeType: mt, Text: body}}
+	tm := a.Timings
+	end := tm.Finished
+	if tm.Terminal != nil {
+		end = tm.Terminal
+	}
+	send, firstByte := ms(tm.Sent), ms(tm.FirstByte)
+	e.Timings = harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1, Send: max(send, 0), Wait: 0, Receive: 0}
+	if firstByte >= 0 {
+		e.Timings.Wait = max(firstByte-max(send, 0), 0)
+		if endMS := ms(end); endMS >= firstByte {
+			e.Timings.Receive = endMS - firstByte
+		}
+	}
+	e.Time = e.Timings.Send + e.Timings.Wait + e.Timings.Receive
+	return e
+}
+
+func harHeaders(h http.Header) []harNV {
+	out := []harNV{}
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			out = append(out, harNV{k, v})
+		}
+	}
+	return out
+}
+
+// Lookup finds a protocol's adapter by name (registry.Lookup); the store
+// takes it as a function so that it does not depend on every adapter.
+type Lookup func(protocol string) (adapters.Protocol, error)
+
+// harPlan is one HAR entry to import.
+type harPlan struct {
+	index    int
+	entry    harEntry
+	protocol string
+	provider string
+	model    string
+	baseURL  string
+	body     []byte
+	started  time.Time
+}
+
+// ImportHAR imports a HAR file: each entry whose request is one of the
+// five protocols (by its URL path) becomes a session, its response body
+// decoded with that protocol's adapter, streamed bodies included. Other
+// entries are skipped and counted. The whole file is checked before
+// anything is written; a malformed file is reported with the entry at
+// fault and imports nothing.
+func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, error) {
+	var res ImportResult
+	if db.w == nil {
+		return res, errors.New("store: the database is open read-only")
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return res, &InputError{File: name, Entry: -1, Msg: err.Error()}
+	}
+	var top struct {
+		Log *struct {
+			Entries []json.RawMessage `json:"entries"`
+		} `json:"log"`
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		return res, jsonInputError(name, data, err)
+	}
+	if top.Log == nil || top.Log.Entries == nil {
+		return res, &InputError{File: name, Entry: -1, Msg: "not a HAR file: it has no log.entries"}
+	}
+	var plans []harPlan
+	for i, raw := range top.Log.Entries {
+		bad := func(format string, args ...any) error {
+			return &InputError{File: name, Entry: i, Msg: fmt.Sprintf(format, args...)}
+		}
+		var e harEntry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return res, bad("%v", err)
+		}
+		if e.Request.URL == "" || e.Request.Method == "" {
+			return res, bad("request.method and request.url are required")
+		}
+		u, err := url.Parse(e.Request.URL)
+		if err != nil || u.Host == "" {
+			return res, bad("request.url %q is not an absolute URL", Redact(e.Request.URL))
+		}
+		res.Entries++
+		protocol := protocolOfPath(u)
+		if protocol == "" || !strings.EqualFold(e.Request.Method, http.MethodPost) {
+			res.Skipped++
+			continue
+		}
+		started, err := time.Parse(time.RFC3339Nano, e.StartedDateTime)
+		if err != nil {
+			return res, bad("startedDateTime %q is not a date", e.StartedDateTime)
+		}
+		if e.Response.Status == 0 && e.Response.Content.Text == "" {
+			return res, bad("the response is missing (status 0, no content): the request may not have completed")
+		}
+		body := []byte(e.Response.Content.Text)
+		if strings.EqualFold(e.Response.Content.Encoding, "base64") {
+			if body, err = base64.StdEncoding.DecodeString(e.Response.Content.Text); err != nil {
+				return res, bad("response.content.text is not valid base64: %v", err)
+			}
+		} else if e.Response.Content.Encoding != "" {
+			return res, bad("response.content.encoding %q is not supported (only base64)", e.Response.Content.Encoding)
+		}
+		p := harPlan{index: i, entry: e, protocol: protocol, provider: providerOfHost(u.Hostname()), body: body, started: started,
+			baseURL: baseURLOf(u, protocol)}
+		if e.Request.PostData != nil {
+			var req struct {
+				Model string `json:"model"`
+			}
+			_ = json.Unmarshal([]byte(e.Request.PostData.Text), &req)
+			p.model = req.Model
+		}
+		if protocol == adapters.Gemini {
+			if _, after, ok := strings.Cut(u.Path, "/models/"); ok {
+				p.model, _, _ = strings.Cut(after, ":")
+			}
+		}
+		plans = append(plans, p)
+	}
+	for _, p := range plans {
+		if _, err := lookup(p.protocol); err != nil {
+			return res, fmt.Errorf("cannot decode %s: %w", p.protocol, err)
+		}
+	}
+	for _, p := range plans {
+		id, err := db.importHAREntry(p, lookup)
+		if err != nil {
+			for _, done := range res.Sessions {
+				_ = db.DeleteSession(done)
+			}
+			return ImportResult{}, fmt.Errorf("%s: log.entries[%d]: %w", name, p.index, err)
+		}
+		res.Sessions = append(res.Sessions, id)
+	}
+	return res, nil
+}
+
+// jsonInputError reports a JSON error with its line and column.
+func jsonInputError(name string, data []byte, err error) error {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return &InputError{File: name, Entry: -1, Msg: "not valid JSON: " + err.Error()}
+	}
+	off = min(off, int64(len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	return &InputError{File: name, Line: line, Entry: -1, Msg: fmt.Sprintf("not valid JSON (column %d): %v", col, err)}
+}
+
+// protocolOfPath recognises the five protocols by the request path (a
+// gateway may put a prefix before it).
+func protocolOfPath(u *url.URL) string {
+	p := strings.TrimRight(u.Path, "/")
+	switch {
+	case strings.HasSuffix(p, "/v1/responses"):
+		return adapters.OpenAIResponses
+	case strings.HasSuffix(p, "/v1/chat/completions"):
+		if strings.Contains(u.Hostname(), "deepseek") {
+			return adapters.DeepSeekChat
+		}
+		return adapters.OpenAIChat
+	case strings.HasSuffix(p, "/chat/completions"):
+		return adapters.DeepSeekChat
+	case strings.HasSuffix(p, "/v1/messages"):
+		return adapters.AnthropicMessages
+	case strings.Contains(p, "/models/") && (strings.HasSuffix(p, ":generateContent") || strings.HasSuffix(p, ":streamGenerateContent")):
+		return adapters.Gemini
+	}
+	return ""
+}
+
+func providerOfHost(host string) string {
+	switch {
+	case strings.HasSuffix(host, "openai.com"):
+		return adapters.ProviderOpenAI
+	case strings.HasSuffix(host, "anthropic.com"):
+		return adapters.ProviderAnthropic
+	case strings.HasSuffix(host, "deepseek.com"):
+		return adapters.ProviderDeepSeek
+	case strings.HasSuffix(host, "googleapis.com"):
+		return adapters.ProviderGemini
+	}
+	return adapters.ProviderCompatible
+}
+
+// baseURLOf is the base URL as the official SDKs mean it: OpenAI's
+// includes /v1, the others' do not.
+func baseURLOf(u *url.URL, protocol string) string {
+	p := u.Path
+	cut := func(suffix string) string {
+		if i := strings.LastIndex(p, suffix); i >= 0 {
+			return p[:i]
+		}
+		return p
+	}
+	switch protocol {
+	case adapters.OpenAIResponses:
+		p = cut("/responses")
+	case adapters.OpenAIChat, adapters.DeepSeekChat:
+		p = cut("/chat/completions")
+		if protocol == adapters.DeepSeekChat {
+			p = strings.TrimSuffix(p, "/v1")
+		}
+	case adapters.AnthropicMessages:
+		p = cut("/v1/messages")
+	case adapters.Gemini:
+		if i := strings.Index(p, "/v1beta/"); i >= 0 {
+			p = p[:i]
+		} else if i := strings.Index(p, "/v1/"); i >= 0 {
+			p = p[:i]
+		}
+	}
+	return u.Scheme + "://" + u.Host + p
+}
+
+// importHAREntry records one HAR entry as a session.
+func (db *DB) importHAREntry(p harPlan, lookup Lookup) (string, error) {
+	proto, err := lookup(p.protocol)
+	if err != nil {
+		return "", err
+	}
+	e := p.entry
+	u, _ := url.Parse(e.Request.URL)
+	w, err := db.createSession(SessionMeta{Title: e.Request.Method + " " + u.Host + u.Path, Protocol: p.protocol,
+		Provider: p.provider, Model: p.model, BaseURL: p.baseURL, Source: "har", CreatedAt: p.started}, "", StatusRunning)
+	if err != nil {
+		return "", err
+	}
+	reqH, respH := http.Header{}, http.Header{}
+	for _, h := range e.Request.Headers {
+		reqH.Add(h.Name, h.Value)
+	}
+	for _, h := range e.Response.Headers {
+		respH.Add(h.Name, h.Value)
+	}
+	var reqBody []byte
+	stream := strings.Contains(p.entry.Request.URL, ":streamGenerateContent")
+	if e.Request.PostData != nil {
+		reqBody = []byte(e.Request.PostData.Text)
+		var req struct {
+			Stream bool `json:"stream"`
+		}
+		if json.Unmarshal(reqBody, &req) == nil && req.Stream {
+			stream = true
+		}
+	}
+	t := e.Timings
+	pos := func(v float64) float64 { return max(v, 0) }
+	sent := time.Duration((pos(t.Blocked) + pos(t.DNS) + pos(t.Connect) + pos(t.Send)) * float64(time.Millisecond))
+	firstByte := sent + time.Duration(pos(t.Wait)*float64(time.Millisecond))
+	end := firstByte + time.Duration(pos(t.Receive)*float64(time.Millisecond))
+
+	rec, err := w.startAttempt(1, 1, AttemptMeta{Method: e.Request.Method, URL: e.Request.URL, Header: reqH, Body: reqBody, Stream: stream},
+		p.started, 0, time.Now())
+	if err != nil {
+		return "", err
+	}
+	rec.MarkAt(MarkSent, sent)
+	rec.MarkAt(MarkFirstByte, firstByte)
+	if err := rec.Response(e.Response.Status, respH); err != nil {
+		return "", err
+	}
+	// HAR keeps no time per event: every event is placed at the first
+	// byte, and the terminal at the end of the transfer.
+	rec.MarkAt(MarkTerminal, end)
+	st := adapters.NewStream(proto)
+	mt, _, _ := mime.ParseMediaType(e.Response.Content.MimeType)
+	failed := e.Response.Status >= 400
+	switch {
+	case failed:
+		apiErr := proto.DecodeError(e.Response.Status, respH, p.body)
+		evs := st.Reducer().Apply([]adapters.Event{{Type: adapters.EvTerminal, Status: adapters.StatusFailed,
+			StopReason: adapters.StopError, Error: apiErr}})
+		err = rec.AppendAt(firstByte, adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(p.body)}, Events: evs})
+	case mt == "text/event-stream" || proto.Framing() == adapters.FramingNDJSON || (len(p.body) > 0 && adapters.LooksLikeStream(p.body)):
+		err = adapters.ReadStream(proto, st, bytes.NewReader(p.body), func(step adapters.Step) error {
+			return rec.AppendAt(firstByte, step)
+		})
+	default:
+		evs := st.FeedBody(p.body)
+		err = rec.AppendAt(firstByte, adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(p.body)}, Events: evs})
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := rec.finish("", end, ""); err != nil {
+		return "", err
+	}
+	if term := st.Reducer().Terminal(); term != nil && term.Status == adapters.StatusFailed {
+		failed = true
+	}
+	status := StatusDone
+	if failed {
+		status = StatusFailed
+	}
+	return w.ID(), w.finish(status, p.started.Add(end))
+}

@@ -1,0 +1,856 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// SessionInfo is a session as listed.
+type SessionInfo struct {
+	ID            string
+	CreatedAt     time.Time
+	FinishedAt    time.Time // zero while running or when interrupted
+	Status        string
+	Title         string
+	Scenario      string
+	Variant       string
+	Protocol      string
+	Provider      string
+	Model         string // asked for
+	ModelReported string // as the provider named it
+	BaseURL       string
+	Source        string
+	Version       string // modelwire version that recorded it
+	Turns         int
+	Events        int // timeline entries
+}
+
+// ScenarioName is the scenario as the contract names it: "refund" or
+// "refund/<variant>".
+func (s SessionInfo) ScenarioName() string {
+	if s.Variant == "" {
+		return s.Scenario
+	}
+	return s.Scenario + "/" + s.Variant
+}
+
+// Filter selects sessions; empty fields match everything.
+type Filter struct {
+	// Scenario matches the scenario ("refund" matches its variants too) or
+	// the full "refund/<variant>".
+	Scenario string
+	Protocol string
+	Provider string
+	Status   string
+	// Search is text in the title (or the scenario).
+	Search string
+	// Limit caps the result (0: no cap).
+	Limit int
+}
+
+const sessionColumns = `id, created_at, coalesce(finished_at, 0), status, title, scenario, variant, protocol, provider,
+	model, model_reported, base_url, source, modelwire_version, turns, events`
+
+func scanSession(sc interface{ Scan(...any) error }) (SessionInfo, error) {
+	var s SessionInfo
+	var created, finished int64
+	err := sc.Scan(&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
+		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events)
+	s.CreatedAt = time.UnixMilli(created)
+	if finished != 0 {
+		s.FinishedAt = time.UnixMilli(finished)
+	}
+	return s, err
+}
+
+// ListSessions lists sessions newest first. Sessions whose writer is gone
+// are reported (and, unless read-only, marked) interrupted first.
+func (db *DB) ListSessions(f Filter) ([]SessionInfo, error) {
+	ctx := context.Background()
+	dead, err := db.sweep(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var where []string
+	var args []any
+	if f.Scenario != "" {
+		where = append(where, `(scenario = ? OR scenario || '/' || variant = ?)`)
+		args = append(args, f.Scenario, f.Scenario)
+	}
+	for _, c := range []struct{ col, val string }{{"protocol", f.Protocol}, {"provider", f.Provider}} {
+		if c.val != "" {
+			where = append(where, c.col+` = ?`)
+			args = append(args, c.val)
+		}
+	}
+	if f.Status != "" && len(dead) == 0 {
+		where = append(where, `status = ?`)
+		args = append(args, f.Status)
+	}
+	if f.Search != "" {
+		pat := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(f.Search) + "%"
+		where = append(where, `(title LIKE ? ESCAPE '\' OR scenario LIKE ? ESCAPE '\')`)
+		args = append(args, pat, pat)
+	}
+	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY created_at DESC, id DESC`
+	rows, err := db.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SessionInfo
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		if dead[s.ID] {
+			s.Status = StatusInterrupted
+		}
+		if f.Status != "" && s.Status != f.Status {
+			continue
+		}
+		out = append(out, s)
+		if f.Limit > 0 && len(out) == f.Limit {
+			break
+		}
+	}
+	return out, rows.Err()
+}
+
+// Resolve turns an id or a unique prefix of one (case-insensitive) into
+// the session's id.
+func (db *DB) Resolve(prefix string) (string, error) {
+	p := normalizeID(prefix)
+	if !validIDPrefix(p) {
+		// Imported sessions keep their ids, which may be of another form.
+		var id string
+		err := db.sql.QueryRow(`SELECT id FROM sessions WHERE id = ?`, prefix).Scan(&id)
+		if err == nil {
+			return id, nil
+		}
+		return "", &NotFoundError{ID: prefix}
+	}
+	rows, err := db.sql.Query(`SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 6`, p, p+"~")
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return "", err
+		}
+		if id == p {
+			return id, nil
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	switch len(ids) {
+	case 0:
+		return "", &NotFoundError{ID: prefix}
+	case 1:
+		return ids[0], nil
+	}
+	if len(ids) > 5 {
+		ids = append(ids[:5], "…")
+	}
+	return "", &AmbiguousError{Prefix: prefix, Matches: ids}
+}
+
+// sid looks up a session's row id.
+func (db *DB) sid(ctx context.Context, id string) (int64, error) {
+	var sid int64
+	err := db.sql.QueryRowContext(ctx, `SELECT sid FROM sessions WHERE id = ?`, id).Scan(&sid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, &NotFoundError{ID: id}
+	}
+	return sid, err
+}
+
+// Session is one session in full, without its timeline.
+type Session struct {
+	SessionInfo
+	Manifest    Manifest
+	Attempts    []Attempt
+	Calls       []Call
+	Validations []ValidationRecord
+}
+
+// Timings are an attempt's offsets from its start; nil where the moment
+// never came.
+type Timings struct {
+	Sent, FirstByte, FirstEvent, FirstText, Terminal, Finished *time.Duration
+}
+
+// Attempt is one HTTP attempt.
+type Attempt struct {
+	Turn, Attempt  int
+	Protocol       string
+	StartedAt      time.Time
+	Start          time.Duration // from the session's start
+	Method         string
+	URL            string
+	RequestHeader  http.Header
+	RequestBody    []byte
+	Stream         bool
+	RetryReason    string
+	StatusCode     int
+	ResponseHeader http.Header
+	Error          string
+	State          string // running, done, failed, interrupted
+	TerminalStatus string
+	StopReason     string
+	ResponseID     string
+	ResponseModel  string
+	Timings        Timings
+	Usage          *adapters.Usage // nil when none was reported
+	RawEvents      int
+	FirstSeq       int // its first and last timeline entries (0: none)
+	LastSeq        int
+}
+
+// Call is a proposed tool call with its decision and result, if any.
+type Call struct {
+	Turn        int
+	CallID      string
+	Name        string
+	Arguments   json.RawMessage // as proposed
+	ProposedSeq int             // 0 when no tool.proposed was recorded
+	Decision    string          // "" while undecided
+	Edited      json.RawMessage
+	Reason      string
+	DecidedAt   time.Time
+	DecisionSeq int
+	HasResult   bool
+	Result      string
+	IsError     bool
+	ResultAt    time.Time
+	ResultSeq   int
+}
+
+// ValidationRecord is one layer's verdict as recorded at entry Seq.
+type ValidationRecord struct {
+	Seq  int
+	Turn int
+	Validation
+}
+
+// GetSession reads a session's metadata, attempts, calls and validations.
+func (db *DB) GetSession(id string) (*Session, error) {
+	ctx := context.Background()
+	dead, err := db.sweep(ctx)
+	if err != nil {
+		return nil, err
+	}
+	row := db.sql.QueryRowContext(ctx, `SELECT `+sessionColumns+`, manifest, sid FROM sessions WHERE id = ?`, id)
+	var s Session
+	var manifest string
+	var sid int64
+	var created, finished int64
+	err = row.Scan(&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
+		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events, &manifest, &sid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &NotFoundError{ID: id}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.CreatedAt = time.UnixMilli(created)
+	if finished != 0 {
+		s.FinishedAt = time.UnixMilli(finished)
+	}
+	if dead[s.ID] {
+		s.Status = StatusInterrupted
+	}
+	_ = json.Unmarshal([]byte(manifest), &s.Manifest)
+	if s.Attempts, err = db.attempts(ctx, sid, dead[s.ID]); err != nil {
+		return nil, err
+	}
+	if s.Calls, err = db.calls(ctx, sid, -1); err != nil {
+		return nil, err
+	}
+	if s.Validations, err = db.validations(ctx, sid, -1); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+const attemptColumns = `aid, turn, attempt, protocol, started_at, start_us, method, url, request_headers, request_body, stream,
+	retry_reason, status_code, response_headers, error, state, terminal_status, stop_reason, response_id, response_model,
+	sent_us, first_byte_us, first_event_us, first_text_us, terminal_us, finished_us,
+	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, provider_usage,
+	raw_events, coalesce(first_seq, 0), coalesce(last_seq, 0)`
+
+type attemptRow struct {
+	aid int64
+	Attempt
+}
+
+func scanAttempt(sc interface{ Scan(...any) error }) (attemptRow, error) {
+	var a attemptRow
+	var started, startUS int64
+	var reqH, respH string
+	var marks [6]sql.NullInt64
+	var usage [5]sql.NullInt64
+	var providerUsage sql.NullString
+	err := sc.Scan(&a.aid, &a.Turn, &a.Attempt.Attempt, &a.Protocol, &started, &startUS, &a.Method, &a.URL, &reqH, &a.RequestBody,
+		&a.Stream, &a.RetryReason, &a.StatusCode, &respH, &a.Error, &a.State, &a.TerminalStatus, &a.StopReason,
+		&a.ResponseID, &a.ResponseModel, &marks[0], &marks[1], &marks[2], &marks[3], &marks[4], &marks[5],
+		&usage[0], &usage[1], &usage[2], &usage[3], &usage[4], &providerUsage, &a.RawEvents, &a.FirstSeq, &a.LastSeq)
+	if err != nil {
+		return a, err
+	}
+	a.StartedAt = time.UnixMilli(started)
+	a.Start = time.Duration(startUS) * time.Microsecond
+	_ = json.Unmarshal([]byte(reqH), &a.RequestHeader)
+	_ = json.Unmarshal([]byte(respH), &a.ResponseHeader)
+	dst := []**time.Duration{&a.Timings.Sent, &a.Timings.FirstByte, &a.Timings.FirstEvent, &a.Timings.FirstText, &a.Timings.Terminal, &a.Timings.Finished}
+	for i, m := range marks {
+		if m.Valid {
+			d := time.Duration(m.Int64) * time.Microsecond
+			*dst[i] = &d
+		}
+	}
+	has := false
+	u := &adapters.Usage{}
+	for i, p := range []**int64{&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &u.ReasoningTokens} {
+		if usage[i].Valid {
+			*p = adapters.Int(usage[i].Int64)
+			has = true
+		}
+	}
+	if providerUsage.Valid {
+		u.ProviderUsage = json.RawMessage(providerUsage.String)
+		has = true
+	}
+	if has {
+		a.Usage = u
+	}
+	return a, nil
+}
+
+func (db *DB) attemptRows(ctx context.Context, sid int64, interrupted bool) ([]attemptRow, error) {
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+attemptColumns+` FROM attempts WHERE sid = ? ORDER BY aid`, sid)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []attemptRow
+	for rows.Next() {
+		a, err := scanAttempt(rows)
+		if err != nil {
+			return nil, err
+		}
+		if interrupted && a.State == StatusRunning {
+			a.State = StatusInterrupted
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func (db *DB) attempts(ctx context.Context, sid int64, interrupted bool) ([]Attempt, error) {
+	rows, err := db.attemptRows(ctx, sid, interrupted)
+	out := make([]Attempt, len(rows))
+	for i, r := range rows {
+		out[i] = r.Attempt
+	}
+	return out, err
+}
+
+// calls reads the tool calls as they stood after entry upto (-1: all).
+func (db *DB) calls(ctx context.Context, sid int64, upto int) ([]Call, error) {
+	limit := upto
+	if limit < 0 {
+		limit = int(^uint(0) >> 1)
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT turn, call_id, name, arguments, coalesce(proposed_seq, 0), decision, edited_arguments,
+		reason, coalesce(decided_at, 0), coalesce(decision_seq, 0), result, coalesce(is_error, 0), coalesce(result_at, 0),
+		coalesce(result_seq, 0)
+		FROM tool_calls WHERE sid = ? AND min(coalesce(proposed_seq, 1e18), coalesce(decision_seq, 1e18), coalesce(result_seq, 1e18)) <= ?
+		ORDER BY min(coalesce(proposed_seq, 1e18), coalesce(decision_seq, 1e18), coalesce(result_seq, 1e18))`, sid, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Call
+	for rows.Next() {
+		var c Call
+		var args, edited, result sql.NullString
+		var decided, resultAt int64
+		if err := rows.Scan(&c.Turn, &c.CallID, &c.Name, &args, &c.ProposedSeq, &c.Decision, &edited, &c.Reason, &decided,
+			&c.DecisionSeq, &result, &c.IsError, &resultAt, &c.ResultSeq); err != nil {
+			return nil, err
+		}
+		if args.Valid {
+			c.Arguments = json.RawMessage(args.String)
+		}
+		if c.ProposedSeq > limit {
+			c.ProposedSeq = 0
+		}
+		if c.DecisionSeq > 0 && c.DecisionSeq <= limit {
+			if edited.Valid {
+				c.Edited = json.RawMessage(edited.String)
+			}
+			c.DecidedAt = time.UnixMilli(decided)
+		} else {
+			c.Decision, c.Reason, c.DecisionSeq = "", "", 0
+		}
+		if result.Valid && c.ResultSeq > 0 && c.ResultSeq <= limit {
+			c.HasResult, c.Result, c.ResultAt = true, result.String, time.UnixMilli(resultAt)
+		} else {
+			c.IsError, c.ResultSeq = false, 0
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// validations reads validation rows recorded up to entry upto (-1: all).
+func (db *DB) validations(ctx context.Context, sid int64, upto int) ([]ValidationRecord, error) {
+	limit := upto
+	if limit < 0 {
+		limit = int(^uint(0) >> 1)
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT seq, turn, layer, status, detail FROM validations
+		WHERE sid = ? AND seq <= ? ORDER BY seq, ord`, sid, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ValidationRecord
+	for rows.Next() {
+		var v ValidationRecord
+		if err := rows.Scan(&v.Seq, &v.Turn, &v.Layer, &v.Status, &v.Detail); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// TurnUsage is the usage of one turn: the sum over its attempts (a failed
+// attempt that reported usage was paid for too).
+type TurnUsage struct {
+	Turn int
+	adapters.Usage
+}
+
+// Usage sums the attempts' usage per turn, in turn order. A class no
+// attempt of the turn reported stays nil.
+func (s *Session) Usage() []TurnUsage {
+	var out []TurnUsage
+	for _, a := range s.Attempts {
+		if a.Usage == nil {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1].Turn != a.Turn {
+			out = append(out, TurnUsage{Turn: a.Turn})
+		}
+		t := &out[len(out)-1]
+		add := func(dst **int64, v *int64) {
+			if v == nil {
+				return
+			}
+			if *dst == nil {
+				*dst = adapters.Int(0)
+			}
+			**dst += *v
+		}
+		add(&t.InputTokens, a.Usage.InputTokens)
+		add(&t.OutputTokens, a.Usage.OutputTokens)
+		add(&t.CacheReadTokens, a.Usage.CacheReadTokens)
+		add(&t.CacheWriteTokens, a.Usage.CacheWriteTokens)
+		add(&t.ReasoningTokens, a.Usage.ReasoningTokens)
+	}
+	return out
+}
+
+// DeleteSession removes a session and everything recorded for it.
+func (db *DB) DeleteSession(id string) error {
+	if db.w == nil {
+		return errors.New("store: the database is open read-only")
+	}
+	sid, err := db.sid(context.Background(), id)
+	if err != nil {
+		return err
+	}
+	db.w.mu.Lock()
+	ls := db.w.sessions[sid]
+	if ls != nil && !ls.finished {
+		db.w.mu.Unlock()
+		return errors.New("store: session " + id + " is being recorded")
+	}
+	delete(db.w.sessions, sid)
+	db.w.mu.Unlock()
+	return db.w.exec(func(t *txn) error {
+		var status string
+		if err := t.w.conn.QueryRowContext(t.ctx, `SELECT status FROM sessions WHERE sid = ?`, sid).Scan(&status); err != nil {
+			return err
+		}
+		if status == StatusRunning {
+			return errors.New("store: session " + id + " is being recorded")
+		}
+		return t.exec(`DELETE FROM sessions WHERE sid = ?`, sid)
+	})
+}
+
+// The timeline.
+
+// Entry is one entry of a session's timeline: a canonical event with the
+// raw event it came from, a raw event that produced no canonical event,
+// the end of an attempt's input (canonical events without a raw event), or
+// a session-level entry (a decision, a tool result, a validation).
+type Entry struct {
+	Seq     int
+	Turn    int
+	Attempt int // 0 for a session-level entry
+	// Offset is monotonic time from the attempt's start (from the
+	// session's start for a session-level entry).
+	Offset time.Duration
+	// RawIndex numbers the attempt's raw events from 0; -1 without one.
+	RawIndex int
+	// Raw is the raw event; the entries derived from one raw event share it.
+	Raw *adapters.RawEvent
+	// Type is the canonical event's type, or EntryDecision, EntryToolResult,
+	// EntryValidation; "" when there is no event.
+	Type string
+	// Event is the event as stored (JSON), nil when there is none.
+	Event json.RawMessage
+}
+
+// Canonical decodes the entry's canonical event; ok is false for entries
+// without one and for session-level entries.
+func (e Entry) Canonical() (ev adapters.Event, ok bool, err error) {
+	if e.Event == nil || e.Attempt == 0 {
+		return ev, false, nil
+	}
+	err = json.Unmarshal(e.Event, &ev)
+	return ev, err == nil, err
+}
+
+// Decision decodes a decision entry (Type EntryDecision).
+func (e Entry) Decision() (Decision, bool) {
+	d, ok := e.sessionEntry().(decisionEvent)
+	return d.decision(), ok
+}
+
+// decision turns the entry back into the Decision it records.
+func (d decisionEvent) decision() Decision {
+	out := Decision{Turn: d.Turn, CallID: d.CallID, Name: d.Name, Decision: d.Decision, Arguments: d.Arguments, Reason: d.Reason, At: d.At}
+	if len(d.OriginalArguments) > 0 {
+		out.Arguments, out.Edited = d.OriginalArguments, d.Arguments
+	}
+	return out
+}
+
+// ToolResult decodes a tool result entry (Type EntryToolResult).
+func (e Entry) ToolResult() (ToolResult, bool) {
+	r, ok := e.sessionEntry().(resultEvent)
+	return ToolResult{Turn: r.Turn, CallID: r.CallID, Name: r.Name, Content: r.Content, IsError: r.IsError, At: r.At}, ok
+}
+
+// Validation decodes a validation entry (Type EntryValidation): the turn
+// it judged (0 for the session) and the layers' verdicts.
+func (e Entry) Validation() (turn int, results []Validation, ok bool) {
+	v, ok := e.sessionEntry().(validationEvent)
+	return v.Turn, v.Results, ok
+}
+
+func (e Entry) sessionEntry() any {
+	if e.Attempt != 0 || e.Event == nil {
+		return nil
+	}
+	v, _ := parseSessionEntry(e.Event)
+	return v
+}
+
+// storedStep is a step as kept in a chunk.
+type storedStep struct {
+	Seq      int                `json:"seq"`
+	Turn     int                `json:"turn"`
+	Attempt  int                `json:"attempt"`
+	OffsetUS int64              `json:"offset_us"`
+	RawIndex *int               `json:"raw_index,omitempty"`
+	Raw      *adapters.RawEvent `json:"raw,omitempty"`
+	Events   []json.RawMessage  `json:"events"`
+
+	// decoded holds the events instead of Events when the iterator was
+	// asked for canonical events (replay).
+	decoded []adapters.Event
+}
+
+func (s *storedStep) entries() int { return max(1, len(s.Events), len(s.decoded)) }
+
+// canonicalStep decodes a stored step's events in one pass, for replay.
+type canonicalStep struct {
+	Seq    int              `json:"seq"`
+	Events []adapters.Event `json:"events"`
+}
+
+// entry returns the step's i-th entry (with its own copy of the raw event).
+func (s *storedStep) entry(i int) Entry {
+	e := Entry{Seq: s.Seq + i, Turn: s.Turn, Attempt: s.Attempt, Offset: time.Duration(s.OffsetUS) * time.Microsecond, RawIndex: -1}
+	if s.Raw != nil {
+		raw := *s.Raw
+		e.Raw = &raw
+	}
+	if s.RawIndex != nil {
+		e.RawIndex = *s.RawIndex
+	}
+	if i < len(s.Events) {
+		e.Event = s.Events[i]
+		e.Type = eventType(e.Event)
+	}
+	return e
+}
+
+// eventType finds the "type" of a stored event without decoding it: the
+// first "type" key (string values inside are escaped, so the unescaped
+// key cannot occur in them).
+func eventType(raw json.RawMessage) string {
+	i := bytes.Index(raw, []byte(`"type":"`))
+	if i < 0 {
+		return ""
+	}
+	rest := raw[i+8:]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return ""
+	}
+	return string(rest[:j])
+}
+
+// splitArray returns the top-level elements of a JSON array that this
+// package wrote (so it is trusted to be valid), without decoding them.
+func splitArray(b []byte) [][]byte {
+	var out [][]byte
+	depth, start, inString := 0, -1, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth == 2 {
+				start = i
+			}
+		case '}', ']':
+			if depth == 2 && start >= 0 {
+				out = append(out, b[start:i+1])
+				start = -1
+			}
+			depth--
+		}
+	}
+	return out
+}
+
+// elemSeq reads the seq of a stored step from its prefix {"seq":N.
+func elemSeq(e []byte) int {
+	const prefix = `{"seq":`
+	if !bytes.HasPrefix(e, []byte(prefix)) {
+		return -1
+	}
+	n := 0
+	for _, c := range e[len(prefix):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// stepIter walks a session's steps in seq order, from the chunk holding
+// entry from, decoding only the steps at or after from. aid, when not 0,
+// restricts it to one attempt's chunks; withRaw attaches the raw events.
+type stepIter struct {
+	rows      *sql.Rows
+	from      int
+	withRaw   bool
+	canonical bool // decode events into storedStep.decoded
+	elems     [][]byte
+	raws      []adapters.RawEvent
+	first     int // raw_index of raws[0]
+	i         int
+	cur       storedStep
+	err       error
+}
+
+func (db *DB) iterSteps(ctx context.Context, sid int64, from int, aid int64, withRaw bool) (*stepIter, error) {
+	from = max(from, 1)
+	var start int
+	err := db.sql.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM chunks WHERE sid = ? AND seq <= ?`, sid, from).Scan(&start)
+	if err != nil {
+		return nil, err
+	}
+	cols := `steps, coalesce(first_raw, -1), NULL`
+	if withRaw {
+		cols = `steps, coalesce(first_raw, -1), raws`
+	}
+	var rows *sql.Rows
+	if aid != 0 {
+		rows, err = db.sql.QueryContext(ctx, `SELECT `+cols+` FROM chunks WHERE aid = ? AND seq >= ? ORDER BY seq`, aid, start)
+	} else {
+		rows, err = db.sql.QueryContext(ctx, `SELECT `+cols+` FROM chunks WHERE sid = ? AND seq >= ? ORDER BY seq`, sid, start)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &stepIter{rows: rows, from: from, withRaw: withRaw}, nil
+}
+
+// sessionSteps walks all the steps of the session id, raw events included.
+func (db *DB) sessionSteps(id string) (*stepIter, error) {
+	ctx := context.Background()
+	sid, err := db.sid(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return db.iterSteps(ctx, sid, 1, 0, true)
+}
+
+// next returns the next step, or nil at the end or on error (see err). The
+// step is valid until the following call.
+func (it *stepIter) next() *storedStep {
+	for {
+		for it.i < len(it.elems) {
+			e := it.elems[it.i]
+			it.i++
+			if seq := elemSeq(e); seq >= 0 && seq < it.from {
+				// Skip whole steps before from; a step that spans from
+				// is kept (its entries are filtered by the caller).
+				if it.i < len(it.elems) && elemSeq(it.elems[it.i]) <= it.from {
+					continue
+				}
+			}
+			it.cur = storedStep{}
+			if it.canonical {
+				var cs canonicalStep
+				if it.err = json.Unmarshal(e, &cs); it.err != nil {
+					return nil
+				}
+				it.cur.Seq, it.cur.decoded = cs.Seq, cs.Events
+				return &it.cur
+			}
+			if it.err = json.Unmarshal(e, &it.cur); it.err != nil {
+				return nil
+			}
+			if it.withRaw && it.cur.RawIndex != nil {
+				k := *it.cur.RawIndex - it.first
+				if k < 0 || k >= len(it.raws) {
+					it.err = fmt.Errorf("store: entry %d: its raw event is missing", it.cur.Seq)
+					return nil
+				}
+				it.cur.Raw = &it.raws[k]
+			}
+			return &it.cur
+		}
+		if it.err != nil || !it.rows.Next() {
+			if it.err == nil {
+				it.err = it.rows.Err()
+			}
+			return nil
+		}
+		var steps, raws []byte
+		if it.err = it.rows.Scan(&steps, &it.first, &raws); it.err != nil {
+			return nil
+		}
+		it.elems, it.i = splitArray(steps), 0
+		if it.withRaw && raws != nil {
+			if it.raws, it.err = readRaws(raws); it.err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+func (it *stepIter) close() error {
+	it.rows.Close()
+	return it.err
+}
+
+// Events returns up to limit timeline entries of a session starting at
+// entry from (1-based), reading only the chunks that hold them.
+func (db *DB) Events(id string, from, limit int) ([]Entry, error) {
+	ctx := context.Background()
+	sid, err := db.sid(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	from = max(from, 1)
+	it, err := db.iterSteps(ctx, sid, from, 0, true)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for s := it.next(); s != nil && (limit <= 0 || len(out) < limit); s = it.next() {
+		for i := 0; i < s.entries() && (limit <= 0 || len(out) < limit); i++ {
+			if s.Seq+i >= from {
+				out = append(out, s.entry(i))
+			}
+		}
+	}
+	return out, it.close()
+}
+
+// EachEntry calls fn for every entry of a session from entry from to entry
+// to (0: the end), reading a chunk at a time. fn returning an error stops
+// it.
+func (db *DB) EachEntry(id string, from, to int, fn func(Entry) error) error {
+	ctx := context.Background()
+	sid, err := db.sid(ctx, id)
+	if err != nil {
+		return err
+	}
+	from = max(from, 1)
+	it, err := db.iterSteps(ctx, sid, from, 0, true)
+	if err != nil {
+		return err
+	}
+	defer it.close()
+	for s := it.next(); s != nil; s = it.next() {
+		for i := 0; i < s.entries(); i++ {
+			seq := s.Seq + i
+			if to > 0 && seq > to {
+				return it.close()
+			}
+			if seq < from {
+				continue
+			}
+			if err := fn(s.entry(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return it.close()
+}

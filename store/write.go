@@ -1,0 +1,558 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// Limits of the write path.
+const (
+	// A chunk row holds at most this many steps or bytes, so that reading
+	// one entry decodes little.
+	maxChunkSteps = 256
+	maxChunkBytes = 256 << 10
+	// Past this many pending steps or bytes the appender commits itself
+	// instead of waiting for the timer: memory stays bounded when events
+	// arrive faster than the timer drains them.
+	highWaterSteps = 8192
+	highWaterBytes = 8 << 20
+)
+
+// errClosed is returned by writes after Close.
+var errClosed = errors.New("store: the database is closed")
+
+// The batch is a list of ops, in the order they were made. A stepOp is
+// one timeline step; an execOp is any other write. A flush runs the whole
+// list in one transaction, packing consecutive steps of a session into
+// chunk rows.
+type op interface{}
+
+type stepOp struct {
+	ls       *liveSession
+	aid      int64 // 0 for a session-level entry
+	seq      int   // timeline seq of the step's first entry
+	n        int   // entries in the step (≥ 1)
+	turn     int
+	attempt  int
+	offsetUS int64
+	rawIndex int // -1 without a raw event
+	raw      adapters.RawEvent
+	events   []byte // JSON array
+}
+
+type execOp func(t *txn) error
+
+// liveSession is the in-memory state of a session this handle writes.
+// Guarded by writer.mu.
+type liveSession struct {
+	sid      int64
+	id       string
+	start    time.Time // monotonic origin of session-level offsets
+	nextSeq  int
+	attempts map[int]int // turn → last attempt number
+	finished bool
+}
+
+// writer owns the write connection and the batch.
+type writer struct {
+	db       *DB
+	conn     *sql.Conn
+	interval time.Duration
+
+	insertChunk  *sql.Stmt
+	updAttempt   *sql.Stmt
+	updSession   *sql.Stmt
+	upsertCall   *sql.Stmt
+	insertValRow *sql.Stmt
+
+	mu           sync.Mutex
+	pending      []op
+	pendingSteps int
+	pendingBytes int
+	timerArmed   bool
+	err          error // the last failed commit; cleared by a good one
+	closed       bool
+	sessions     map[int64]*liveSession
+
+	flushMu sync.Mutex // one commit at a time, in batch order
+
+	// afterCommit, when set (tests), is called after each commit with the
+	// highest seq committed per session.
+	afterCommit func(map[int64]int)
+}
+
+func newWriter(db *DB, interval time.Duration) (*writer, error) {
+	ctx := context.Background()
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{db: db, conn: conn, interval: interval, sessions: map[int64]*liveSession{}}
+	prep := func(dst **sql.Stmt, q string) {
+		if err == nil {
+			*dst, err = conn.PrepareContext(ctx, q)
+		}
+	}
+	prep(&w.insertChunk, `INSERT INTO chunks (sid, seq, last_seq, aid, first_raw, steps, raws) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	prep(&w.updAttempt, `UPDATE attempts SET first_seq = coalesce(first_seq, ?), last_seq = max(coalesce(last_seq, 0), ?),
+		raw_events = raw_events + ? WHERE aid = ?`)
+	prep(&w.updSession, `UPDATE sessions SET events = max(events, ?), turns = max(turns, ?) WHERE sid = ?`)
+	prep(&w.upsertCall, `INSERT INTO tool_calls (sid, turn, call_id, name, arguments, proposed_seq) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (sid, turn, call_id) DO UPDATE SET name = excluded.name, arguments = excluded.arguments,
+		proposed_seq = coalesce(tool_calls.proposed_seq, excluded.proposed_seq)`)
+	prep(&w.insertValRow, `INSERT INTO validations (sid, seq, ord, turn, layer, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// append allocates n timeline seqs for ls and queues the ops build makes
+// for them, in one critical section so that the batch stays in seq order.
+// It commits at once when now is set or the batch is past its high-water
+// mark; otherwise the timer commits it.
+func (w *writer) append(ls *liveSession, n int, now bool, build func(seq int) []op) (int, error) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return 0, errClosed
+	}
+	if ls.finished {
+		w.mu.Unlock()
+		return 0, errors.New("store: session " + ls.id + " is finished")
+	}
+	seq := 0
+	if n > 0 {
+		seq = ls.nextSeq
+		ls.nextSeq += n
+	}
+	for _, o := range build(seq) {
+		w.pending = append(w.pending, o)
+		if s, ok := o.(*stepOp); ok {
+			w.pendingSteps++
+			w.pendingBytes += len(s.raw.Data) + len(s.events) + 64
+		}
+	}
+	if w.pendingSteps >= highWaterSteps || w.pendingBytes >= highWaterBytes {
+		now = true
+	}
+	prevErr := w.err
+	if !now && !w.timerArmed && len(w.pending) > 0 {
+		w.timerArmed = true
+		time.AfterFunc(w.interval, w.timerFlush)
+	}
+	w.mu.Unlock()
+	if now {
+		return seq, w.flush()
+	}
+	return seq, prevErr
+}
+
+// exec commits everything queued, then runs fn in a transaction of its
+// own. A failure is the caller's to handle: unlike queued steps, fn is not
+// kept for a retry, so nothing the caller was told failed is written
+// later behind its back.
+func (w *writer) exec(fn execOp) error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return errClosed
+	}
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	_, err := w.inTx(func(t *txn) error { return fn(t) })
+	return err
+}
+
+func (w *writer) timerFlush() {
+	w.mu.Lock()
+	w.timerArmed = false
+	w.mu.Unlock()
+	_ = w.flush() // kept in w.err for the next caller
+}
+
+// flush commits the batch. On failure the batch goes back to the front of
+// the queue, to be retried by the next flush, and the error is returned
+// (and kept for the next append).
+func (w *writer) flush() error {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	w.mu.Lock()
+	batch := w.pending
+	w.pending, w.pendingSteps, w.pendingBytes = nil, 0, 0
+	w.mu.Unlock()
+	if len(batch) == 0 {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.err
+	}
+	committed, err := w.commit(batch)
+	w.mu.Lock()
+	if err != nil {
+		w.pending = append(batch, w.pending...)
+		for _, o := range w.pending {
+			if s, ok := o.(*stepOp); ok {
+				w.pendingSteps++
+				w.pendingBytes += len(s.raw.Data) + len(s.events) + 64
+			}
+		}
+		w.err = err
+		if !w.timerArmed && !w.closed {
+			w.timerArmed = true
+			time.AfterFunc(w.interval, w.timerFlush)
+		}
+	} else {
+		w.err = nil
+	}
+	hook := w.afterCommit
+	w.mu.Unlock()
+	if err == nil && hook != nil {
+		hook(committed)
+	}
+	return err
+}
+
+// commit runs a batch in one transaction.
+func (w *writer) commit(batch []op) (map[int64]int, error) {
+	return w.inTx(func(t *txn) error { return t.run(batch) })
+}
+
+// inTx runs fn in a write transaction on the writer's connection and
+// returns the highest entry it committed per session. The caller holds
+// flushMu.
+func (w *writer) inTx(fn func(t *txn) error) (map[int64]int, error) {
+	ctx := context.Background()
+	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return nil, err
+	}
+	t := &txn{w: w, ctx: ctx, open: map[int64]*chunkBuilder{}, attempts: map[int64]*attemptProgress{}, sessions: map[int64]*sessionProgress{}}
+	if err := fn(t); err != nil {
+		_, _ = w.conn.ExecContext(ctx, "ROLLBACK")
+		return nil, err
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		_, _ = w.conn.ExecContext(ctx, "ROLLBACK")
+		return nil, err
+	}
+	out := make(map[int64]int, len(t.sessions))
+	for sid, p := range t.sessions {
+		out[sid] = p.lastSeq
+	}
+	return out, nil
+}
+
+// close stops new writes, commits what is pending, marks this handle's
+// unfinished sessions interrupted and releases the connection.
+func (w *writer) close() error {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	err := w.flush()
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	w.mu.Lock()
+	var open []int64
+	for sid, ls := range w.sessions {
+		if !ls.finished {
+			open = append(open, sid)
+		}
+	}
+	w.mu.Unlock()
+	if len(open) > 0 {
+		_, e := w.inTx(func(t *txn) error {
+			for _, sid := range open {
+				if err := t.exec(sqlInterruptSession, sid); err != nil {
+					return err
+				}
+				if err := t.exec(sqlInterruptAttempts, sid); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			err = e
+		}
+	}
+	for _, s := range []*sql.Stmt{w.insertChunk, w.updAttempt, w.updSession, w.upsertCall, w.insertValRow} {
+		s.Close()
+	}
+	if e := w.conn.Close(); e != nil && err == nil {
+		err = e
+	}
+	return err
+}
+
+const (
+	sqlInterruptSession  = `UPDATE sessions SET status = 'interrupted' WHERE sid = ? AND status = 'running'`
+	sqlInterruptAttempts = `UPDATE attempts SET state = 'interrupted' WHERE sid = ? AND state = 'running'`
+)
+
+// txn is one commit in progress.
+type txn struct {
+	w        *writer
+	ctx      context.Context
+	open     map[int64]*chunkBuilder // per session: the chunk being filled
+	attempts map[int64]*attemptProgress
+	sessions map[int64]*sessionProgress
+}
+
+type chunkBuilder struct {
+	sid, aid int64
+	seq      int // first entry
+	next     int // the seq the next step must start at to join
+	steps    int
+	firstRaw int // raw_index of the first raw event, -1 before one
+	nextRaw  int
+	buf      bytes.Buffer // the steps' JSON array
+	raws     []byte       // the raw events (see appendRaw)
+}
+
+type attemptProgress struct{ first, last, raws int }
+
+type sessionProgress struct{ lastSeq, turns int }
+
+func (t *txn) run(batch []op) error {
+	for _, o := range batch {
+		switch o := o.(type) {
+		case *stepOp:
+			if err := t.addStep(o); err != nil {
+				return err
+			}
+		case execOp:
+			if err := o(t); err != nil {
+				return err
+			}
+		}
+	}
+	for _, b := range t.open {
+		if err := t.closeChunk(b); err != nil {
+			return err
+		}
+	}
+	for aid, p := range t.attempts {
+		if _, err := t.w.updAttempt.ExecContext(t.ctx, p.first, p.last, p.raws, aid); err != nil {
+			return err
+		}
+	}
+	for sid, p := range t.sessions {
+		if _, err := t.w.updSession.ExecContext(t.ctx, p.lastSeq, p.turns, sid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *txn) addStep(s *stepOp) error {
+	sid := s.ls.sid
+	b := t.open[sid]
+	if b != nil && (b.aid != s.aid || b.next != s.seq || b.steps >= maxChunkSteps || b.buf.Len()+len(b.raws) >= maxChunkBytes ||
+		s.rawIndex >= 0 && b.firstRaw >= 0 && s.rawIndex != b.nextRaw) {
+		if err := t.closeChunk(b); err != nil {
+			return err
+		}
+		b = nil
+	}
+	if b == nil {
+		b = &chunkBuilder{sid: sid, aid: s.aid, seq: s.seq, firstRaw: -1}
+		b.buf.WriteByte('[')
+		t.open[sid] = b
+	} else {
+		b.buf.WriteByte(',')
+	}
+	writeStep(&b.buf, s)
+	if s.rawIndex >= 0 {
+		if b.firstRaw < 0 {
+			b.firstRaw = s.rawIndex
+		}
+		b.nextRaw = s.rawIndex + 1
+		b.raws = appendRaw(b.raws, s.raw)
+	}
+	b.steps++
+	b.next = s.seq + s.n
+
+	last := s.seq + s.n - 1
+	sp := t.sessions[sid]
+	if sp == nil {
+		sp = &sessionProgress{}
+		t.sessions[sid] = sp
+	}
+	sp.lastSeq = max(sp.lastSeq, last)
+	sp.turns = max(sp.turns, s.turn)
+	if s.aid != 0 {
+		ap := t.attempts[s.aid]
+		if ap == nil {
+			ap = &attemptProgress{first: s.seq}
+			t.attempts[s.aid] = ap
+		}
+		ap.last = last
+		if s.rawIndex >= 0 {
+			ap.raws++
+		}
+	}
+	return nil
+}
+
+func (t *txn) closeChunk(b *chunkBuilder) error {
+	delete(t.open, b.sid)
+	b.buf.WriteByte(']')
+	var aid, firstRaw, raws any
+	if b.aid != 0 {
+		aid = b.aid
+	}
+	if b.firstRaw >= 0 {
+		firstRaw, raws = b.firstRaw, b.raws
+	}
+	_, err := t.w.insertChunk.ExecContext(t.ctx, b.sid, b.seq, b.next-1, aid, firstRaw, b.buf.String(), raws)
+	return err
+}
+
+// appendRaw appends a raw event to a chunk's raws: its event name, data and
+// id, each a uvarint length and the bytes, exactly as received.
+func appendRaw(dst []byte, raw adapters.RawEvent) []byte {
+	for _, s := range [3]string{raw.Event, raw.Data, raw.ID} {
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		dst = append(dst, s...)
+	}
+	return dst
+}
+
+// readRaws decodes a chunk's raws.
+func readRaws(b []byte) ([]adapters.RawEvent, error) {
+	var out []adapters.RawEvent
+	for len(b) > 0 {
+		var f [3]string
+		for i := range f {
+			n, k := binary.Uvarint(b)
+			if k <= 0 || uint64(len(b)-k) < n {
+				return nil, errors.New("store: a chunk's raw events are damaged")
+			}
+			f[i] = string(b[k : k+int(n)])
+			b = b[k+int(n):]
+		}
+		out = append(out, adapters.RawEvent{Event: f[0], Data: f[1], ID: f[2]})
+	}
+	return out, nil
+}
+
+// exec runs an ad-hoc statement inside the commit.
+func (t *txn) exec(query string, args ...any) error {
+	_, err := t.w.conn.ExecContext(t.ctx, query, args...)
+	return err
+}
+
+// writeStep writes one step as JSON:
+// {"seq","turn","attempt","offset_us"[,"raw_index"],"events"}; the raw
+// event goes to the chunk's raws. ("seq" must stay first: readers find it
+// without decoding.)
+func writeStep(buf *bytes.Buffer, s *stepOp) { writeStepJSON(buf, s, false) }
+
+// writeStepJSON writes a step, with its raw event inline when withRaw
+// (the export's form).
+func writeStepJSON(buf *bytes.Buffer, s *stepOp, withRaw bool) {
+	var num [20]byte
+	buf.WriteString(`{"seq":`)
+	buf.Write(strconv.AppendInt(num[:0], int64(s.seq), 10))
+	buf.WriteString(`,"turn":`)
+	buf.Write(strconv.AppendInt(num[:0], int64(s.turn), 10))
+	buf.WriteString(`,"attempt":`)
+	buf.Write(strconv.AppendInt(num[:0], int64(s.attempt), 10))
+	buf.WriteString(`,"offset_us":`)
+	buf.Write(strconv.AppendInt(num[:0], s.offsetUS, 10))
+	if s.rawIndex >= 0 {
+		buf.WriteString(`,"raw_index":`)
+		buf.Write(strconv.AppendInt(num[:0], int64(s.rawIndex), 10))
+	}
+	if s.rawIndex >= 0 && withRaw {
+		buf.WriteString(`,"raw":{`)
+		if s.raw.Event != "" {
+			buf.WriteString(`"event":`)
+			writeJSONString(buf, s.raw.Event)
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`"data":`)
+		writeJSONString(buf, s.raw.Data)
+		if s.raw.ID != "" {
+			buf.WriteString(`,"id":`)
+			writeJSONString(buf, s.raw.ID)
+		}
+		buf.WriteByte('}')
+	}
+	buf.WriteString(`,"events":`)
+	if len(s.events) == 0 {
+		buf.WriteString("[]")
+	} else {
+		buf.Write(s.events)
+	}
+	buf.WriteByte('}')
+}
+
+// writeJSONString writes s as a JSON string. Unlike encoding/json it does
+// not escape <, > and &, so stored data stays readable; invalid UTF-8
+// becomes U+FFFD, as encoding/json does.
+func writeJSONString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			buf.WriteString(s[start:i])
+			switch c {
+			case '"', '\\':
+				buf.WriteByte('\\')
+				buf.WriteByte(c)
+			case '\n':
+				buf.WriteString(`\n`)
+			case '\r':
+				buf.WriteString(`\r`)
+			case '\t':
+				buf.WriteString(`\t`)
+			default:
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hex[c>>4])
+				buf.WriteByte(hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\ufffd`)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			buf.WriteString(s[start:i])
+			buf.WriteString(`\u202`)
+			buf.WriteByte(hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	buf.WriteString(s[start:])
+	buf.WriteByte('"')
+}
