@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/spf13/cobra"
+
+	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/themes"
+	"github.com/modelwire/modelwire/ui"
+)
+
+// The bare command opens the workbench.
+func init() { runTUI = startTUI }
+
+func startTUI(app *App, cmd *cobra.Command) error {
+	return openWorkbench(app, cmd, ui.Options{})
+}
+
+// openReplayTUI opens the workbench on a stored session (for `modelwire
+// replay ID` without --json).
+func openReplayTUI(app *App, cmd *cobra.Command, id string) error {
+	return openWorkbench(app, cmd, ui.Options{Replay: id})
+}
+
+// openWorkbench wires the workbench: theme and colour, the log file, the
+// store, the engine backend, then the program. Nothing is written to the
+// terminal while it runs; logs go to a file.
+func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
+	if _, err := themes.ByName(app.Theme); err != nil {
+		return usageErr("%v", err)
+	}
+	noColor := os.Getenv("NO_COLOR") != ""
+	if noColor {
+		lipgloss.SetColorProfile(termenv.Ascii)
+	}
+	log, closeLog := openTUILog()
+	defer closeLog()
+	db, err := store.Open(app.DB)
+	if err != nil {
+		var oe *store.OpenError
+		if errors.As(err, &oe) {
+			return usageErr("%v", err)
+		}
+		return failedErr("opening the session store: %v", err)
+	}
+	defer db.Close()
+	if opts.Replay != "" {
+		id, err := db.Resolve(opts.Replay)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		opts.Replay = id
+	}
+	opts.Theme, opts.NoColor, opts.Log = app.Theme, noColor, log
+	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log}
+	opts.Library = ui.StoreLibrary{DB: db}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ui.Run(ctx, opts); err != nil {
+		return failedErr("the workbench stopped: %v", err)
+	}
+	return nil
+}
+
+// openTUILog opens the workbench's log file:
+// $XDG_STATE_HOME/modelwire/tui.log, else ~/.local/state/modelwire/tui.log.
+// Without one, logs are dropped: never the terminal while the UI runs.
+func openTUILog() (*slog.Logger, func()) {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			dir = filepath.Join(home, ".local", "state")
+		}
+	}
+	if dir != "" {
+		dir = filepath.Join(dir, "modelwire")
+		if os.MkdirAll(dir, 0o755) == nil {
+			if f, err := os.OpenFile(filepath.Join(dir, "tui.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
+				log := slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+				slog.SetDefault(log)
+				return log, func() { f.Close() }
+			}
+		}
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}
+}

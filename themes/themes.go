@@ -1,0 +1,283 @@
+// Package themes turns a palette of semantic colours into the one Styles
+// struct the workbench renders with. It is the only place where colours
+// become lipgloss styles: the ui package never builds a style of its own
+// from a literal colour.
+//
+// Each theme also names a chroma style for syntax highlighting (the wire
+// JSON, tool arguments), so code blocks match the rest of the screen.
+package themes
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/alecthomas/chroma/v2"
+	chromastyles "github.com/alecthomas/chroma/v2/styles"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Names lists the themes in the order `t` cycles through them.
+var Names = []string{"dark", "light", "contrast"}
+
+// Palette is a theme's semantic colours. Components ask for a meaning
+// (accent, warning, a trust level), never for a colour.
+type Palette struct {
+	Name string
+	// Dark says whether the palette is meant for a dark background
+	// (glamour's markdown style follows it).
+	Dark bool
+
+	Fg, Muted, Subtle, Bg, Border, BorderFocus lipgloss.Color
+	Accent, Accent2                            lipgloss.Color
+	Good, Warn, Bad, Info                      lipgloss.Color
+	// Lane kinds.
+	Message, Reasoning, Tool, Refusal lipgloss.Color
+	// Trust labels.
+	Trusted, Verified, Unverified, Untrusted lipgloss.Color
+	// Selection is the background of a selected row.
+	Selection, SelectionFg lipgloss.Color
+	// Chroma is the chroma style for syntax highlighting.
+	Chroma string
+}
+
+// Dark is the default theme.
+var Dark = Palette{
+	Name: "dark", Dark: true,
+	Fg: "#d8dee9", Muted: "#8a93a6", Subtle: "#5c6370", Bg: "#1e2127", Border: "#4b5263", BorderFocus: "#61afef",
+	Accent: "#61afef", Accent2: "#c678dd",
+	Good: "#98c379", Warn: "#e5c07b", Bad: "#e06c75", Info: "#56b6c2",
+	Message: "#98c379", Reasoning: "#c678dd", Tool: "#e5c07b", Refusal: "#e06c75",
+	Trusted: "#98c379", Verified: "#61afef", Unverified: "#e5c07b", Untrusted: "#e06c75",
+	Selection: "#3e4451", SelectionFg: "#ffffff",
+	Chroma: "monokai",
+}
+
+// Light is for light terminals.
+var Light = Palette{
+	Name: "light", Dark: false,
+	Fg: "#24292f", Muted: "#57606a", Subtle: "#8c959f", Bg: "#ffffff", Border: "#afb8c1", BorderFocus: "#0969da",
+	Accent: "#0969da", Accent2: "#8250df",
+	Good: "#1a7f37", Warn: "#9a6700", Bad: "#cf222e", Info: "#0550ae",
+	Message: "#1a7f37", Reasoning: "#8250df", Tool: "#9a6700", Refusal: "#cf222e",
+	Trusted: "#1a7f37", Verified: "#0969da", Unverified: "#9a6700", Untrusted: "#cf222e",
+	Selection: "#ddf4ff", SelectionFg: "#000000",
+	Chroma: "github",
+}
+
+// Contrast is for projectors: pure colours, bold borders, no greys that
+// wash out on a wall.
+var Contrast = Palette{
+	Name: "contrast", Dark: true,
+	Fg: "#ffffff", Muted: "#e0e0e0", Subtle: "#c0c0c0", Bg: "#000000", Border: "#ffffff", BorderFocus: "#ffff00",
+	Accent: "#00ffff", Accent2: "#ff00ff",
+	Good: "#00ff00", Warn: "#ffff00", Bad: "#ff5555", Info: "#00ffff",
+	Message: "#00ff00", Reasoning: "#ff00ff", Tool: "#ffff00", Refusal: "#ff5555",
+	Trusted: "#00ff00", Verified: "#00ffff", Unverified: "#ffff00", Untrusted: "#ff5555",
+	Selection: "#ffff00", SelectionFg: "#000000",
+	Chroma: "contrast",
+}
+
+// contrastChroma is a chroma style of pure colours on black, registered
+// as "contrast" so the projector theme's code matches its panels.
+var contrastChroma = chromastyles.Register(chroma.MustNewStyle("contrast", chroma.StyleEntries{
+	chroma.Background:      "#ffffff bg:#000000",
+	chroma.Keyword:         "bold #00ffff",
+	chroma.NameTag:         "bold #00ffff",
+	chroma.NameAttribute:   "#00ffff",
+	chroma.LiteralString:   "#00ff00",
+	chroma.LiteralNumber:   "bold #ffff00",
+	chroma.KeywordConstant: "bold #ff00ff",
+	chroma.Punctuation:     "#ffffff",
+	chroma.Comment:         "italic #c0c0c0",
+	chroma.GenericInserted: "#00ff00",
+	chroma.GenericDeleted:  "#ff5555",
+	chroma.Error:           "bold #ff5555",
+	chroma.NameBuiltin:     "#ff00ff",
+}))
+
+// ByName returns a theme's palette.
+func ByName(name string) (Palette, error) {
+	switch strings.ToLower(name) {
+	case "", "dark":
+		return Dark, nil
+	case "light":
+		return Light, nil
+	case "contrast", "high-contrast":
+		return Contrast, nil
+	}
+	return Palette{}, fmt.Errorf("unknown theme %q (want %s)", name, strings.Join(Names, ", "))
+}
+
+// Next is the theme after name, for cycling.
+func Next(name string) string {
+	for i, n := range Names {
+		if n == name {
+			return Names[(i+1)%len(Names)]
+		}
+	}
+	return Names[0]
+}
+
+// Styles is everything the workbench renders with, built from a palette.
+type Styles struct {
+	Palette Palette
+
+	App, Header, HeaderKey, HeaderValue lipgloss.Style
+	Panel, PanelFocused                 lipgloss.Style
+	PanelTitle, PanelTitleFocused       lipgloss.Style
+	Tab, TabActive                      lipgloss.Style
+	Text, Muted, Subtle, Bold, Accent   lipgloss.Style
+	Good, Warn, Bad, Info               lipgloss.Style
+	Selected                            lipgloss.Style
+	Highlight                           lipgloss.Style // a row tied to the selection (the lane of a log entry)
+	Key, KeyDesc                        lipgloss.Style
+	StatusInfo, StatusWarn, StatusError lipgloss.Style
+	Dialog, DialogTitle                 lipgloss.Style
+	Marker                              lipgloss.Style // "differs" marks in compare
+	Timeline, TimelineDone, TimelineCur lipgloss.Style
+	Input                               lipgloss.Style
+
+	kinds  map[string]lipgloss.Style
+	trust  map[string]lipgloss.Style
+	state  map[string]lipgloss.Style
+	chroma *chroma.Style
+	mu     sync.Mutex
+	tokens map[chroma.TokenType]lipgloss.Style
+}
+
+// Build makes the styles of a palette.
+func Build(p Palette) *Styles {
+	fg := lipgloss.NewStyle().Foreground(p.Fg)
+	s := &Styles{Palette: p}
+	s.App = lipgloss.NewStyle()
+	s.Header = lipgloss.NewStyle().Foreground(p.Fg).Bold(true)
+	s.HeaderKey = lipgloss.NewStyle().Foreground(p.Muted)
+	s.HeaderValue = lipgloss.NewStyle().Foreground(p.Accent).Bold(true)
+	border := lipgloss.RoundedBorder()
+	if p.Name == "contrast" {
+		border = lipgloss.ThickBorder()
+	}
+	s.Panel = lipgloss.NewStyle().Border(border).BorderForeground(p.Border).Padding(0, 1)
+	s.PanelFocused = s.Panel.BorderForeground(p.BorderFocus)
+	s.PanelTitle = lipgloss.NewStyle().Foreground(p.Muted).Bold(true)
+	s.PanelTitleFocused = lipgloss.NewStyle().Foreground(p.BorderFocus).Bold(true)
+	s.Tab = lipgloss.NewStyle().Foreground(p.Muted).Padding(0, 1)
+	s.TabActive = lipgloss.NewStyle().Foreground(p.SelectionFg).Background(p.BorderFocus).Bold(true).Padding(0, 1)
+	s.Text = fg
+	s.Muted = lipgloss.NewStyle().Foreground(p.Muted)
+	s.Subtle = lipgloss.NewStyle().Foreground(p.Subtle)
+	s.Bold = fg.Bold(true)
+	s.Accent = lipgloss.NewStyle().Foreground(p.Accent).Bold(true)
+	s.Good = lipgloss.NewStyle().Foreground(p.Good).Bold(true)
+	s.Warn = lipgloss.NewStyle().Foreground(p.Warn).Bold(true)
+	s.Bad = lipgloss.NewStyle().Foreground(p.Bad).Bold(true)
+	s.Info = lipgloss.NewStyle().Foreground(p.Info)
+	s.Selected = lipgloss.NewStyle().Foreground(p.SelectionFg).Background(p.Selection).Bold(true)
+	s.Highlight = lipgloss.NewStyle().Foreground(p.Accent2).Bold(true)
+	s.Key = lipgloss.NewStyle().Foreground(p.Accent).Bold(true)
+	s.KeyDesc = lipgloss.NewStyle().Foreground(p.Muted)
+	s.StatusInfo = lipgloss.NewStyle().Foreground(p.Info)
+	s.StatusWarn = lipgloss.NewStyle().Foreground(p.Warn).Bold(true)
+	s.StatusError = lipgloss.NewStyle().Foreground(p.Bad).Bold(true)
+	s.Dialog = lipgloss.NewStyle().Border(border).BorderForeground(p.Accent2).Padding(0, 1)
+	s.DialogTitle = lipgloss.NewStyle().Foreground(p.Accent2).Bold(true)
+	s.Marker = lipgloss.NewStyle().Foreground(p.Warn).Bold(true)
+	s.Timeline = lipgloss.NewStyle().Foreground(p.Subtle)
+	s.TimelineDone = lipgloss.NewStyle().Foreground(p.Accent)
+	s.TimelineCur = lipgloss.NewStyle().Foreground(p.Accent2).Bold(true)
+	s.Input = lipgloss.NewStyle().Foreground(p.Fg)
+
+	s.kinds = map[string]lipgloss.Style{
+		"message":   lipgloss.NewStyle().Foreground(p.Message).Bold(true),
+		"reasoning": lipgloss.NewStyle().Foreground(p.Reasoning).Bold(true),
+		"tool_call": lipgloss.NewStyle().Foreground(p.Tool).Bold(true),
+		"refusal":   lipgloss.NewStyle().Foreground(p.Refusal).Bold(true),
+	}
+	s.trust = map[string]lipgloss.Style{
+		"trusted":    lipgloss.NewStyle().Foreground(p.Trusted),
+		"verified":   lipgloss.NewStyle().Foreground(p.Verified),
+		"unverified": lipgloss.NewStyle().Foreground(p.Unverified).Bold(true),
+		"untrusted":  lipgloss.NewStyle().Foreground(p.Untrusted).Bold(true),
+	}
+	s.state = map[string]lipgloss.Style{
+		"streaming":  lipgloss.NewStyle().Foreground(p.Info).Bold(true),
+		"closed":     lipgloss.NewStyle().Foreground(p.Muted),
+		"parsed":     lipgloss.NewStyle().Foreground(p.Good).Bold(true),
+		"invalid":    lipgloss.NewStyle().Foreground(p.Bad).Bold(true),
+		"incomplete": lipgloss.NewStyle().Foreground(p.Warn).Bold(true),
+		"pass":       s.Good,
+		"fail":       s.Bad,
+		"skip":       s.Muted,
+	}
+	s.chroma = chromastyles.Get(p.Chroma)
+	s.tokens = map[chroma.TokenType]lipgloss.Style{}
+	return s
+}
+
+// Kind styles a lane kind (message, reasoning, tool_call, refusal).
+func (s *Styles) Kind(kind string) lipgloss.Style {
+	if st, ok := s.kinds[kind]; ok {
+		return st
+	}
+	return s.Text
+}
+
+// Trust styles a trust label.
+func (s *Styles) Trust(label string) lipgloss.Style {
+	if st, ok := s.trust[label]; ok {
+		return st
+	}
+	return s.Text
+}
+
+// State styles a lane state or a layer status.
+func (s *Styles) State(state string) lipgloss.Style {
+	if st, ok := s.state[state]; ok {
+		return st
+	}
+	return s.Text
+}
+
+// Tool styles a tool name.
+func (s *Styles) Tool() lipgloss.Style { return s.Kind("tool_call") }
+
+// ChromaName is the chroma style of the theme.
+func (s *Styles) ChromaName() string { return s.Palette.Chroma }
+
+// Token styles one chroma token type with the theme's chroma style. The
+// colours go through lipgloss, so the terminal's colour profile (and
+// NO_COLOR) applies to highlighted code like to everything else.
+func (s *Styles) Token(t chroma.TokenType) lipgloss.Style {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.tokens[t]; ok {
+		return st
+	}
+	e := s.chroma.Get(t)
+	st := lipgloss.NewStyle()
+	if e.Colour.IsSet() {
+		st = st.Foreground(lipgloss.Color(e.Colour.String()))
+	}
+	if e.Bold == chroma.Yes {
+		st = st.Bold(true)
+	}
+	if e.Italic == chroma.Yes {
+		st = st.Italic(true)
+	}
+	if e.Underline == chroma.Yes {
+		st = st.Underline(true)
+	}
+	s.tokens[t] = st
+	return st
+}
+
+// GlamourStyle is the glamour standard style matching the palette.
+func (s *Styles) GlamourStyle() string {
+	if s.Palette.Dark {
+		return "dark"
+	}
+	return "light"
+}
+
+var _ = contrastChroma

@@ -1,0 +1,115 @@
+package ui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// KeyMap holds every binding, grouped by area. The contract's keys
+// (shared/spec/contract.md, "TUI keys") are the defaults and the
+// acceptance checks drive them; help is computed from the bindings that are
+// active in the current state, so it cannot drift from them.
+type KeyMap struct {
+	Global   GlobalKeys
+	Nav      NavKeys
+	Approval ApprovalKeys
+	Replay   ReplayKeys
+	Dialog   DialogKeys
+}
+
+// GlobalKeys work wherever no dialog takes the key first.
+type GlobalKeys struct {
+	Help, Quit, ForceQuit, NextPanel, PrevPanel key.Binding
+	Step, Wire, Compare, Sessions, Options      key.Binding
+	Theme, Live                                 key.Binding
+}
+
+// NavKeys move inside the focused panel.
+type NavKeys struct {
+	Up, Down, PageUp, PageDown, Top, Bottom, Select key.Binding
+}
+
+// ApprovalKeys decide a tool proposal.
+type ApprovalKeys struct {
+	Approve, Edit, Reject, ApproveAll, Confirm key.Binding
+}
+
+// ReplayKeys drive the replay cursor.
+type ReplayKeys struct {
+	Forward, Back, NextTurn, PrevTurn, Start, End, Play, Speed key.Binding
+}
+
+// DialogKeys are shared by the dialogs.
+type DialogKeys struct {
+	Close, Accept, Yes, No, Left, Right, Toggle, Filter, Sort, Delete, Export key.Binding
+}
+
+// DefaultKeyMap is the contract's key map.
+func DefaultKeyMap() KeyMap {
+	b := func(help, desc string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return KeyMap{
+		Global: GlobalKeys{
+			Help:      b("?", "help", "?"),
+			Quit:      b("q", "quit", "q"),
+			ForceQuit: b("ctrl+c", "quit now", "ctrl+c"),
+			NextPanel: b("tab", "next panel", "tab"),
+			PrevPanel: b("shift+tab", "previous panel", "shift+tab"),
+			Step:      b("n", "next step", "n"),
+			Wire:      b("w", "wire request", "w"),
+			Compare:   b("c", "compare protocols", "c"),
+			Sessions:  b("s", "sessions", "s"),
+			Options:   b("o", "options", "o"),
+			Theme:     b("t", "theme", "t"),
+			Live:      b("L", "back to live", "L"),
+		},
+		Nav: NavKeys{
+			Up:       b("↑/k", "up", "up", "k"),
+			Down:     b("↓/j", "down", "down", "j"),
+			PageUp:   b("pgup", "page up", "pgup", "ctrl+u"),
+			PageDown: b("pgdn", "page down", "pgdown", "ctrl+d"),
+			Top:      b("home", "top", "home"),
+			Bottom:   b("end", "bottom", "end"),
+			Select:   b("enter", "select / edit source", "enter"),
+		},
+		Approval: ApprovalKeys{
+			Approve:    b("a", "approve", "a"),
+			Edit:       b("e", "edit arguments", "e"),
+			Reject:     b("r", "reject", "r"),
+			ApproveAll: b("A", "approve all", "A"),
+			Confirm:    b("ctrl+s", "confirm", "ctrl+s"),
+		},
+		Replay: ReplayKeys{
+			Forward:  b("→/l", "step forward", "right", "l"),
+			Back:     b("←/h", "step back", "left", "h"),
+			NextTurn: b("]", "next turn", "]"),
+			PrevTurn: b("[", "previous turn", "["),
+			Start:    b("g", "start", "g"),
+			End:      b("G", "end", "G"),
+			Play:     b("space", "play/pause", " ", "space"),
+			Speed:    b("x", "speed ×1/×4/×16", "x"),
+		},
+		Dialog: DialogKeys{
+			Close:  b("esc", "close", "esc"),
+			Accept: b("enter", "apply", "enter"),
+			Yes:    b("y", "yes", "y"),
+			No:     b("n", "no", "n"),
+			Left:   b("←", "previous value", "left", "h"),
+			Right:  b("→", "next value", "right", "l"),
+			Toggle: b("space", "toggle", " ", "space"),
+			Filter: b("/", "filter", "/"),
+			Sort:   b("S", "sort", "S"),
+			Delete: b("d", "delete", "d"),
+			Export: b("x", "export", "x"),
+		},
+	}
+}
+
+// bindings is a help.KeyMap computed from the current state.
+type bindings struct {
+	short []key.Binding
+	full  [][]key.Binding
+}
+
+func (b bindings) ShortHelp() []key.Binding  { return b.short }
+func (b bindings) FullHelp() [][]key.Binding { return b.full }

@@ -1,0 +1,233 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/samples"
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/store"
+)
+
+// RunConfig is what the options dialog chooses: one live session's setup.
+type RunConfig struct {
+	Scenario string // "refund" or a scenario file
+	Variant  string // "" for the base script
+	Protocol string
+	Provider string
+	Stream   bool
+	History  adapters.HistoryMode
+	Faults   []string
+	// StepMode pauses at every protocol step (the walkthrough).
+	StepMode bool
+	// Edits replace sources' text by id (the assembly panel's edits).
+	Edits map[string]string
+}
+
+// DefaultRunConfig is the refund walkthrough on the simulator.
+func DefaultRunConfig() RunConfig {
+	return RunConfig{Scenario: "refund", Protocol: adapters.OpenAIResponses, Provider: adapters.ProviderSim,
+		Stream: true, History: adapters.HistoryFull, StepMode: true}
+}
+
+// ScenarioName is "refund" or "refund/<variant>".
+func (rc RunConfig) ScenarioName() string {
+	if rc.Variant == "" {
+		return rc.Scenario
+	}
+	return rc.Scenario + "/" + rc.Variant
+}
+
+// Hooks connect a running session to the UI.
+type Hooks struct {
+	Observe session.Observer
+	Decider session.Decider
+	// Pause is nil when the session runs freely.
+	Pause func(ctx context.Context, step string, turn int) error
+}
+
+// Backend runs live sessions. The engine backend runs session.Session
+// against the in-process simulator or a real provider and records to the
+// store; tests use fakes that emit scripted updates through the same
+// hooks.
+type Backend interface {
+	Run(ctx context.Context, sc *session.Scenario, rc RunConfig, h Hooks) error
+}
+
+// EngineBackend is the real backend.
+type EngineBackend struct {
+	// DB records sessions; nil records nothing.
+	DB *store.DB
+	// Getenv reads provider keys and base URLs (os.Getenv when nil).
+	Getenv  func(string) string
+	Version string
+	Log     *slog.Logger
+}
+
+// Run runs one session to its end.
+func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunConfig, h Hooks) error {
+	getenv := b.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	base := ""
+	if rc.Provider == adapters.ProviderSim {
+		faults, err := sim.ParseFaults(strings.Join(rc.Faults, ","))
+		if err != nil {
+			return err
+		}
+		simCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if base, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults}).Start(simCtx, "127.0.0.1:0"); err != nil {
+			return fmt.Errorf("starting the simulator: %w", err)
+		}
+	}
+	prov, err := session.ResolveProvider(rc.Provider, base, getenv)
+	if err != nil {
+		return err
+	}
+	var journal session.Journal
+	if b.DB != nil {
+		journal = newStoreJournal(b.DB, sc, rc, prov, b.Version)
+	}
+	cfg := session.Config{Scenario: sc, Protocol: rc.Protocol, Provider: prov, Stream: rc.Stream, History: rc.History,
+		Policy: session.PolicyManual, Faults: rc.Faults, Pause: h.Pause}
+	s, err := session.New(cfg, journal, h.Observe, h.Decider)
+	if err != nil {
+		return err
+	}
+	_, err = s.Run(ctx)
+	return err
+}
+
+// loadScenario loads the scenario a run config names, with the assembly
+// panel's source edits applied.
+func loadScenario(rc RunConfig) (*session.Scenario, error) {
+	sc, err := samples.Lookup(rc.ScenarioName())
+	if err != nil {
+		return nil, err
+	}
+	return withEdits(sc, rc.Edits), nil
+}
+
+// withEdits returns a copy of sc whose sources carry the edited texts.
+func withEdits(sc *session.Scenario, edits map[string]string) *session.Scenario {
+	if len(edits) == 0 {
+		return sc
+	}
+	cp := *sc
+	cp.Sources = append([]adapters.Source(nil), sc.Sources...)
+	for i, s := range cp.Sources {
+		if t, ok := edits[s.ID]; ok {
+			cp.Sources[i].Text = t
+		}
+	}
+	return &cp
+}
+
+// scenarioMsg is a run's scenario, loaded.
+type scenarioMsg struct {
+	gen int
+	sc  *session.Scenario
+	err error
+}
+
+// loadScenarioCmd loads the scenario in a command (a scenario file is I/O).
+func loadScenarioCmd(gen int, rc RunConfig) tea.Cmd {
+	return func() tea.Msg {
+		sc, err := loadScenario(rc)
+		return scenarioMsg{gen: gen, sc: sc, err: err}
+	}
+}
+
+// uiDecider asks the UI for each decision and waits for the answer.
+type uiDecider struct {
+	gen int
+	c   *coalescer
+}
+
+// Decide implements session.Decider.
+func (d *uiDecider) Decide(ctx context.Context, p session.Proposal) (session.Decision, error) {
+	reply := make(chan session.Decision, 1)
+	d.c.push(askMsg{gen: d.gen, p: p, reply: reply})
+	select {
+	case dec := <-reply:
+		return dec, nil
+	case <-ctx.Done():
+		return session.Decision{}, ctx.Err()
+	}
+}
+
+// runCmd runs a session on the command's goroutine; everything it has to
+// say goes through the coalescer and the bridge, in order, ending with
+// runEndedMsg.
+func runCmd(ctx context.Context, gen int, be Backend, sc *session.Scenario, rc RunConfig, out chan<- tea.Msg) tea.Cmd {
+	return func() tea.Msg {
+		c := newCoalescer(gen, out, ctx.Done())
+		h := Hooks{Observe: c.observe, Decider: &uiDecider{gen: gen, c: c}}
+		if rc.StepMode {
+			h.Pause = func(ctx context.Context, step string, turn int) error {
+				reply := make(chan struct{}, 1)
+				c.push(pauseMsg{gen: gen, step: step, turn: turn, reply: reply})
+				select {
+				case <-reply:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		}
+		err := safely(func() error { return be.Run(ctx, sc, rc, h) })
+		c.stopTimer()
+		c.push(runEndedMsg{gen: gen, err: err})
+		return nil
+	}
+}
+
+// safely turns a panic into an error, so a bug in a run ends up in the
+// status line instead of killing the program with the terminal raw.
+func safely(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+			slog.Error("panic in a session", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	return fn()
+}
+
+// answer sends a decision to the waiting session.
+func answer(reply chan session.Decision, d session.Decision) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case reply <- d:
+		default: // already answered
+		}
+		return nil
+	}
+}
+
+// resume moves a paused walkthrough on.
+func resume(reply chan struct{}) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case reply <- struct{}{}:
+		default:
+		}
+		return nil
+	}
+}
+
+// isCancel reports whether a run ended because it was cancelled.
+func isCancel(err error) bool {
+	return errors.Is(err, context.Canceled)
+}

@@ -1,0 +1,339 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/session"
+)
+
+// mode is what the panels show: a live session or a replay.
+type mode int
+
+const (
+	modeLive mode = iota
+	modeReplay
+)
+
+// statusLevel is a status message's level.
+type statusLevel int
+
+const (
+	levelInfo statusLevel = iota
+	levelWarn
+	levelError
+)
+
+// statusTimeout is how long a status message stays.
+const statusTimeout = 6 * time.Second
+
+// Options configure the workbench.
+type Options struct {
+	Theme   string
+	NoColor bool
+	// Backend runs live sessions; nil disables them (replay only).
+	Backend Backend
+	// Library is the session store; nil disables the browser.
+	Library Library
+	// Run is the first live session (DefaultRunConfig when zero).
+	Run RunConfig
+	// Replay opens this stored session instead of starting a live one.
+	Replay string
+	// Getenv decides which real providers are offered (os.Getenv if nil).
+	Getenv func(string) string
+	// ExportDir is where exports go ("." if empty).
+	ExportDir string
+	Log       *slog.Logger
+}
+
+// Model is the root model: it owns the folded state, the panels, the
+// dialog stack, the run and replay bookkeeping, and carries out the
+// dialogs' actions.
+type Model struct {
+	c    *Common
+	km   KeyMap
+	opts Options
+	help help.Model
+
+	w, h int
+	lay  layoutT
+
+	mode   mode
+	focus  panelID
+	panels [numPanels]panel
+	d      *viewData
+	logP   *logPanel
+
+	dialogs []dialog
+	br      *bridge
+
+	// Live run bookkeeping. gen names the current run; messages of other
+	// runs are dropped.
+	gen        int
+	cancel     context.CancelFunc
+	running    bool
+	ask        *askMsg
+	pause      *pauseMsg
+	approveAll bool
+
+	// Replay bookkeeping.
+	repGen  int
+	rep     *Replay
+	cur     *cursor
+	playing bool
+	play    int // play generation: a pause or seek invalidates old ticks
+	speed   int // 1, 4 or 16
+	listGen int
+
+	status   status
+	quitting bool
+}
+
+type status struct {
+	level statusLevel
+	text  string
+	id    int
+}
+
+// New builds the root model.
+func New(opts Options) *Model {
+	if opts.Run.Protocol == "" {
+		opts.Run = DefaultRunConfig()
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.ExportDir == "" {
+		opts.ExportDir = "."
+	}
+	c := newCommon(opts.Theme, opts.NoColor || asciiProfile(), opts.Log)
+	m := &Model{c: c, km: DefaultKeyMap(), opts: opts, br: newBridge(), speed: 1, focus: panelStream}
+	m.d = &viewData{state: session.NewState(), rc: opts.Run}
+	m.panels[panelAssembly] = newAssemblyPanel(c, m.d)
+	m.panels[panelStream] = newStreamPanel(c, m.d)
+	m.panels[panelValidation] = newValidationPanel(c, m.d)
+	m.logP = newLogPanel(c, m.d)
+	m.panels[panelLog] = m.logP
+	m.panels[panelNotes] = newNotesPanel(c, m.d)
+	m.panels[m.focus].Focus()
+	m.help = help.New()
+	m.applyHelpStyles()
+	m.resize(80, 24)
+	return m
+}
+
+// Init starts the first session (or loads the replay).
+func (m *Model) Init() tea.Cmd {
+	if m.opts.Replay != "" {
+		return m.loadReplay(m.opts.Replay)
+	}
+	return m.startRun(m.opts.Run)
+}
+
+func (m *Model) applyHelpStyles() {
+	s := m.c.Styles
+	m.help.Styles.ShortKey = s.Key
+	m.help.Styles.ShortDesc = s.KeyDesc
+	m.help.Styles.ShortSeparator = s.Subtle
+	m.help.Styles.FullKey = s.Key
+	m.help.Styles.FullDesc = s.KeyDesc
+	m.help.Styles.FullSeparator = s.Subtle
+	m.help.Styles.Ellipsis = s.Subtle
+}
+
+// resize lays the screen out again and sizes every panel.
+func (m *Model) resize(w, h int) {
+	m.w, m.h = max(20, w), max(8, h)
+	m.lay = layout(m.w, m.h, m.mode == modeReplay)
+	for id, r := range m.lay.panels {
+		st := m.c.Styles.Panel
+		m.panels[id].SetSize(max(1, r.w-st.GetHorizontalFrameSize()), max(1, r.h-st.GetVerticalFrameSize()-1))
+	}
+	m.help.Width = m.w
+}
+
+// setStatus shows a message and schedules its removal.
+func (m *Model) setStatus(level statusLevel, text string) tea.Cmd {
+	m.status.id++
+	m.status.level, m.status.text = level, text
+	switch level {
+	case levelError:
+		m.c.Log.Error(text)
+	case levelWarn:
+		m.c.Log.Warn(text)
+	}
+	id := m.status.id
+	return tea.Tick(statusTimeout, func(time.Time) tea.Msg { return clearStatusMsg{id: id} })
+}
+
+// setFocus moves the focus to panel id.
+func (m *Model) setFocus(id panelID) {
+	m.panels[m.focus].Blur()
+	m.focus = id
+	m.panels[id].Focus()
+}
+
+// startRun replaces the live session with a new one: the old one is
+// cancelled, its late messages are dropped by generation.
+func (m *Model) startRun(rc RunConfig) tea.Cmd {
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	m.gen++
+	m.mode = modeLive
+	m.rep, m.cur, m.playing = nil, nil, false
+	m.d.replay = false
+	m.d.rc = rc
+	m.d.state = session.NewState()
+	m.d.scenario, m.d.preview, m.d.paused, m.d.laneHL = nil, nil, "", ""
+	m.ask, m.pause, m.approveAll = nil, nil, false
+	m.running = false
+	m.dropDialog(dlgApproval)
+	m.resize(m.w, m.h)
+	m.logP.sync()
+	if m.opts.Backend == nil {
+		return m.setStatus(levelWarn, "live sessions are not available here")
+	}
+	m.running = true
+	return loadScenarioCmd(m.gen, rc)
+}
+
+// onScenario starts the run once its scenario is loaded.
+func (m *Model) onScenario(msg scenarioMsg) tea.Cmd {
+	if msg.gen != m.gen || m.mode != modeLive {
+		return nil
+	}
+	if msg.err != nil {
+		m.running = false
+		return m.setStatus(levelError, msg.err.Error())
+	}
+	m.d.scenario = msg.sc
+	m.d.preview = preview(msg.sc, m.d.rc)
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	return runCmd(ctx, m.gen, m.opts.Backend, msg.sc, m.d.rc, m.br.ch)
+}
+
+// preview encodes the first request before it is sent (pure: no I/O).
+func preview(sc *session.Scenario, rc RunConfig) *adapters.HTTPRequest {
+	p, err := registry.Lookup(rc.Protocol)
+	if err != nil {
+		return nil
+	}
+	req := sc.Request(rc.Stream, rc.History)
+	if rc.History == adapters.HistoryPreviousResponse {
+		yes := true
+		req.Store = &yes
+	}
+	w, err := p.Encode(req, rc.Provider)
+	if err != nil {
+		return nil
+	}
+	return w
+}
+
+// applyUpdates folds a batch of live updates.
+func (m *Model) applyUpdates(msg updatesMsg) tea.Cmd {
+	if msg.gen != m.gen || m.mode != modeLive {
+		return nil
+	}
+	var cmds []tea.Cmd
+	for _, u := range msg.ups {
+		m.d.state.Apply(u)
+		if u.Kind == session.UpAttempt && u.Err != "" {
+			cmds = append(cmds, m.setStatus(levelWarn, fmt.Sprintf("turn %d attempt %d: %s", u.Turn, u.Attempt, u.Err)))
+		}
+	}
+	m.logP.sync()
+	return tea.Batch(cmds...)
+}
+
+// onAsk opens the approval dialog for a proposal (or answers at once when
+// the person chose approve all and the call passes its schema).
+func (m *Model) onAsk(msg askMsg) tea.Cmd {
+	if msg.gen != m.gen {
+		return nil
+	}
+	if m.approveAll && msg.p.Valid() && msg.p.EditError == "" {
+		return answer(msg.reply, session.Decision{Kind: session.Approved})
+	}
+	m.ask = &msg
+	m.dropDialog(dlgApproval)
+	d := newApprovalDialog(m.c, m.d.scenario, msg.p)
+	m.dialogs = append(m.dialogs, d)
+	if msg.p.EditError != "" {
+		return m.setStatus(levelWarn, "the edit was refused: "+msg.p.EditError)
+	}
+	return nil
+}
+
+// onRunEnded clears the run.
+func (m *Model) onRunEnded(msg runEndedMsg) tea.Cmd {
+	if msg.gen != m.gen {
+		return nil
+	}
+	m.running = false
+	m.ask, m.pause, m.d.paused = nil, nil, ""
+	m.dropDialog(dlgApproval)
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	if msg.err != nil && !isCancel(msg.err) {
+		return m.setStatus(levelError, "the session stopped: "+msg.err.Error())
+	}
+	st := m.d.state.Status
+	return m.setStatus(levelInfo, "session "+m.d.state.SessionID+" "+st)
+}
+
+// dropDialog removes every dialog of a kind from the stack.
+func (m *Model) dropDialog(k dialogKind) {
+	out := m.dialogs[:0]
+	for _, d := range m.dialogs {
+		if d.Kind() != k {
+			out = append(out, d)
+		}
+	}
+	m.dialogs = out
+}
+
+// top is the top dialog, or nil.
+func (m *Model) top() dialog {
+	if len(m.dialogs) == 0 {
+		return nil
+	}
+	return m.dialogs[len(m.dialogs)-1]
+}
+
+func (m *Model) pop() {
+	if len(m.dialogs) > 0 {
+		m.dialogs = m.dialogs[:len(m.dialogs)-1]
+	}
+}
+
+// quit cancels the session and ends the program.
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	return tea.Quit
+}
+
+// Close releases what the model started (the run, the bridge).
+func (m *Model) Close() {
+	if m.cancel != nil {
+		m.cancel()
+	}
+	m.br.close()
+}

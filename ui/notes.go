@@ -1,0 +1,82 @@
+package ui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/modelwire/modelwire/session"
+)
+
+// notesPanel shows the teaching note of the protocol step the session has
+// reached (the scenario's notes, markdown rendered by glamour once per
+// step, width and theme), and on the last step the variant's note.
+type notesPanel struct {
+	scroller
+	c *Common
+	d *viewData
+
+	key   notesKey
+	lines []string
+}
+
+type notesKey struct {
+	step    string
+	sc      *session.Scenario
+	w, gen  int
+	paused  bool
+	variant string
+}
+
+func newNotesPanel(c *Common, d *viewData) *notesPanel { return &notesPanel{c: c, d: d} }
+
+func (p *notesPanel) HandleKey(msg tea.KeyMsg, km *KeyMap) (bool, tea.Cmd) {
+	return p.scrollKey(msg, km, len(p.render())), nil
+}
+
+func (p *notesPanel) View() []string { return p.window(p.render()) }
+
+// step is the step whose note is shown: the paused one, else the last
+// one reached.
+func (p *notesPanel) step() string {
+	if p.d.paused != "" {
+		return p.d.paused
+	}
+	if p.d.state != nil && p.d.state.Step != "" {
+		return p.d.state.Step
+	}
+	return session.StepAssembled
+}
+
+func (p *notesPanel) render() []string {
+	sc := p.d.scenario
+	k := notesKey{step: p.step(), sc: sc, w: p.w, gen: p.c.Gen, paused: p.d.paused != "", variant: p.d.rc.Variant}
+	if k == p.key && p.lines != nil {
+		return p.lines
+	}
+	s := p.c.Styles
+	var lines []string
+	switch {
+	case p.d.paused != "":
+		lines = append(lines, s.Accent.Render("⏸ paused at "+p.d.paused)+s.Muted.Render(" — n: next step"))
+	case p.d.replay:
+		lines = append(lines, s.Muted.Render("replay · step "+k.step))
+	case !p.d.rc.StepMode:
+		lines = append(lines, s.Muted.Render("free-running · step "+k.step))
+	}
+	if sc == nil {
+		lines = append(lines, s.Muted.Render("no notes (the scenario is not known)"))
+	} else {
+		md := sc.Notes[k.step]
+		if k.step == session.StepValidated && sc.Variant != "" {
+			if v, ok := sc.Variants[sc.Variant]; ok && v.Note != "" {
+				md += "\n\n**Variant `" + sc.Variant + "`** — " + v.Note
+			}
+		}
+		if md == "" {
+			lines = append(lines, s.Muted.Render("no note for this step"))
+		} else {
+			lines = append(lines, p.c.markdown(md, p.w)...)
+		}
+	}
+	p.key, p.lines = k, lines
+	return lines
+}

@@ -1,0 +1,238 @@
+package ui
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
+)
+
+// recordFixture records the scripted refund session through the store
+// journal, as a live workbench session would be, and returns the store.
+func recordFixture(t *testing.T) (*store.DB, string, []session.Update, *session.Scenario) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "mw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	sc := refund(t)
+	rc := DefaultRunConfig()
+	ups := scriptedSession(t, sc, rc)
+	j := newStoreJournal(db, sc, rc, session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, "test")
+	for _, u := range ups {
+		if err := j.Record(u); err != nil {
+			t.Fatalf("record %s: %v", u.Kind, err)
+		}
+	}
+	return db, j.SessionID(), ups, sc
+}
+
+// entriesOf counts the store entries an update becomes.
+func entriesOf(u session.Update) int {
+	switch u.Kind {
+	case session.UpStep:
+		if u.Step.Index < 0 && len(u.Step.Events) == 0 {
+			return 0
+		}
+		return max(1, len(u.Step.Events))
+	case session.UpDecision, session.UpResult, session.UpValidated:
+		return 1
+	}
+	return 0
+}
+
+// panelsOf renders the panels that show the session itself.
+func panelsOf(m *Model) map[panelID]string {
+	out := map[panelID]string{}
+	for _, id := range []panelID{panelStream, panelValidation, panelLog} {
+		out[id] = m.framePanel(id, m.lay.panels[id])
+	}
+	return out
+}
+
+// TestReplayEqualsLive: the screen at entry N of a replay equals the live
+// screen right after event N, for every N at which the live session had
+// folded a whole update.
+func TestReplayEqualsLive(t *testing.T) {
+	db, id, ups, _ := recordFixture(t)
+	rep, err := StoreLibrary{DB: db}.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, u := range ups {
+		want += entriesOf(u)
+	}
+	if rep.Entries != want {
+		t.Fatalf("replay has %d entries, the session made %d", rep.Entries, want)
+	}
+
+	live := New(Options{Getenv: func(string) string { return "" }})
+	live.Update(tea.WindowSizeMsg{Width: 150, Height: 50})
+	live.d.scenario = rep.Scenario
+	live.running = false
+	replay := New(Options{Library: StoreLibrary{DB: db}})
+	replay.Update(tea.WindowSizeMsg{Width: 150, Height: 50})
+	replay.Update(replayMsg{gen: replay.repGen, rep: rep})
+	if replay.mode != modeReplay {
+		t.Fatal("not in replay mode")
+	}
+	// The replay's timeline bar takes a row: give its panels the live
+	// rectangles so the frames are comparable.
+	replay.lay = live.lay
+	for id, r := range replay.lay.panels {
+		st := replay.c.Styles.Panel
+		replay.panels[id].SetSize(r.w-st.GetHorizontalFrameSize(), r.h-st.GetVerticalFrameSize()-1)
+	}
+
+	n, compared := 0, 0
+	for i, u := range ups {
+		live.Update(updatesMsg{gen: live.gen, ups: []session.Update{u}})
+		n += entriesOf(u)
+		// Compare once every update before the next entry is folded.
+		if i+1 < len(ups) && entriesOf(ups[i+1]) == 0 {
+			continue
+		}
+		replay.seek(n)
+		lp, rp := panelsOf(live), panelsOf(replay)
+		for id := range lp {
+			if lp[id] != rp[id] {
+				ll, rl := strings.Split(lp[id], "\n"), strings.Split(rp[id], "\n")
+				for k := range min(len(ll), len(rl)) {
+					if ll[k] != rl[k] {
+						t.Logf("first difference, line %d:\nlive   %q\nreplay %q", k, ll[k], rl[k])
+						break
+					}
+				}
+				t.Fatalf("entry %d (after %s): %v panel differs\nlive:\n%s\nreplay:\n%s", n, u.Kind, id, screenText(lp[id]), screenText(rp[id]))
+			}
+		}
+		compared++
+	}
+	if compared < 50 {
+		t.Fatalf("compared only %d positions", compared)
+	}
+	contains(t, replay.View(), "needs_review", "13000", "5/5 pass")
+}
+
+func TestReplayCursorKeys(t *testing.T) {
+	db, id, _, _ := recordFixture(t)
+	m := New(Options{Library: StoreLibrary{DB: db}})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	msgs := run(m.loadReplay(id))
+	for _, msg := range msgs {
+		m.Update(msg)
+	}
+	if m.mode != modeReplay || m.cur == nil {
+		t.Fatal("not replaying")
+	}
+	press(m, "right", "l")
+	if m.cur.pos != 2 {
+		t.Fatalf("pos %d after two steps", m.cur.pos)
+	}
+	press(m, "left")
+	if m.cur.pos != 1 {
+		t.Fatalf("pos %d after a step back", m.cur.pos)
+	}
+	press(m, "]")
+	t2 := m.cur.pos
+	if m.cur.turnOf(t2) != 2 {
+		t.Fatalf("] went to %d (turn %d), want turn 2", t2, m.cur.turnOf(t2))
+	}
+	press(m, "[")
+	if m.cur.turnOf(m.cur.pos) != 1 {
+		t.Fatalf("[ went to turn %d", m.cur.turnOf(m.cur.pos))
+	}
+	press(m, "G")
+	if m.cur.pos != m.rep.Entries {
+		t.Fatal("G should go to the end")
+	}
+	contains(t, m.View(), "needs_review", "13000")
+	press(m, "g")
+	if m.cur.pos != 0 || len(m.d.state.Layers) != 0 {
+		t.Fatal("g should go to the start")
+	}
+	// Play: a tick moves one entry; a stale tick does nothing.
+	press(m, "x", "x")
+	if m.speed != 16 {
+		t.Fatalf("speed ×%d", m.speed)
+	}
+	press(m, "space")
+	if !m.playing {
+		t.Fatal("space should play")
+	}
+	m.Update(playTickMsg{gen: m.repGen, play: m.play})
+	if m.cur.pos != 1 {
+		t.Fatalf("a tick moved to %d", m.cur.pos)
+	}
+	m.Update(playTickMsg{gen: m.repGen, play: m.play - 1})
+	if m.cur.pos != 1 {
+		t.Fatal("a stale tick moved the cursor")
+	}
+	press(m, "space")
+	if m.playing {
+		t.Fatal("space should pause")
+	}
+	contains(t, m.View(), "entry 1/", "×16")
+}
+
+func TestSessionsBrowser(t *testing.T) {
+	db, id, _, _ := recordFixture(t)
+	m := New(Options{Library: StoreLibrary{DB: db}, ExportDir: t.TempDir()})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	for _, msg := range run(press(m, "s")) {
+		m.Update(msg)
+	}
+	d, ok := m.top().(*sessionsDialog)
+	if !ok || len(d.all) != 1 {
+		t.Fatalf("browser %T with %d sessions", m.top(), len(d.all))
+	}
+	contains(t, m.View(), id, "refund", "done")
+	// Filter that matches nothing, then clear it.
+	press(m, "/", "z", "z", "z", "enter")
+	if len(d.visible()) != 0 {
+		t.Fatal("filter should hide the session")
+	}
+	press(m, "/", "backspace", "backspace", "backspace", "enter")
+	// Export.
+	msgs := run(press(m, "x"))
+	if len(msgs) != 1 {
+		t.Fatalf("export gave %v", msgs)
+	}
+	if e := msgs[0].(exportedMsg); e.err != nil {
+		t.Fatal(e.err)
+	}
+	// Delete asks first; n keeps it.
+	press(m, "d")
+	if _, ok := m.top().(*confirmDialog); !ok {
+		t.Fatal("d should ask")
+	}
+	press(m, "n")
+	if list, _ := db.ListSessions(store.Filter{}); len(list) != 1 {
+		t.Fatal("n deleted the session")
+	}
+	// Enter replays it.
+	msgs = run(press(m, "enter"))
+	for _, msg := range msgs {
+		m.Update(msg)
+	}
+	if m.mode != modeReplay || m.rep.Info.ID != id {
+		t.Fatal("enter should replay the session")
+	}
+	// Delete for real from a new browser.
+	for _, msg := range run(press(m, "s")) {
+		m.Update(msg)
+	}
+	press(m, "d")
+	for _, msg := range run(press(m, "y")) {
+		m.Update(msg)
+	}
+	if list, _ := db.ListSessions(store.Filter{}); len(list) != 0 {
+		t.Fatal("y should delete the session")
+	}
+}

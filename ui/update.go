@@ -1,0 +1,403 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/modelwire/modelwire/session"
+)
+
+// Update folds messages into the model. It does no I/O: everything slow
+// is a command, and every asynchronous result is checked against the
+// generation it belongs to.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.handleKey(msg)
+	case scenarioMsg:
+		return m, m.onScenario(msg)
+	case updatesMsg:
+		return m, m.applyUpdates(msg)
+	case askMsg:
+		return m, m.onAsk(msg)
+	case pauseMsg:
+		if msg.gen == m.gen {
+			m.pause = &msg
+			m.d.paused = msg.step
+		}
+		return m, nil
+	case runEndedMsg:
+		return m, m.onRunEnded(msg)
+	case statusMsg:
+		return m, m.setStatus(msg.level, msg.text)
+	case clearStatusMsg:
+		if msg.id == m.status.id {
+			m.status.text = ""
+		}
+		return m, nil
+	case editSourceMsg:
+		return m, m.openSourceEditor(msg.id)
+	case sessionsMsg:
+		if msg.gen == m.listGen {
+			for _, d := range m.dialogs {
+				if sd, ok := d.(*sessionsDialog); ok {
+					sd.setList(msg.list, msg.err)
+				}
+			}
+		}
+		return m, nil
+	case replayMsg:
+		return m, m.onReplay(msg)
+	case playTickMsg:
+		return m, m.onTick(msg)
+	case deletedMsg:
+		if msg.err != nil {
+			return m, m.setStatus(levelError, "delete "+msg.id+": "+msg.err.Error())
+		}
+		return m, tea.Batch(m.setStatus(levelInfo, "deleted session "+msg.id), m.loadSessions())
+	case exportedMsg:
+		if msg.err != nil {
+			return m, m.setStatus(levelError, "export "+msg.id+": "+msg.err.Error())
+		}
+		return m, m.setStatus(levelInfo, "exported "+msg.id+" to "+msg.path)
+	}
+	if d := m.top(); d != nil {
+		return m, d.Update(msg)
+	}
+	return m, nil
+}
+
+// typing reports whether the top dialog is taking text (so letters are
+// text, not commands).
+func (m *Model) typing() bool {
+	switch d := m.top().(type) {
+	case *approvalDialog:
+		return d.mode != approvalView
+	case *sessionsDialog:
+		return d.editing
+	case *sourceDialog:
+		return true
+	}
+	return false
+}
+
+func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	km := &m.km
+	if key.Matches(msg, km.Global.ForceQuit) {
+		return m.quit()
+	}
+	if d := m.top(); d != nil {
+		if key.Matches(msg, km.Global.Help) && !m.typing() && d.Kind() != dlgHelp {
+			m.openHelp()
+			return nil
+		}
+		act, cmd := d.HandleKey(msg, km)
+		return tea.Batch(cmd, m.do(act))
+	}
+	switch {
+	case key.Matches(msg, km.Global.Quit):
+		if m.running {
+			m.dialogs = append(m.dialogs, &confirmDialog{c: m.c, title: "Quit?",
+				msg: "A session is running. Quit and stop it? (it stays in the store as interrupted)", yes: actQuit{}})
+			return nil
+		}
+		return m.quit()
+	case key.Matches(msg, km.Global.Help):
+		m.openHelp()
+		return nil
+	case key.Matches(msg, km.Global.NextPanel):
+		m.setFocus((m.focus + 1) % numPanels)
+		return nil
+	case key.Matches(msg, km.Global.PrevPanel):
+		m.setFocus((m.focus + numPanels - 1) % numPanels)
+		return nil
+	case key.Matches(msg, km.Global.Theme):
+		m.c.setTheme(nextTheme(m.c.Theme))
+		m.applyHelpStyles()
+		m.resize(m.w, m.h)
+		return m.setStatus(levelInfo, "theme "+m.c.Theme)
+	case key.Matches(msg, km.Global.Wire):
+		m.d.wire = !m.d.wire
+		if m.d.wire {
+			m.setFocus(panelAssembly)
+		}
+		return nil
+	case key.Matches(msg, km.Global.Compare):
+		if m.d.scenario == nil {
+			return m.setStatus(levelWarn, "compare needs the scenario (not known for this session)")
+		}
+		m.dialogs = append(m.dialogs, newCompareDialog(m.c, m.d.scenario, m.d.rc))
+		return nil
+	case key.Matches(msg, km.Global.Sessions):
+		if m.opts.Library == nil {
+			return m.setStatus(levelWarn, "no session store is open")
+		}
+		m.dialogs = append(m.dialogs, newSessionsDialog(m.c, &m.km))
+		return m.loadSessions()
+	case key.Matches(msg, km.Global.Options):
+		if m.opts.Backend == nil {
+			return m.setStatus(levelWarn, "live sessions are not available here")
+		}
+		m.dialogs = append(m.dialogs, newOptionsDialog(m.c, m.d.rc, m.opts.Getenv))
+		return nil
+	}
+	if m.mode == modeLive {
+		if cmd, ok := m.liveKey(msg); ok {
+			return cmd
+		}
+	} else if cmd, ok := m.replayKey(msg); ok {
+		return cmd
+	}
+	_, cmd := m.panels[m.focus].HandleKey(msg, km)
+	return cmd
+}
+
+// liveKey handles the keys of a live session: next step and the
+// decisions (which reopen the dialog when it was put away).
+func (m *Model) liveKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	km := &m.km
+	switch {
+	case key.Matches(msg, km.Global.Step):
+		if m.pause == nil {
+			return nil, true
+		}
+		reply := m.pause.reply
+		m.pause, m.d.paused = nil, ""
+		return resume(reply), true
+	case key.Matches(msg, km.Approval.Approve):
+		if m.ask == nil {
+			return nil, false
+		}
+		return m.do(actDecide{d: session.Decision{Kind: session.Approved}}), true
+	case key.Matches(msg, km.Approval.ApproveAll):
+		if m.ask == nil {
+			return nil, false
+		}
+		return m.do(actDecide{d: session.Decision{Kind: session.Approved}, all: true}), true
+	case key.Matches(msg, km.Approval.Edit), key.Matches(msg, km.Approval.Reject):
+		if m.ask == nil {
+			return nil, false
+		}
+		d := newApprovalDialog(m.c, m.d.scenario, m.ask.p)
+		m.dialogs = append(m.dialogs, d)
+		act, cmd := d.HandleKey(msg, km)
+		return tea.Batch(cmd, m.do(act)), true
+	}
+	return nil, false
+}
+
+// do carries out a dialog's action.
+func (m *Model) do(act action) tea.Cmd {
+	switch a := act.(type) {
+	case nil:
+		return nil
+	case actClose:
+		m.pop()
+	case actStatus:
+		return m.setStatus(a.level, a.text)
+	case actDecide:
+		m.dropDialog(dlgApproval)
+		if m.ask == nil {
+			return nil
+		}
+		reply := m.ask.reply
+		m.ask = nil
+		if a.all {
+			m.approveAll = true
+		}
+		return answer(reply, a.d)
+	case actRun:
+		m.dialogs = nil
+		return m.startRun(a.rc)
+	case actOpenReplay:
+		m.dialogs = nil
+		return m.loadReplay(a.id)
+	case actQuit:
+		m.dialogs = nil
+		return m.quit()
+	case actEditSource:
+		m.dialogs = nil
+		rc := m.d.rc
+		edits := map[string]string{}
+		for k, v := range rc.Edits {
+			edits[k] = v
+		}
+		edits[a.id] = a.text
+		rc.Edits = edits
+		return tea.Batch(m.startRun(rc), m.setStatus(levelInfo, "source "+a.id+" edited: the session starts again with it"))
+	case actAskDelete:
+		m.dialogs = append(m.dialogs, &confirmDialog{c: m.c, title: "Delete session?",
+			msg: "Delete session " + a.id + " and everything recorded for it?", yes: actDelete(a)})
+	case actDelete:
+		m.pop()
+		lib, id := m.opts.Library, a.id
+		return func() tea.Msg { return deletedMsg{id: id, err: lib.Delete(id)} }
+	case actExport:
+		lib, id, dir := m.opts.Library, a.id, m.opts.ExportDir
+		return func() tea.Msg {
+			path, err := lib.Export(id, dir)
+			return exportedMsg{id: id, path: path, err: err}
+		}
+	}
+	return nil
+}
+
+// openHelp shows the bindings active now.
+func (m *Model) openHelp() {
+	m.dialogs = append(m.dialogs, &helpDialog{c: m.c, groups: m.helpGroups()})
+}
+
+// openSourceEditor opens the editor for a source of the scenario.
+func (m *Model) openSourceEditor(id string) tea.Cmd {
+	if m.d.scenario == nil || m.mode != modeLive {
+		return nil
+	}
+	for _, s := range m.d.scenario.Sources {
+		if s.ID == id {
+			d, cmd := newSourceDialog(m.c, id, s.Text)
+			m.dialogs = append(m.dialogs, d)
+			return cmd
+		}
+	}
+	return nil
+}
+
+// loadSessions lists the stored sessions in a command.
+func (m *Model) loadSessions() tea.Cmd {
+	if m.opts.Library == nil {
+		return nil
+	}
+	m.listGen++
+	gen, lib := m.listGen, m.opts.Library
+	return func() tea.Msg {
+		list, err := lib.List()
+		return sessionsMsg{gen: gen, list: list, err: err}
+	}
+}
+
+// loadReplay loads a stored session in a command.
+func (m *Model) loadReplay(id string) tea.Cmd {
+	if m.opts.Library == nil {
+		return m.setStatus(levelWarn, "no session store is open")
+	}
+	m.repGen++
+	gen, lib := m.repGen, m.opts.Library
+	return tea.Batch(m.setStatus(levelInfo, "loading session "+id+"…"), func() tea.Msg {
+		rep, err := lib.Load(id)
+		return replayMsg{gen: gen, rep: rep, err: err}
+	})
+}
+
+// onReplay switches to replay mode on a loaded session; the live session,
+// if any, is stopped.
+func (m *Model) onReplay(msg replayMsg) tea.Cmd {
+	if msg.gen != m.repGen {
+		return nil
+	}
+	if msg.err != nil {
+		return m.setStatus(levelError, "cannot replay: "+msg.err.Error())
+	}
+	if m.cancel != nil {
+		m.cancel()
+		m.cancel = nil
+	}
+	m.gen++ // the live run's late messages no longer apply
+	m.running, m.ask, m.pause = false, nil, nil
+	m.mode = modeReplay
+	m.rep = msg.rep
+	m.cur = newCursor(msg.rep)
+	m.playing = false
+	m.d.replay = true
+	m.d.scenario = msg.rep.Scenario
+	m.d.preview, m.d.paused, m.d.laneHL = nil, "", ""
+	m.d.rc = RunConfig{Scenario: msg.rep.Info.Scenario, Variant: msg.rep.Info.Variant, Protocol: msg.rep.Info.Protocol,
+		Provider: msg.rep.Info.Provider, Stream: msg.rep.Stream, History: msg.rep.History}
+	m.d.state = m.cur.state
+	m.resize(m.w, m.h)
+	m.logP.sync()
+	return m.setStatus(levelInfo, "replaying "+msg.rep.Info.ID+": → step, ] turn, G end, space play")
+}
+
+// seek moves the replay cursor.
+func (m *Model) seek(p int) {
+	m.cur.seek(p)
+	m.d.state = m.cur.state
+	m.logP.sync()
+}
+
+// replayKey handles the replay cursor keys.
+func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
+	km := &m.km
+	if m.cur == nil {
+		return nil, false
+	}
+	switch {
+	case key.Matches(msg, km.Replay.Forward):
+		m.seek(m.cur.pos + 1)
+	case key.Matches(msg, km.Replay.Back):
+		m.seek(m.cur.pos - 1)
+	case key.Matches(msg, km.Replay.NextTurn):
+		m.seek(m.cur.nextTurn())
+	case key.Matches(msg, km.Replay.PrevTurn):
+		m.seek(m.cur.prevTurn())
+	case key.Matches(msg, km.Replay.Start):
+		m.seek(0)
+	case key.Matches(msg, km.Replay.End):
+		m.seek(m.rep.Entries)
+	case key.Matches(msg, km.Replay.Play):
+		m.playing = !m.playing
+		m.play++
+		if m.playing {
+			if m.cur.pos >= m.rep.Entries {
+				m.seek(0)
+			}
+			return m.tick(), true
+		}
+		return nil, true
+	case key.Matches(msg, km.Replay.Speed):
+		switch m.speed {
+		case 1:
+			m.speed = 4
+		case 4:
+			m.speed = 16
+		default:
+			m.speed = 1
+		}
+		return nil, true
+	case key.Matches(msg, km.Global.Live):
+		return m.startRun(m.opts.Run), true
+	default:
+		return nil, false
+	}
+	// A manual step pauses playback.
+	if m.playing {
+		m.playing = false
+		m.play++
+	}
+	return nil, true
+}
+
+// tick schedules the next playback step after the recorded gap.
+func (m *Model) tick() tea.Cmd {
+	gap := m.cur.gap() / time.Duration(m.speed)
+	gap = max(tickEvery, min(gap, 2*time.Second))
+	gen, play := m.repGen, m.play
+	return tea.Tick(gap, func(time.Time) tea.Msg { return playTickMsg{gen: gen, play: play} })
+}
+
+func (m *Model) onTick(msg playTickMsg) tea.Cmd {
+	if msg.gen != m.repGen || msg.play != m.play || !m.playing || m.cur == nil {
+		return nil
+	}
+	if m.cur.pos >= m.rep.Entries {
+		m.playing = false
+		return nil
+	}
+	m.seek(m.cur.pos + 1)
+	return m.tick()
+}
