@@ -109,7 +109,7 @@ func newCompareDialog(c *Common, sc *session.Scenario, rc RunConfig) *compareDia
 				row.cells = append(row.cells, "—")
 				continue
 			}
-			row.cells = append(row.cells, pathOfValue(w, resultMarker, false))
+			row.cells = append(row.cells, shortPath(pathOfValue(w, resultMarker, false)))
 		}
 		d.rows = append(d.rows, row)
 	}
@@ -129,10 +129,21 @@ func fieldOf(col compareCol, source string) string {
 	}
 	for _, m := range col.req.Map {
 		if m.Source == source {
-			return m.Field
+			return shortPath(m.Field)
 		}
 	}
 	return "—"
+}
+
+// shortPath drops the text leaf of a path: where a part goes is the
+// message or field, not the .text inside it.
+func shortPath(p string) string {
+	for _, suf := range []string{".parts[0].text", "[0].text", ".text"} {
+		if strings.HasSuffix(p, suf) && len(p) > len(suf) {
+			return strings.TrimSuffix(p, suf)
+		}
+	}
+	return p
 }
 
 // pathOfValue finds the JSON path of the first string equal to (or, when
@@ -224,7 +235,7 @@ func (d *compareDialog) View(w, h int) string {
 	for _, r := range d.rows {
 		whatW = max(whatW, displayWidth(r.what))
 	}
-	whatW = min(whatW, 28)
+	whatW = min(whatW, 22)
 	cellW := max(10, (inner-whatW-1)/len(d.cols)-1)
 	head := padRight("", whatW)
 	for i, col := range d.cols {

@@ -125,9 +125,9 @@ func hintOf(bs ...key.Binding) string {
 	return strings.Join(parts, " · ")
 }
 
-// overlay draws box centred over base (both multi-line strings of the
-// same width), cutting base lines by display cells.
-func overlay(base, box string, width, top int) string {
+// overlay draws box centred over the rows [top, top+height) of base,
+// cutting base lines by display cells.
+func overlay(base, box string, width, top, height int) string {
 	bl := strings.Split(base, "\n")
 	ol := strings.Split(box, "\n")
 	bw := 0
@@ -135,7 +135,7 @@ func overlay(base, box string, width, top int) string {
 		bw = max(bw, ansi.StringWidth(l))
 	}
 	x := max(0, (width-bw)/2)
-	y := top + max(0, (len(bl)-top-len(ol))/2)
+	y := top + max(0, (height-len(ol))/2)
 	for i, l := range ol {
 		row := y + i
 		if row >= len(bl) {

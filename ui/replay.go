@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -534,13 +533,4 @@ func (c *cursor) gap() time.Duration {
 		return 0
 	}
 	return d
-}
-
-// headerOf flattens a header for display.
-func headerOf(h http.Header) map[string]string {
-	out := map[string]string{}
-	for k := range h {
-		out[strings.ToLower(k)] = h.Get(k)
-	}
-	return out
 }

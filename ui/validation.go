@@ -124,7 +124,7 @@ func (p *validationPanel) answer(out json.RawMessage) []string {
 		kw = max(kw, displayWidth(k))
 	}
 	sort.Strings(keys)
-	kw = min(kw, max(8, p.w/3))
+	kw = min(kw, max(8, p.w*45/100))
 	s := p.c.Styles
 	var lines []string
 	for _, k := range keys {

@@ -38,7 +38,7 @@ func (m *Model) View() string {
 	screen := strings.Join(rows, "\n")
 	if d := m.top(); d != nil {
 		bodyH := m.lay.body.h + m.lay.tabBar.h
-		screen = overlay(screen, d.View(m.w-2, bodyH), m.w, top)
+		screen = overlay(screen, d.View(m.w-2, bodyH), m.w, top, bodyH)
 	}
 	return screen
 }

@@ -1,0 +1,188 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestE2ETmux builds the binary and drives it in a real terminal (tmux,
+// 120×40): the refund walkthrough with the contract's keys — n through
+// the steps, a for each tool call — to the validation panel; checks the
+// decision, the cap and the five passing layers on the captured screen;
+// quits (q, then y: the walkthrough is still running); then opens the
+// workbench again on the same database and replays that session from the
+// sessions browser.
+func TestE2ETmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed: the end-to-end terminal test needs it (apt-get install tmux)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "modelwire")
+	build := exec.Command("go", "build", "-o", bin, "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "mw.db")
+	tm := &tmux{t: t, name: fmt.Sprintf("mwe2e%d", os.Getpid()), sock: filepath.Join(dir, "tmux.sock")}
+	t.Cleanup(tm.kill)
+
+	// 1. The walkthrough.
+	tm.start(bin, db, dir)
+	tm.waitFor("the walkthrough", 20*time.Second, func(s string) bool { return strings.Contains(s, "⏸ assembled") })
+	approvals := 0
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("the walkthrough did not reach the validation; screen:\n%s", tm.capture())
+		}
+		s := tm.waitFor("a pause or a proposal", 30*time.Second, func(s string) bool {
+			return strings.Contains(s, "⏸ ") || strings.Contains(s, "Tool proposal")
+		})
+		if strings.Contains(s, "⏸ validated") {
+			break
+		}
+		key := "n"
+		if strings.Contains(s, "Tool proposal") {
+			key = "a"
+			approvals++
+		}
+		tm.send(key)
+		tm.waitFor("the screen to move on", 20*time.Second, func(s2 string) bool { return s2 != s })
+	}
+	s := tm.waitFor("the validation", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "5/5 pass") && strings.Contains(s, "needs_review")
+	})
+	for _, want := range []string{"needs_review", "13000", "✓ transport", "✓ protocol", "✓ parse", "✓ schema", "✓ domain"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the validation screen lacks %q:\n%s", want, s)
+		}
+	}
+	if approvals != 3 {
+		t.Errorf("approved %d tool calls, want 3", approvals)
+	}
+	// The session id, from the footer (a status message may hide it for
+	// a few seconds).
+	idRe := regexp.MustCompile(`session ([0-9a-z]{12})\b`)
+	s = tm.waitFor("the session id in the footer", 15*time.Second, func(s string) bool { return idRe.MatchString(s) })
+	id := idRe.FindStringSubmatch(s)[1]
+
+	// 2. Quit: the walkthrough still runs (paused on the last step), so q asks.
+	tm.send("q")
+	tm.waitFor("the quit question", 10*time.Second, func(s string) bool { return strings.Contains(s, "Quit?") })
+	tm.send("y")
+	tm.waitExit(10 * time.Second)
+
+	// 3. Replay it from the sessions browser.
+	tm.start(bin, db, dir)
+	tm.waitFor("the workbench", 20*time.Second, func(s string) bool { return strings.Contains(s, "⏸ assembled") })
+	tm.send("s")
+	tm.waitFor("the sessions browser", 10*time.Second, func(s string) bool { return strings.Contains(s, "Sessions (") && strings.Contains(s, id) })
+	tm.send("/")
+	tm.sendText(id)
+	tm.send("Enter")
+	tm.waitFor("the filter", 10*time.Second, func(s string) bool { return strings.Contains(s, "Sessions (1)") })
+	tm.send("Enter")
+	tm.waitFor("the replay", 20*time.Second, func(s string) bool { return strings.Contains(s, "modelwire replay "+id) })
+	tm.send("l")
+	tm.waitFor("a step", 10*time.Second, func(s string) bool { return strings.Contains(s, "entry 1/") })
+	tm.send("G")
+	s = tm.waitFor("the end of the replay", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "5/5 pass") && strings.Contains(s, "needs_review")
+	})
+	for _, want := range []string{"needs_review", "13000", "✓ transport", "✓ domain"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the replay's last screen lacks %q:\n%s", want, s)
+		}
+	}
+	tm.send("q")
+	tm.waitExit(10 * time.Second)
+}
+
+// tmux drives one tmux session on a private socket.
+type tmux struct {
+	t    *testing.T
+	name string
+	sock string
+}
+
+func (x *tmux) cmd(args ...string) *exec.Cmd {
+	return exec.Command("tmux", append([]string{"-S", x.sock}, args...)...)
+}
+
+func (x *tmux) start(bin, db, dir string) {
+	x.t.Helper()
+	shell := fmt.Sprintf("XDG_STATE_HOME=%q %q --db %q", dir, bin, db)
+	c := x.cmd("new-session", "-d", "-s", x.name, "-x", "120", "-y", "40", shell)
+	c.Env = append(os.Environ(), "TERM=xterm-256color")
+	if out, err := c.CombinedOutput(); err != nil {
+		x.t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+}
+
+func (x *tmux) send(keys ...string) {
+	x.t.Helper()
+	if out, err := x.cmd(append([]string{"send-keys", "-t", x.name}, keys...)...).CombinedOutput(); err != nil {
+		x.t.Fatalf("tmux send-keys %v: %v\n%s", keys, err, out)
+	}
+}
+
+// sendText types literal text.
+func (x *tmux) sendText(s string) {
+	x.t.Helper()
+	if out, err := x.cmd("send-keys", "-t", x.name, "-l", s).CombinedOutput(); err != nil {
+		x.t.Fatalf("tmux send-keys -l: %v\n%s", err, out)
+	}
+}
+
+func (x *tmux) capture() string {
+	out, err := x.cmd("capture-pane", "-p", "-t", x.name).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// waitFor polls the screen until cond holds, up to d.
+func (x *tmux) waitFor(what string, d time.Duration, cond func(string) bool) string {
+	x.t.Helper()
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s := x.capture()
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			x.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+		}
+		<-tick.C
+	}
+}
+
+// waitExit waits until the program has ended (its tmux session is gone).
+func (x *tmux) waitExit(d time.Duration) {
+	x.t.Helper()
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for x.cmd("has-session", "-t", x.name).Run() == nil {
+		if time.Now().After(deadline) {
+			x.t.Fatalf("the program did not exit; screen:\n%s", x.capture())
+		}
+		<-tick.C
+	}
+}
+
+func (x *tmux) kill() {
+	_ = x.cmd("kill-server").Run()
+}
