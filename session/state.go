@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -68,8 +69,9 @@ type Lane struct {
 	CallID string             `json:"call_id,omitempty"`
 	Name   string             `json:"name,omitempty"`
 	State  adapters.ItemState `json:"state"`
-	// Text is the text, reasoning, refusal, or raw argument text so far.
-	Text string `json:"text"`
+	// text is the text, reasoning, refusal, or raw argument text so far;
+	// a builder, so a long stream appends in amortised constant time.
+	text strings.Builder
 	// Arguments are the parsed arguments once a call is proposed.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Deltas    int             `json:"deltas"`
@@ -82,6 +84,12 @@ type Lane struct {
 	// Version grows with every change, for render caches.
 	Version int `json:"version"`
 }
+
+// Text is the lane's text so far (no copy is made).
+func (l *Lane) Text() string { return l.text.String() }
+
+// Len is the text's length in bytes.
+func (l *Lane) Len() int { return l.text.Len() }
 
 // Finished reports whether the lane will not change again.
 func (l *Lane) Finished() bool { return l.State != adapters.ItemStreaming }
@@ -229,15 +237,16 @@ func (t *TurnState) apply(ev adapters.Event, offset float64) {
 		if lane == nil {
 			return
 		}
-		lane.Text += ev.Delta
+		lane.text.WriteString(ev.Delta)
 		lane.Deltas++
 		touch(lane)
 	case adapters.EvItemDone:
 		if lane == nil {
 			return
 		}
-		if ev.Final != nil {
-			lane.Text = *ev.Final
+		if ev.Final != nil && *ev.Final != lane.text.String() {
+			lane.text.Reset()
+			lane.text.WriteString(*ev.Final)
 		}
 		if ev.CallID != "" && lane.CallID == "" {
 			lane.CallID = ev.CallID

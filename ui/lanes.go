@@ -151,7 +151,7 @@ func (p *streamPanel) header(l *session.Lane) string {
 		parts = append(parts, s.Bold.Render(l.Name))
 	}
 	parts = append(parts, s.State(string(l.State)).Render(string(l.State)))
-	timing := fmt.Sprintf("%d B · %d Δ · %s", len(l.Text), l.Deltas, msText(l.StartMS))
+	timing := fmt.Sprintf("%d B · %d Δ · %s", l.Len(), l.Deltas, msText(l.StartMS))
 	if l.Finished() && l.DoneMS > 0 {
 		timing += "→" + msText(l.DoneMS)
 	}
@@ -185,7 +185,7 @@ func (p *streamPanel) renderBody(l *session.Lane) []string {
 		}
 		return lines
 	}
-	text := l.Text
+	text := l.Text()
 	if !l.Finished() && len(text) > streamTail {
 		text = "…" + tailRunes(text, streamTail)
 	}

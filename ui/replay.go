@@ -421,7 +421,7 @@ func finalAnswer(st *session.State) json.RawMessage {
 	var text strings.Builder
 	for _, l := range t.Lanes {
 		if l.Kind == adapters.KindMessage {
-			text.WriteString(l.Text)
+			text.WriteString(l.Text())
 		}
 	}
 	var b bytes.Buffer
