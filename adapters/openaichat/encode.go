@@ -194,7 +194,7 @@ func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTP
 	}
 
 	for n, t := range req.Turns {
-		msgs, notes, err := p.history(n+1, t)
+		msgs, notes, err := p.history(n+1, t, req.Limits.Reasoning != "")
 		if err != nil {
 			return nil, err
 		}
@@ -283,7 +283,7 @@ func deepseekEffort(level string) string {
 // message carrying the turn's text, tool calls and (DeepSeek) reasoning,
 // then one tool message per call in the order of the calls, each found by
 // call_id.
-func (p protocol) history(n int, t adapters.Turn) ([]any, []string, error) {
+func (p protocol) history(n int, t adapters.Turn, thinkingOn bool) ([]any, []string, error) {
 	var notes []string
 	var text, reasoning, refusal strings.Builder
 	hasText, hasReasoning, hasRefusal := false, false, false
@@ -326,6 +326,11 @@ func (p protocol) history(n int, t adapters.Turn) ([]any, []string, error) {
 			} else {
 				notes = append(notes, fmt.Sprintf("turn %d: reasoning not sent back (Chat Completions has no field for it)", n))
 			}
+		} else if p.deepseek && thinkingOn && len(calls) > 0 {
+			// DeepSeek answers 400 when a tool-call turn in thinking mode
+			// comes back without reasoning_content; an empty one passes.
+			empty := ""
+			m.ReasoningContent = &empty
 		}
 		if hasRefusal {
 			if p.deepseek {

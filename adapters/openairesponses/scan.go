@@ -46,9 +46,13 @@ func scanMembers(data string, f *fields) bool {
 		end := valueEnd(data, i)
 		f.set(key, data[i:end])
 		i = end
-		if key == "delta" && f.hasDelta && strings.HasSuffix(f.typ, ".delta") {
+		if key == "delta" && f.hasDelta && f.hasSeq && f.hasIdx && strings.HasSuffix(f.typ, ".delta") {
 			// A delta event's members after its delta are logprobs and
-			// obfuscation: nothing the decoder reads.
+			// obfuscation: nothing the decoder reads — when, as in the
+			// API's older member order, sequence_number and output_index
+			// came first. Since 2026-08 the API sorts the members after
+			// "type", so delta precedes item_id, output_index and
+			// sequence_number, and the scan must go on.
 			return true
 		}
 	}

@@ -36,7 +36,7 @@ func referenceScan(data string) (fields, bool) {
 			f.summaryIdx = v.Int()
 		case "delta":
 			f.delta, f.hasDelta = v.Str, v.Type == gjson.String
-			if f.hasDelta && f.hasType && strings.HasSuffix(f.typ, ".delta") {
+			if f.hasDelta && f.hasType && f.hasSeq && f.hasIdx && strings.HasSuffix(f.typ, ".delta") {
 				return false // scanMembers stops after a delta event's delta
 			}
 		case "response":
