@@ -855,7 +855,19 @@ func TestSimCheckEncodedRefund(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, e := (protocol{deepseek: true}).CheckRequest(hr.Method, hr.Path, nil, hr.Body); e == nil || !strings.Contains(string(e.Body), "reasoning_content") {
+	// Our encoder passes back an empty reasoning_content for such turns,
+	// which DeepSeek accepts…
+	if _, e := (protocol{deepseek: true}).CheckRequest(hr.Method, hr.Path, nil, hr.Body); e != nil {
+		t.Errorf("encoded thinking-mode turn refused: %s", e.Body)
+	}
+	// …and a client that drops it is refused.
+	var body map[string]any
+	_ = json.Unmarshal(hr.Body, &body)
+	for _, m := range body["messages"].([]any) {
+		delete(m.(map[string]any), "reasoning_content")
+	}
+	stripped, _ := json.Marshal(body)
+	if _, e := (protocol{deepseek: true}).CheckRequest(hr.Method, hr.Path, nil, stripped); e == nil || !strings.Contains(string(e.Body), "reasoning_content") {
 		t.Errorf("thinking without passback accepted: %v", e)
 	}
 }
