@@ -240,6 +240,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 		}
 	}
 
+	// Protocols that number their events (Responses' sequence_number)
+	// renumber after the faults moved events around, so an inserted event
+	// carries its own number and a repeat keeps the one it repeats.
+	if rn, ok := simp.(interface {
+		Renumber([]adapters.WireEvent) []adapters.WireEvent
+	}); ok {
+		events = rn.Renumber(events)
+	}
 	for k, v := range simp.ResponseHeaders(true) {
 		w.Header()[k] = v
 	}

@@ -82,7 +82,10 @@ async function responses(stream, chained) {
     const r = stream ? await client.responses.stream(params).finalResponse() : await client.responses.create(params);
     const calls = r.output.filter(o => o.type === 'function_call');
     turns.push(calls.map(c => [c.name, JSON.parse(c.arguments)]));
-    if (calls.length === 0) return out('openai-responses' + (chained ? '/chained' : '/full') + (stream ? '/stream' : '/body'), turns, r.output_text);
+    // output_text is a convenience of some SDK paths, not a wire field:
+    // join the message items' output_text parts as the API defines them.
+    const text = r.output.filter(o => o.type === 'message').flatMap(o => o.content).filter(c => c.type === 'output_text').map(c => c.text).join('');
+    if (calls.length === 0) return out('openai-responses' + (chained ? '/chained' : '/full') + (stream ? '/stream' : '/body'), turns, text);
     const outputs = calls.map(c => ({ type: 'function_call_output', call_id: c.call_id, output: result(c.name, c.arguments) }));
     if (chained) {
       previous = r.id;
