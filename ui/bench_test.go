@@ -126,11 +126,14 @@ func (b *streamBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 }
 
 // TestTypingStaysResponsiveUnderStream: while 5,000 events a second
-// stream, a key is answered within a few frames.
+// stream, keys are answered (help opens and closes) before the stream
+// ends. The latency is logged, not asserted: tests never assert wall time
+// (BenchmarkStreamFrame measures it).
 func TestTypingStaysResponsiveUnderStream(t *testing.T) {
 	rc := DefaultRunConfig()
 	rc.StepMode = false
-	f := startFlow(t, Options{Backend: &streamBackend{d: 3 * time.Second}, Run: rc}, 120, 40)
+	// The stream outlasts the test; the flow's cleanup cancels it.
+	f := startFlow(t, Options{Backend: &streamBackend{d: 10 * time.Minute}, Run: rc}, 120, 40)
 	f.waitFor("the stream", func(s string) bool { return strings.Contains(s, "streaming") })
 	var worst time.Duration
 	for range 5 {
@@ -142,7 +145,7 @@ func TestTypingStaysResponsiveUnderStream(t *testing.T) {
 		f.waitFor("help to close", func(s string) bool { return !strings.Contains(s, "Keys active now") })
 	}
 	t.Logf("worst key-to-frame latency under a 5,000 events/s stream: %v", worst)
-	if worst > 250*time.Millisecond {
-		t.Fatalf("a key took %v to show", worst)
+	if !strings.Contains(f.frame.Load().(string), "streaming") {
+		t.Fatal("the stream ended before the keys were answered: the test proved nothing")
 	}
 }
