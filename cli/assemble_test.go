@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelwire/modelwire/samples"
+	"github.com/modelwire/modelwire/sim"
+)
+
+type assembled struct {
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Headers map[string]string `json:"headers"`
+	Body    map[string]any    `json:"body"`
+	Map     []struct {
+		Source, Trust, Field string
+	} `json:"map"`
+}
+
+func assembleJSON(t *testing.T, args ...string) assembled {
+	t.Helper()
+	code, out, errs := runMain(t, "", append([]string{"assemble", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var a assembled
+	if err := json.Unmarshal([]byte(out), &a); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return a
+}
+
+func fieldOf(a assembled, source string) string {
+	for _, m := range a.Map {
+		if m.Source == source {
+			return m.Field
+		}
+	}
+	return ""
+}
+
+// Where the skill, the system rules and the unverified history land is
+// what a teacher projects: check it for each protocol.
+func TestAssemblePlacesSources(t *testing.T) {
+	want := map[string][3]string{ // protocol: system rules, skill, unverified history
+		"openai-responses":   {"instructions", "input[0].content[0].text", "input[1].content[3].text"},
+		"openai-chat":        {"messages[0].content", "messages[1].content", "messages[2].content[3].text"},
+		"anthropic-messages": {"system[0].text", "system[1].text", "messages[0].content[3].text"},
+		"gemini":             {"systemInstruction.parts[0].text", "systemInstruction.parts[1].text", "contents[0].parts[3].text"},
+	}
+	for p, w := range want {
+		a := assembleJSON(t, "--protocol", p)
+		got := [3]string{fieldOf(a, "system-rules"), fieldOf(a, "skill:refund_assessment@1.2"), fieldOf(a, "history:unverified-claim")}
+		if got != w {
+			t.Errorf("%s: fields %q, want %q", p, got, w)
+		}
+		for _, m := range a.Map {
+			if m.Source == "history:unverified-claim" && m.Trust != "unverified" {
+				t.Errorf("%s: the history claim is labelled %q", p, m.Trust)
+			}
+		}
+		for k, v := range a.Headers {
+			if (k == "authorization" || k == "x-api-key" || k == "x-goog-api-key") && !strings.Contains(v, "[redacted]") {
+				t.Errorf("%s: header %s shows %q", p, k, v)
+			}
+		}
+	}
+}
+
+// Turn 3 carries the history exactly as run sends it: the model's calls
+// and the tool results, answered by call id.
+func TestAssembleLaterTurnsCarryHistory(t *testing.T) {
+	a := assembleJSON(t, "--protocol", "anthropic-messages", "--turn", "3")
+	msgs := a.Body["messages"].([]any)
+	if len(msgs) != 5 {
+		t.Fatalf("%d messages, want user, assistant, user(results), assistant, user(results)", len(msgs))
+	}
+	results := msgs[4].(map[string]any)["content"].([]any)
+	calls := msgs[3].(map[string]any)["content"].([]any)
+	var callIDs, resultIDs []string
+	for _, c := range calls {
+		if m := c.(map[string]any); m["type"] == "tool_use" {
+			callIDs = append(callIDs, m["id"].(string))
+		}
+	}
+	for _, r := range results {
+		resultIDs = append(resultIDs, r.(map[string]any)["tool_use_id"].(string))
+	}
+	if len(callIDs) != 2 || strings.Join(callIDs, ",") != strings.Join(resultIDs, ",") {
+		t.Fatalf("calls %v, results %v", callIDs, resultIDs)
+	}
+	prev := assembleJSON(t, "--protocol", "openai-responses", "--turn", "2", "--history", "previous-response-id")
+	if id, _ := prev.Body["previous_response_id"].(string); !strings.HasPrefix(id, "resp_") {
+		t.Fatalf("previous_response_id %v", prev.Body["previous_response_id"])
+	}
+	if code, _, errs := runMain(t, "", "assemble", "--turn", "9"); code != 2 || !strings.Contains(errs, "has 3 turns") {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+}
+
+func TestAssembleTextShowsTheMap(t *testing.T) {
+	code, out, errs := runMain(t, "", "assemble", "--protocol", "gemini")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	for _, want := range []string{"POST /v1beta/models/refund-model:streamGenerateContent?alt=sse", "x-goog-api-key: [redacted]", "where each source went:", "history:unverified-claim", "systemInstruction.parts[1].text", "degraded:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// The real providers are tested by pointing them at the simulator: keys
+// from the environment, base URLs from the flag or <PROVIDER>_BASE_URL.
+func TestRealProvidersAgainstTheSimulator(t *testing.T) {
+	sc, _ := samples.Lookup("refund")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ provider, protocol, env, url string }{
+		{"openai", "openai-responses", "OPENAI", base + "/v1"},
+		{"openai", "openai-chat", "OPENAI", base + "/v1"},
+		{"anthropic", "anthropic-messages", "ANTHROPIC", base},
+		{"gemini", "gemini", "GEMINI", base},
+		{"deepseek", "deepseek-chat", "DEEPSEEK", base},
+		{"compatible", "openai-chat", "COMPATIBLE", base + "/v1"},
+	}
+	for _, c := range cases {
+		t.Run(c.provider+"/"+c.protocol, func(t *testing.T) {
+			t.Setenv(c.env+"_API_KEY", "sk-test-"+c.provider)
+			t.Setenv(c.env+"_BASE_URL", c.url)
+			db := filepath.Join(t.TempDir(), "x.db")
+			code, _, errs := runMain(t, "", "run", "--db", db, "--provider", c.provider, "--protocol", c.protocol, "--approve", "auto", "--model", "refund-model")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+		})
+	}
+	t.Run("missing key", func(t *testing.T) {
+		t.Setenv("ANTHROPIC_API_KEY", "")
+		code, _, errs := runMain(t, "", "run", "--provider", "anthropic", "--protocol", "anthropic-messages", "--approve", "auto", "--db", filepath.Join(t.TempDir(), "x.db"))
+		if code != 2 || !strings.Contains(errs, "ANTHROPIC_API_KEY") {
+			t.Fatalf("exit %d %s", code, errs)
+		}
+	})
+	t.Run("wrong protocol", func(t *testing.T) {
+		code, _, errs := runMain(t, "", "run", "--provider", "anthropic", "--protocol", "gemini", "--approve", "auto")
+		if code != 2 || !strings.Contains(errs, "does not speak gemini") {
+			t.Fatalf("exit %d %s", code, errs)
+		}
+	})
+}
