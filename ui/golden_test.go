@@ -10,7 +10,12 @@ import (
 	"github.com/modelwire/modelwire/session"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden screens in testdata/")
+// updating reports -update, the flag x/exp/golden (imported with teatest)
+// defines: go test ./ui -run Golden -update rewrites the screens.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // golden compares a screen (ASCII profile, so plain text) with
 // testdata/<name>.golden; -update rewrites it.
@@ -18,7 +23,7 @@ func golden(t *testing.T, name, screen string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
 	got := screenText(screen) + "\n"
-	if *update {
+	if updating() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
