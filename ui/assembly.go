@@ -85,6 +85,9 @@ type editSourceMsg struct{ id string }
 func (p *assemblyPanel) View() []string {
 	req, turn := p.request()
 	if req == nil {
+		if p.d.rc.Scenario == RecordingScenario {
+			return []string{p.c.Styles.Muted.Render("waiting for the application's first request…")}
+		}
 		return []string{p.c.Styles.Muted.Render("assembling the request…")}
 	}
 	if p.d.wire {

@@ -112,6 +112,9 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 // loadScenario loads the scenario a run config names, with the assembly
 // panel's source edits applied.
 func loadScenario(rc RunConfig) (*session.Scenario, error) {
+	if rc.Scenario == RecordingScenario {
+		return nil, nil // a recording has no scenario
+	}
 	sc, err := samples.Lookup(rc.ScenarioName())
 	if err != nil {
 		return nil, err

@@ -225,6 +225,9 @@ func (m *Model) onScenario(msg scenarioMsg) tea.Cmd {
 
 // preview encodes the first request before it is sent (pure: no I/O).
 func preview(sc *session.Scenario, rc RunConfig) *adapters.HTTPRequest {
+	if sc == nil {
+		return nil // a recording: the requests come as they are sent
+	}
 	p, err := registry.Lookup(rc.Protocol)
 	if err != nil {
 		return nil

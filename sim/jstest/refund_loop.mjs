@@ -4,13 +4,16 @@
 // send the results back by call id, until the final answer. Prints one
 // JSON line per run: {run, turns: [[call names…]…], calls: […], final}.
 //
-// Usage: node refund_loop.mjs BASE_URL FIXTURE.json
+// Usage: node refund_loop.mjs BASE_URL FIXTURE.json [API_KEY]
+// The key every SDK sends is API_KEY, else $MODELWIRE_JS_API_KEY, else
+// sim-key (the simulator accepts any; a recording proxy must not keep it).
 import fs from 'node:fs';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 
-const [base, fixturePath] = process.argv.slice(2);
+const [base, fixturePath, keyArg] = process.argv.slice(2);
+const KEY = keyArg || process.env.MODELWIRE_JS_API_KEY || 'sim-key';
 const fx = JSON.parse(fs.readFileSync(fixturePath, 'utf8'));
 const MODEL = 'refund-model';
 const MAX_TURNS = 8;
@@ -32,7 +35,7 @@ function out(run, turns, final) {
 }
 
 async function chat(stream, deepseek) {
-  const client = new OpenAI({ apiKey: 'sim-key', baseURL: deepseek ? base : base + '/v1', maxRetries: 0 });
+  const client = new OpenAI({ apiKey: KEY, baseURL: deepseek ? base : base + '/v1', maxRetries: 0 });
   const tools = fx.tools.map(t => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters, strict: !deepseek } }));
   const messages = [{ role: 'system', content: fx.system }, { role: 'user', content: fx.task }];
   const turns = [];
@@ -71,7 +74,7 @@ async function chat(stream, deepseek) {
 }
 
 async function responses(stream, chained) {
-  const client = new OpenAI({ apiKey: 'sim-key', baseURL: base + '/v1', maxRetries: 0 });
+  const client = new OpenAI({ apiKey: KEY, baseURL: base + '/v1', maxRetries: 0 });
   const tools = fx.tools.map(t => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: true }));
   let input = [{ role: 'user', content: fx.task }];
   let previous;
@@ -98,7 +101,7 @@ async function responses(stream, chained) {
 }
 
 async function anthropic(stream) {
-  const client = new Anthropic({ apiKey: 'sim-key', baseURL: base, maxRetries: 0 });
+  const client = new Anthropic({ apiKey: KEY, baseURL: base, maxRetries: 0 });
   const tools = fx.tools.map(t => ({ name: t.name, description: t.description, input_schema: t.parameters }));
   const messages = [{ role: 'user', content: fx.task }];
   const turns = [];
@@ -115,7 +118,7 @@ async function anthropic(stream) {
 }
 
 async function gemini(stream) {
-  const ai = new GoogleGenAI({ apiKey: 'sim-key', httpOptions: { baseUrl: base } });
+  const ai = new GoogleGenAI({ apiKey: KEY, httpOptions: { baseUrl: base } });
   const config = { systemInstruction: fx.system, tools: [{ functionDeclarations: fx.tools.map(t => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }] };
   const contents = [{ role: 'user', parts: [{ text: fx.task }] }];
   const turns = [];

@@ -1,0 +1,302 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/spf13/cobra"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/proxy"
+	"github.com/modelwire/modelwire/samples"
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/themes"
+	"github.com/modelwire/modelwire/ui"
+)
+
+func init() { register(newProxyCmd) }
+
+// proxyFlags are the flags of `modelwire proxy`.
+type proxyFlags struct {
+	listen, upstream, fault string
+	tui, hold               bool
+}
+
+func newProxyCmd(app *App) *cobra.Command {
+	f := proxyFlags{}
+	cmd := &cobra.Command{
+		Use:   "proxy",
+		Short: "Sit between any application and its LLM provider; record and show every exchange",
+		Long: `Forward every request to its provider and record what passes, with no change to
+the application beyond its base URL: point OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
+GOOGLE_GEMINI_BASE_URL (or the SDK's base URL option) at the proxy; the application
+keeps its own key, which is forwarded and never stored or shown.
+
+Requests go to the provider their path names (/v1/responses and
+/v1/chat/completions to OpenAI, /v1/messages to Anthropic, /v1beta/models/… to
+Gemini, /chat/completions to DeepSeek), or all to --upstream: a gateway, DeepSeek,
+a local Ollama or vLLM, or "sim" for the built-in simulator (with --fault).
+Request and response bytes pass unchanged, status codes and headers kept, streams
+flushed to the application event by event as they arrive.
+
+Every exchange is decoded, validated (transport, protocol, and schema when the
+request asked for an output schema) and stored; the turns of one conversation
+(linked by their history or previous_response_id) make one session, listed by
+'modelwire sessions' with source proxy. Requests it cannot decode are forwarded
+untouched and recorded in an "unknown" session. --tui shows the exchanges live in
+the workbench.
+
+--hold-tools CHANGES WHAT THE APPLICATION SEES: a response to a request that offers
+tools is held back whole (so a stream arrives all at once, after the decision)
+and, when it proposes tool calls, each call waits for approval (on the terminal,
+or in the TUI with --tui). Approved: the response is passed on unchanged.
+Rejected — or approved while its arguments fail the request's own tool schema —
+the application gets the provider's own error instead (HTTP 403, in that
+provider's error format, saying the operator rejected the call).`,
+		Example: `  modelwire proxy
+  OPENAI_BASE_URL=http://127.0.0.1:8788/v1 python my_agent.py
+  modelwire proxy --upstream sim --fault rate-limit --tui
+  modelwire proxy --upstream http://127.0.0.1:11434/v1 --hold-tools`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runProxy(cmd, app, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:8788", "address to listen on")
+	fl.StringVar(&f.upstream, "upstream", "", `forward everything here (a base URL, or "sim"); default: the provider named by each path`)
+	fl.StringVar(&f.fault, "fault", "", "faults for --upstream sim, comma-separated (NAME or NAME:always)")
+	fl.BoolVar(&f.tui, "tui", false, "show the exchanges live in the workbench")
+	fl.BoolVar(&f.hold, "hold-tools", false, "hold responses that propose tool calls for approval (changes what the application sees)")
+	completeWith(cmd, "fault", sim.FaultNames())
+	return cmd
+}
+
+func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
+	if f.fault != "" && f.upstream != "sim" {
+		return usageErr("--fault applies to the built-in simulator only (--upstream sim)")
+	}
+	faults, err := sim.ParseFaults(f.fault)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if f.upstream != "" && f.upstream != "sim" {
+		u, err := url.Parse(f.upstream)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErr("--upstream %q: want an http(s) base URL or sim", f.upstream)
+		}
+	}
+	if f.hold && !f.tui && !isTerminal(app.In) {
+		return usageErr("--hold-tools asks on the terminal, and there is none: add --tui, or run it in a terminal")
+	}
+	if f.tui {
+		if _, err := themes.ByName(app.Theme); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return usageErr("cannot listen on %s: %v", f.listen, err)
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String()
+
+	db, err := store.Open(app.DB)
+	if err != nil {
+		var oe *store.OpenError
+		if errors.As(err, &oe) {
+			return usageErr("%v", err)
+		}
+		return failedErr("opening the session store: %v", err)
+	}
+	defer db.Close()
+
+	upstream, provider, label := f.upstream, "", f.upstream
+	if f.upstream == "sim" {
+		sc, err := samples.Lookup("refund")
+		if err != nil {
+			return failedErr("%v", err)
+		}
+		simCtx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if upstream, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults}).Start(simCtx, "127.0.0.1:0"); err != nil {
+			return failedErr("starting the simulator: %v", err)
+		}
+		provider, label = adapters.ProviderSim, "sim ("+upstream+")"
+		if f.fault != "" {
+			label += ", faults " + faults.String()
+		}
+	}
+	if label == "" {
+		label = "the provider each path names"
+	}
+
+	var log *slog.Logger
+	closeLog := func() {}
+	if f.tui {
+		log, closeLog = openTUILog()
+	} else {
+		log = slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	defer closeLog()
+
+	opts := proxy.Options{Upstream: upstream, Provider: provider, DB: db, Version: Version, Log: log}
+	var rec *ui.Recording
+	if f.tui {
+		rec = ui.NewRecording()
+		rec.Engine = &ui.EngineBackend{DB: db, Version: Version, Log: log}
+		opts.Observe = rec.Observe
+		if f.hold {
+			opts.Hold = rec
+		}
+	} else {
+		pr := &proxyPrinter{out: app.Out, seen: map[proxyKey]*proxyLine{}}
+		opts.Observe = pr.observe
+		if f.hold {
+			opts.Hold = &terminalDecider{in: app.In, out: app.Err, scenario: &session.Scenario{}}
+		}
+	}
+	px := proxy.New(opts)
+	srv := &http.Server{Handler: px, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	fmt.Fprintf(app.Out, "modelwire proxy on %s → %s; recording to %s\n", base, label, app.DB)
+	fmt.Fprintf(app.Out, "  OPENAI_BASE_URL=%s/v1\n  ANTHROPIC_BASE_URL=%s\n  GOOGLE_GEMINI_BASE_URL=%s\n  DeepSeek base_url: %s\n", base, base, base, base)
+	if f.hold {
+		fmt.Fprintln(app.Out, "Hold mode: responses that propose tool calls wait for approval.")
+	}
+	if !f.tui {
+		fmt.Fprintln(app.Out, "Ctrl-C stops it.")
+	}
+
+	var runErr error
+	if f.tui {
+		noColor := os.Getenv("NO_COLOR") != ""
+		if noColor {
+			lipgloss.SetColorProfile(termenv.Ascii)
+		}
+		uopts := ui.Options{Theme: app.Theme, NoColor: noColor, Log: log, Backend: rec, Library: ui.StoreLibrary{DB: db},
+			Run: ui.RecordingRunConfig(ln.Addr().String(), labelShort(f.upstream))}
+		if err := ui.Run(ctx, uopts); err != nil {
+			runErr = failedErr("the workbench stopped: %v", err)
+		}
+	} else {
+		select {
+		case <-ctx.Done():
+		case err := <-served:
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
+				runErr = failedErr("the proxy stopped: %v", err)
+			}
+		}
+	}
+	// Stop taking requests; give those in flight a moment, then cut them.
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	if err := px.Close(); err != nil && runErr == nil {
+		runErr = failedErr("ending the recorded sessions: %v", err)
+	}
+	return runErr
+}
+
+func labelShort(upstream string) string {
+	switch upstream {
+	case "":
+		return "providers"
+	case "sim":
+		return "sim"
+	}
+	if u, err := url.Parse(upstream); err == nil {
+		return u.Host
+	}
+	return upstream
+}
+
+// proxyPrinter prints one line per exchange once it is judged.
+type proxyPrinter struct {
+	out  io.Writer
+	mu   sync.Mutex
+	seen map[proxyKey]*proxyLine
+}
+
+type proxyKey struct {
+	session string
+	turn    int
+}
+
+type proxyLine struct {
+	method, path, status, result string
+	attempt                      int
+}
+
+func (p *proxyPrinter) observe(u session.Update) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if u.Turn == 0 {
+		return
+	}
+	k := proxyKey{u.SessionID, u.Turn}
+	l := p.seen[k]
+	if l == nil {
+		l = &proxyLine{}
+		p.seen[k] = l
+	}
+	switch u.Kind {
+	case session.UpAssembled:
+		l.method, l.path = u.Request.Method, strings.SplitN(u.Request.Path, "?", 2)[0]
+	case session.UpAttempt:
+		l.attempt = u.Attempt
+		l.status = fmt.Sprintf("HTTP %d", u.HTTPStatus)
+		if u.HTTPStatus == 0 {
+			l.status = u.Err
+		}
+	case session.UpResponse:
+		if s := u.Summary; s != nil {
+			l.result = fmt.Sprintf("%s/%s", s.Terminal, s.StopReason)
+			if n := len(s.ToolCalls); n > 0 {
+				l.result += fmt.Sprintf(", %d tool call(s)", n)
+			}
+		}
+	case session.UpDecision:
+		fmt.Fprintf(p.out, "%s turn %d: %s %s %s\n", u.SessionID, u.Turn, u.Proposal.Name, u.Decision.Kind, u.Decision.Reason)
+	case session.UpValidated:
+		var verdict []string
+		for _, lr := range u.Layers {
+			if lr.Status != session.Skip {
+				verdict = append(verdict, lr.Layer+" "+lr.Status)
+			}
+		}
+		att := ""
+		if l.attempt > 1 {
+			att = fmt.Sprintf(" (attempt %d)", l.attempt)
+		}
+		fmt.Fprintf(p.out, "%s turn %d%s  %s %s  %s  %s  [%s]\n", u.SessionID, u.Turn, att, l.method, l.path, l.status, l.result, strings.Join(verdict, ", "))
+		delete(p.seen, k)
+	}
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestProxyUsageErrors(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	for _, args := range [][]string{
+		{"proxy", "--fault", "rate-limit"},
+		{"proxy", "--upstream", "sim", "--fault", "no-such-fault"},
+		{"proxy", "--upstream", "ftp://example.com"},
+		{"proxy", "--upstream", "localhost:8080"},
+		{"proxy", "--hold-tools"}, // stdin is not a terminal
+		{"proxy", "--listen", "256.0.0.1:99999"},
+		{"proxy", "--no-such-flag"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(append(args, "--db", db), strings.NewReader(""), &out, &errb)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(errb.String()), "\n") != 0 || errb.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the proxy's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// `modelwire proxy --upstream sim` end to end: `modelwire run` drives the
+// refund case through it (the simulator's 429 first, which run retries);
+// the proxy prints a line per exchange and, stopped, leaves one done
+// session that `modelwire sessions` lists with source proxy.
+func TestProxyCommandRecordsARun(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	out := &syncBuffer{}
+	var errb syncBuffer
+	app := &App{Out: out, Err: &errb, In: strings.NewReader("")}
+	root := NewRoot(app)
+	root.SetArgs([]string{"proxy", "--upstream", "sim", "--fault", "rate-limit", "--listen", "127.0.0.1:0", "--db", db})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+
+	addr := regexp.MustCompile(`modelwire proxy on (http://127\.0\.0\.1:\d+)`)
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); base == ""; {
+		if m := addr.FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no banner: %q %q", out.String(), errb.String())
+		} else {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	for _, want := range []string{"OPENAI_BASE_URL=" + base + "/v1", "ANTHROPIC_BASE_URL=" + base, "GOOGLE_GEMINI_BASE_URL=" + base} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the banner does not say %s:\n%s", want, out.String())
+		}
+	}
+
+	runDB := filepath.Join(t.TempDir(), "run.db")
+	var rout, rerr bytes.Buffer
+	code := Main([]string{"run", "--db", runDB, "--provider", "compatible", "--protocol", "openai-chat", "--base-url", base + "/v1",
+		"--approve", "auto"}, strings.NewReader(""), &rout, &rerr)
+	if code != ExitOK {
+		t.Fatalf("run through the proxy: exit %d\n%s\n%s", code, rout.String(), rerr.String())
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("proxy: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the proxy did not stop")
+	}
+	printed := out.String()
+	for _, want := range []string{"turn 1 (attempt 2)", "turn 3  POST /v1/chat/completions  HTTP 200  completed/final", "schema pass"} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("the proxy did not print %q:\n%s", want, printed)
+		}
+	}
+
+	var sout, serr bytes.Buffer
+	if code := Main([]string{"sessions", "--json", "--db", db}, strings.NewReader(""), &sout, &serr); code != ExitOK {
+		t.Fatalf("sessions: %d %s", code, serr.String())
+	}
+	var list []map[string]any
+	sc := bufio.NewScanner(&sout)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, m)
+	}
+	if len(list) != 1 {
+		t.Fatalf("%d sessions: %v", len(list), list)
+	}
+	s := list[0]
+	if s["source"] != "proxy" || s["protocol"] != "openai-chat" || s["provider"] != "sim" || s["status"] != "done" || s["turns"].(float64) != 3 {
+		t.Errorf("session %v", s)
+	}
+}

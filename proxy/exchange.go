@@ -1,0 +1,536 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
+)
+
+// exchange is one HTTP request and its response, as recorded: a turn
+// (or a retry attempt) of a conversation.
+type exchange struct {
+	p    *Proxy
+	conv *conversation
+	req  request
+	turn int
+	// attempt numbers the tries of the turn (a retry is attempt 2…).
+	attempt     int
+	retryReason string
+
+	method   string
+	target   string // the upstream URL ("" when there is none)
+	upstream string // its base
+	path     string // the request's path and query, redacted
+	// What is recorded of the request: redacted headers, scrubbed body.
+	recHeader http.Header
+	recBody   []byte
+	scrub     *scrubber
+	sent      time.Time
+
+	// prevHead is closed once the previous exchange of the conversation
+	// recorded its head; headDone once this one has.
+	prevHead, headDone chan struct{}
+	headOnce           sync.Once
+
+	// Hold mode: the recorder hands the summary to the handler and then
+	// records the decisions the handler sends, until tail is closed.
+	summary  chan adapters.Summary
+	tail     chan session.Update
+	replaced string // what the client got instead (hold rejection)
+}
+
+// begin reads a request and links it to its conversation. It does no
+// I/O and never waits, except when the link hangs on a response the
+// client has read but its recording has not yet noted (a Responses
+// previous_response_id, or a tie between conversations that started
+// alike): then it waits for the recordings in flight, at most a second
+// each. A gzip-encoded request is forwarded as it came; its body is
+// recorded decoded.
+func (p *Proxy) begin(r *http.Request, body []byte, whole bool) *exchange {
+	protocol := classify(r.Method, r.URL.Path, p.opts.Upstream)
+	if !whole {
+		protocol = "" // too large to read: forwarded, listed as unknown
+	}
+	if whole && strings.EqualFold(strings.TrimSpace(r.Header.Get("Content-Encoding")), "gzip") {
+		// A compressed request is forwarded as it is; a copy is read.
+		if zr, err := gzip.NewReader(bytes.NewReader(body)); err == nil {
+			if plain, err := io.ReadAll(io.LimitReader(zr, maxBody)); err == nil {
+				body = plain
+			}
+		}
+	}
+	var req request
+	if protocol != "" {
+		req = readRequest(protocol, r.URL.Path, body)
+	}
+	x := &exchange{p: p, req: req, method: r.Method, headDone: make(chan struct{}), summary: make(chan adapters.Summary, 1),
+		tail: make(chan session.Update, 4)}
+	x.scrub = newScrubber(secretsOf(r.Header, r.URL))
+	x.upstream = p.upstreamFor(protocol, r.URL.Path, r.Header)
+	if x.upstream != "" {
+		x.target = target(x.upstream, r.URL)
+	}
+	x.path = store.Redact(r.URL.RequestURI())
+	x.recHeader = store.Redact(r.Header.Clone())
+	if whole {
+		x.recBody = x.scrub.request(body)
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if req.previousID != "" {
+		deadline := time.Now().Add(time.Second)
+		for p.byResponse[req.previousID] == nil && p.inflight > 0 && time.Now().Before(deadline) {
+			p.waitRecording(deadline)
+		}
+	}
+	for deadline := time.Now().Add(time.Second); ; {
+		x.conv, x.turn, x.attempt, x.retryReason = p.link(req, time.Now(), time.Now().Before(deadline))
+		if x.conv != nil {
+			break
+		}
+		p.waitRecording(deadline)
+	}
+	x.prevHead, x.conv.lastHead = x.conv.lastHead, x.headDone
+	if protocol != "" {
+		p.inflight++
+		x.conv.pending++
+	}
+	x.conv.active++
+	return x
+}
+
+// waitRecording waits, with p.mu held, until a recording notes its
+// response or the deadline passes.
+func (p *Proxy) waitRecording(deadline time.Time) {
+	t := time.AfterFunc(time.Until(deadline), func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	p.cond.Wait()
+	t.Stop()
+}
+
+// protocolName is the protocol as recorded ("unknown" when none).
+func (x *exchange) protocolName() string {
+	if x.req.protocol == "" {
+		return "unknown"
+	}
+	return x.req.protocol
+}
+
+// holds reports whether hold mode buffers this response: a decoded
+// protocol, a request that offers tools, a success status.
+func (x *exchange) holds(status int) bool {
+	return x.p.opts.Hold != nil && x.req.protocol != "" && len(x.req.toolSchemas) > 0 && status >= 200 && status <= 299
+}
+
+// markFailed notes, before the client learns of it, that the exchange
+// failed: an identical request that follows is its retry.
+func (x *exchange) markFailed(why string) {
+	if x.req.protocol == "" {
+		return
+	}
+	x.p.mu.Lock()
+	if x.conv.lastKey == x.req.key {
+		x.conv.lastFailed = why
+	}
+	x.p.mu.Unlock()
+}
+
+// noResponse records an exchange that got no response.
+func (x *exchange) noResponse(msg string) {
+	x.markFailed(msg)
+	go func() {
+		defer x.p.wg.Done()
+		defer x.closeHead()
+		x.waitHead()
+		x.head(0, nil, time.Time{}, msg)
+		x.closeHead()
+		x.finish(outcome{transportErr: msg, req: x.req}, nil)
+	}()
+}
+
+func (x *exchange) waitHead() {
+	if x.prevHead != nil {
+		<-x.prevHead
+	}
+}
+
+func (x *exchange) closeHead() { x.headOnce.Do(func() { close(x.headDone) }) }
+
+// emit records an update, then shows it. Recording errors are logged:
+// they never touch the exchange.
+func (x *exchange) emit(u session.Update) {
+	if u.At.IsZero() {
+		u.At = time.Now()
+	}
+	u.SessionID = x.conv.id
+	if j := x.conv.j; j != nil {
+		if err := j.record(x, u); err != nil {
+			x.p.recordErr(err)
+		}
+	}
+	if obs := x.p.opts.Observe; obs != nil {
+		obs(u)
+	}
+}
+
+// head records the start of the exchange: the session (for a new
+// conversation), the request (for a new turn) and the attempt.
+func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText string) {
+	p := x.p
+	c := x.conv
+	if c.id == "" {
+		if p.opts.DB != nil {
+			c.j = newJournal(p.opts.DB, x.meta())
+			id, err := c.j.start()
+			if err != nil {
+				p.recordErr(err)
+				c.j = nil
+			}
+			c.id = id
+		}
+		if c.id == "" {
+			c.id = fmt.Sprintf("proxy-%d", c.n)
+		}
+		x.emit(session.Update{Kind: session.UpStarted})
+	}
+	if x.attempt == 1 {
+		req := &adapters.HTTPRequest{Method: x.method, Path: x.path, Headers: redactedHeaders(x.recHeader), Body: jsonOrNil(x.recBody)}
+		x.emit(session.Update{Kind: session.UpAssembled, Turn: x.turn, Request: req})
+	}
+	u := session.Update{Kind: session.UpAttempt, Turn: x.turn, Attempt: x.attempt, URL: store.Redact(x.target), HTTPStatus: status,
+		Header: store.Redact(h), Err: errText}
+	if status != 0 {
+		u.Timings = &session.Timings{FirstByte: sinceMS(x.sent, firstByte)}
+	}
+	x.emit(u)
+}
+
+// meta describes a new conversation's session.
+func (x *exchange) meta() store.SessionMeta {
+	p := x.p
+	provider := p.opts.Provider
+	if provider == "" {
+		provider = providerOf(x.upstream)
+	}
+	history := adapters.HistoryFull
+	if x.req.previousID != "" {
+		history = adapters.HistoryPreviousResponse
+	}
+	title := x.method + " " + hostPort(x.upstream) + strings.SplitN(x.path, "?", 2)[0]
+	if x.conv.unknown {
+		title = "unclassified requests (forwarded, not decoded)"
+	} else if t := oneLine(x.scrub.text(x.req.firstUser), 60); t != "" {
+		title += " · " + t
+	}
+	params, _ := jsonMarshal(map[string]any{"stream": x.req.stream, "history": history, "upstream": store.Redact(x.upstream),
+		"hold_tools": p.opts.Hold != nil})
+	return store.SessionMeta{Title: title, Protocol: x.protocolName(), Provider: provider, Model: x.req.model,
+		BaseURL: x.upstream, Source: "proxy", Version: p.opts.Version,
+		Manifest: store.Manifest{Parameters: params, Tools: validJSON(x.req.tools), OutputSchema: validJSON(x.req.schema)}}
+}
+
+// maxRecorded bounds an error or undecoded body kept for the record.
+const maxRecorded = 1 << 20
+
+// record is the recording goroutine of an exchange that got a response:
+// it reads the spool at its own pace, decodes, and emits the updates.
+func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *spool, hold bool) {
+	p := x.p
+	defer p.wg.Done()
+	defer x.closeHead()
+	x.waitHead()
+	x.head(status, h, firstByte, "")
+	x.closeHead()
+
+	o := outcome{status: status, req: x.req}
+	var body io.Reader = sp
+	decodeErr := ""
+	switch enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		body = &lazyReader{open: func() (io.Reader, error) { return gzip.NewReader(sp) }}
+	case "deflate": // HTTP's deflate is the zlib format
+		body = &lazyReader{open: func() (io.Reader, error) { return zlib.NewReader(sp) }}
+	default:
+		decodeErr = "the body is " + enc + "-encoded, which the recorder does not decode: forwarded, not decoded"
+	}
+	var timings session.Timings
+	timings.FirstByte = sinceMS(x.sent, firstByte)
+	success := status >= 200 && status <= 299
+	var sum *adapters.Summary
+	switch {
+	case x.req.protocol == "" || decodeErr != "":
+		data, n := readCapped(body, maxRecorded)
+		step := adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: data}}
+		if decodeErr != "" {
+			step.Events = []adapters.Event{adapters.Diag(adapters.DiagReadError, decodeErr)}
+		} else if n > maxRecorded {
+			step.Events = []adapters.Event{adapters.Diag(adapters.DiagReadError, fmt.Sprintf("%d bytes forwarded; the first %d recorded", n, maxRecorded))}
+		}
+		x.scrub.step(&step)
+		timings.Terminal = sinceMS(x.sent, time.Now())
+		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: timings.Terminal, Timings: &timings})
+	case !success:
+		data, _ := readCapped(body, maxRecorded)
+		prot, _ := registry.Lookup(x.req.protocol)
+		apiErr := prot.DecodeError(status, h, []byte(data))
+		st := adapters.NewStream(prot)
+		evs := st.Reducer().Apply([]adapters.Event{{Type: adapters.EvTerminal, Status: adapters.StatusFailed, StopReason: adapters.StopError, Error: apiErr}})
+		step := adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: data}, Events: evs}
+		x.scrub.step(&step)
+		timings.Terminal = sinceMS(x.sent, time.Now())
+		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: timings.Terminal, Timings: &timings})
+		s := st.Summary()
+		sum = &s
+	default:
+		s := x.decode(h, body, sp, &timings)
+		sum = &s
+	}
+	_, _ = io.Copy(io.Discard, sp) // whatever the decoder left (it stops at an oversize event)
+	if err := sp.result(); err != nil {
+		o.transportErr = transportText(err, sp.forwarded())
+	}
+	o.cancelled, o.forwarded = sp.wasCancelled(), sp.forwarded()
+	if sum != nil {
+		scrubSummary(x.scrub, sum)
+	}
+	o.sum = sum
+	x.noteResponse(sum)
+	x.emit(session.Update{Kind: session.UpResponse, Turn: x.turn, Attempt: x.attempt, Summary: sum, Err: o.transportErr})
+	if hold {
+		if sum == nil {
+			sum = &adapters.Summary{}
+		}
+		x.summary <- *sum
+		for u := range x.tail {
+			x.emit(u)
+		}
+		o.replaced = x.replaced
+	}
+	x.finish(o, sum)
+}
+
+// decode reads a successful response: a stream event by event, or a
+// whole body.
+func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *session.Timings) adapters.Summary {
+	prot, _ := registry.Lookup(x.req.protocol)
+	st := adapters.NewStream(prot)
+	// A stream is what says so; a body served as neither SSE nor JSON is
+	// told by its first bytes (some local servers label streams text/plain).
+	br := bufio.NewReader(body)
+	body = br
+	ct := strings.ToLower(h.Get("Content-Type"))
+	stream := strings.HasPrefix(ct, "text/event-stream")
+	if !stream && !strings.Contains(ct, "json") {
+		head, _ := br.Peek(64)
+		stream = len(head) > 0 && adapters.LooksLikeStream(head)
+	}
+	if !stream {
+		b, rerr := io.ReadAll(body)
+		now := time.Now()
+		if !sp.arrived().IsZero() {
+			now = sp.arrived()
+		}
+		step := adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(b)}, Events: st.FeedBody(b)}
+		if rerr != nil && len(b) == 0 {
+			step.Events = append([]adapters.Event{adapters.Diag(adapters.DiagReadError, rerr.Error())}, step.Events...)
+		}
+		x.scrub.step(&step)
+		off := sinceMS(x.sent, now)
+		timings.FirstEvent, timings.Terminal = off, off
+		if hasText(step.Events) {
+			timings.FirstText = off
+		}
+		x.responseIDs(step.Events)
+		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off, Timings: timings})
+		return st.Summary()
+	}
+	_ = adapters.ReadStream(prot, st, body, func(step adapters.Step) error {
+		at := sp.arrived()
+		if step.Index < 0 || at.IsZero() {
+			at = time.Now()
+		}
+		off := sinceMS(x.sent, at)
+		if step.Index >= 0 && timings.FirstEvent == 0 {
+			timings.FirstEvent = off
+		}
+		if timings.FirstText == 0 && hasText(step.Events) {
+			timings.FirstText = off
+		}
+		if timings.Terminal == 0 && st.Reducer().Done() {
+			timings.Terminal = off
+		}
+		x.scrub.step(&step)
+		x.responseIDs(step.Events)
+		u := session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off}
+		if step.Index < 0 {
+			t := *timings
+			u.Timings = &t
+		}
+		x.emit(u)
+		return nil
+	})
+	return st.Summary()
+}
+
+// responseIDs notes the response ids the conversation received, for
+// previous_response_id.
+func (x *exchange) responseIDs(evs []adapters.Event) {
+	for _, ev := range evs {
+		if ev.Type == adapters.EvResponseStarted && ev.ResponseID != "" {
+			x.p.mu.Lock()
+			x.p.byResponse[ev.ResponseID] = x.conv
+			x.p.mu.Unlock()
+		}
+	}
+}
+
+// noteResponse keeps what the next request will quote of this response,
+// and ends the exchange's part in the in-flight count.
+func (x *exchange) noteResponse(sum *adapters.Summary) {
+	p := x.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if x.req.protocol == "" {
+		return
+	}
+	if sum != nil && x.conv.lastKey == x.req.key {
+		var ids []string
+		for _, c := range sum.ToolCalls {
+			ids = append(ids, c.CallID)
+		}
+		x.conv.marks = marksOf(ids, sum.Text)
+	}
+	p.inflight--
+	x.conv.pending--
+	p.cond.Broadcast()
+}
+
+// finish judges the exchange and records the verdict.
+func (x *exchange) finish(o outcome, sum *adapters.Summary) {
+	layers := judge(o)
+	failed := false
+	for _, l := range layers {
+		failed = failed || l.Status == session.Fail
+	}
+	x.p.mu.Lock()
+	if v, ok := x.conv.verdicts[x.turn]; !ok || x.attempt >= v.attempt {
+		x.conv.verdicts[x.turn] = verdict{attempt: x.attempt, failed: failed} // a retry's verdict is its turn's
+	}
+	if o.sum == nil && x.req.protocol != "" && o.status == 0 {
+		// no response at all: noteResponse never ran
+		x.p.inflight--
+		x.conv.pending--
+		x.p.cond.Broadcast()
+	}
+	x.p.mu.Unlock()
+	x.emit(session.Update{Kind: session.UpValidated, Turn: x.turn, Layers: layers})
+	x.p.mu.Lock()
+	x.conv.active--
+	x.p.mu.Unlock()
+}
+
+func hasText(evs []adapters.Event) bool {
+	for _, e := range evs {
+		if (e.Type == adapters.EvTextDelta || e.Type == adapters.EvRefusalDelta) && e.Delta != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// readCapped reads r to its end and keeps the first max bytes (as valid
+// text); n is how many there were.
+func readCapped(r io.Reader, max int) (string, int64) {
+	var b bytes.Buffer
+	n, _ := io.Copy(&b, io.LimitReader(r, int64(max)))
+	rest, _ := io.Copy(io.Discard, r)
+	return strings.ToValidUTF8(b.String(), "\uFFFD"), n + rest
+}
+
+// transportText names how a response's body ended early.
+func transportText(err error, forwarded int64) string {
+	if errors.Is(err, ErrRecorderBehind) {
+		return err.Error()
+	}
+	return fmt.Sprintf("the stream broke after %d bytes: %v", forwarded, err)
+}
+
+// scrubSummary removes the request's secrets from what the workbench
+// shows of a response.
+func scrubSummary(s *scrubber, sum *adapters.Summary) {
+	if len(s.strs) == 0 {
+		return
+	}
+	sum.Text, sum.Reasoning = s.text(sum.Text), s.text(sum.Reasoning)
+	if sum.Refusal != nil {
+		r := s.text(*sum.Refusal)
+		sum.Refusal = &r
+	}
+	if sum.Error != nil {
+		e := *sum.Error
+		e.Message = s.text(e.Message)
+		sum.Error = &e
+	}
+}
+
+// lazyReader opens its reader on first use (gzip.NewReader reads the
+// header, which must happen on the recording goroutine).
+type lazyReader struct {
+	open func() (io.Reader, error)
+	r    io.Reader
+	err  error
+}
+
+func (l *lazyReader) Read(p []byte) (int, error) {
+	if l.r == nil && l.err == nil {
+		l.r, l.err = l.open()
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.r.Read(p)
+}
+
+func jsonOrNil(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+func jsonMarshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

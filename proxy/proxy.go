@@ -1,0 +1,296 @@
+// Package proxy is modelwire's record mode: an HTTP handler that sits
+// between any application and its LLM provider, forwards every request
+// and response byte for byte (streams flushed event by event as they
+// arrive), and records what passes — decoded with the adapters, reduced,
+// validated, one stored session per conversation — as the same
+// session.Update values a scenario run produces, so that the store and
+// the workbench take a recording exactly as they take a run.
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
+)
+
+// Options configure a proxy.
+type Options struct {
+	// Upstream is the base URL every request is forwarded to (a gateway,
+	// DeepSeek, a local Ollama or vLLM, the simulator); "" chooses the
+	// provider from the request's path (see classify).
+	Upstream string
+	// Provider names the upstream in the session list; "" derives it from
+	// the host (openai, anthropic, gemini, deepseek, else compatible).
+	Provider string
+	// DB records the sessions; nil records nothing (the observer still
+	// sees every update).
+	DB *store.DB
+	// Observe receives every update of every exchange, in order per
+	// exchange, from the recording goroutines: it must be safe for
+	// concurrent use. It never runs on the path that serves the client.
+	Observe session.Observer
+	// Hold, when set, turns hold mode on: a response that proposes tool
+	// calls is buffered whole and passed on only once Hold approves each
+	// call; a rejection replaces it with the provider's error. Decisions
+	// are asked one at a time.
+	Hold session.Decider
+	// Client forwards the requests; nil builds one (NewClient).
+	Client *http.Client
+	// Version is recorded with each session.
+	Version string
+	Log     *slog.Logger
+}
+
+// Proxy is the recording proxy. Close it to end its sessions.
+type Proxy struct {
+	opts   Options
+	client *http.Client
+	log    *slog.Logger
+
+	mu         sync.Mutex
+	cond       *sync.Cond // broadcast when a recording ends
+	convs      []*conversation
+	all        []*conversation
+	byResponse map[string]*conversation
+	unknown    *conversation
+	next       int
+	inflight   int // recordings still decoding
+
+	wg     sync.WaitGroup // recording goroutines
+	holdMu sync.Mutex     // one hold decision at a time
+	errMu  sync.Mutex
+	errs   int // recording errors logged
+}
+
+// New builds a proxy.
+func New(opts Options) *Proxy {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	c := opts.Client
+	if c == nil {
+		c = NewClient()
+	}
+	p := &Proxy{opts: opts, client: c, log: opts.Log, byResponse: map[string]*conversation{}}
+	p.cond = sync.NewCond(&p.mu)
+	return p
+}
+
+// NewClient is the proxy's upstream client. Its transport never adds an
+// Accept-Encoding of its own (DisableCompression), so a body reaches the
+// client encoded exactly as the upstream sent it; it follows no
+// redirects (the client sees them); it has no overall timeout (that would
+// cut streams); it keeps plenty of idle connections for loopback load.
+func NewClient() *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   10 * time.Second,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     true,
+		DisableCompression:    true,
+	}
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// maxBody bounds the request body read into memory; a larger one is
+// forwarded as it streams in and recorded without its body.
+const maxBody = 64 << 20
+
+// ServeHTTP forwards one request and records the exchange.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		http.Error(w, "modelwire proxy: reading the request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	var bodyReader io.Reader = bytes.NewReader(body)
+	whole := len(body) <= maxBody
+	if !whole {
+		bodyReader = io.MultiReader(bytes.NewReader(body), r.Body)
+	}
+	x := p.begin(r, body, whole)
+	p.wg.Add(1)
+	if x.target == "" {
+		msg := fmt.Sprintf("modelwire proxy: no upstream for %s %s (not a path modelwire knows); pass --upstream", r.Method, r.URL.Path)
+		x.noResponse(msg)
+		writeJSONError(w, http.StatusBadGateway, msg)
+		return
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, x.target, bodyReader)
+	if err != nil {
+		x.noResponse("building the upstream request: " + err.Error())
+		writeJSONError(w, http.StatusBadGateway, "modelwire proxy: "+err.Error())
+		return
+	}
+	copyHeader(out.Header, r.Header)
+	if _, ok := r.Header["User-Agent"]; !ok {
+		out.Header["User-Agent"] = []string{""} // add none of Go's own
+	}
+	out.ContentLength = int64(len(body))
+	if !whole {
+		out.ContentLength = r.ContentLength
+	}
+	x.sent = time.Now()
+	resp, err := p.client.Do(out)
+	if err != nil {
+		if r.Context().Err() != nil {
+			x.noResponse("cancelled: the client went away before the response")
+			return
+		}
+		msg := "cannot reach the upstream: " + err.Error()
+		x.noResponse(msg)
+		writeJSONError(w, http.StatusBadGateway, "modelwire proxy: "+msg)
+		return
+	}
+	defer resp.Body.Close()
+	firstByte := time.Now()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		x.markFailed(fmt.Sprintf("HTTP %d", resp.StatusCode))
+	}
+	sp := newSpool(spoolLimit)
+	hold := x.holds(resp.StatusCode)
+	go x.record(resp.StatusCode, resp.Header.Clone(), firstByte, sp, hold)
+	if hold {
+		p.hold(w, r, x, resp, sp)
+		return
+	}
+	p.pass(w, r, x, resp, sp)
+}
+
+// pass copies the response to the client as it arrives: each chunk is
+// written and flushed, then handed to the recorder. An upstream that
+// breaks off mid-body breaks the client's response off the same way.
+func (p *Proxy) pass(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, sp *spool) {
+	copyHeader(w.Header(), resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			now := time.Now()
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				sp.cancel()
+				return
+			}
+			_ = rc.Flush()
+			sp.write(buf[:n], now)
+		}
+		if errors.Is(err, io.EOF) {
+			sp.close(nil)
+			copyTrailers(w, resp)
+			return
+		}
+		if err != nil {
+			if r.Context().Err() != nil {
+				// The client went away (many close the connection right
+				// after the last event): the upstream request was
+				// cancelled with it; nothing is left to send.
+				sp.cancel()
+				return
+			}
+			x.markFailed("the stream broke: " + err.Error())
+			sp.close(err)
+			// End the client's response as the upstream's ended: cut.
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+func copyTrailers(w http.ResponseWriter, resp *http.Response) {
+	for k, vs := range resp.Trailer {
+		for _, v := range vs {
+			w.Header().Add(http.TrailerPrefix+k, v)
+		}
+	}
+}
+
+// writeJSONError answers for the proxy itself (no upstream response).
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Modelwire-Proxy", "error")
+	w.WriteHeader(status)
+	b, _ := jsonMarshal(map[string]any{"error": map[string]any{"message": msg, "type": "proxy_error"}})
+	_, _ = w.Write(b)
+}
+
+// Close waits for the recordings in flight and ends every session: done
+// when each of its exchanges passed the layers it was judged on, failed
+// otherwise. Call it after the server has stopped.
+func (p *Proxy) Close() error {
+	p.wg.Wait()
+	p.mu.Lock()
+	all := append([]*conversation(nil), p.all...)
+	p.mu.Unlock()
+	var errs []error
+	for _, c := range all {
+		if err := p.end(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// end finishes a conversation's session: done when each of its turns
+// passed the layers it was judged on (a failed attempt mended by its
+// retry counts as passed), failed otherwise.
+func (p *Proxy) end(c *conversation) error {
+	p.mu.Lock()
+	if c.finished {
+		p.mu.Unlock()
+		return nil
+	}
+	c.finished = true
+	failed := c.failed()
+	p.mu.Unlock()
+	if c.j == nil {
+		return nil
+	}
+	if err := c.j.finish(failed); err != nil {
+		return err
+	}
+	if p.opts.Observe != nil && c.id != "" {
+		status := store.StatusDone
+		if failed {
+			status = store.StatusFailed
+		}
+		p.opts.Observe(session.Update{Kind: session.UpFinished, SessionID: c.id, Status: status, At: time.Now()})
+	}
+	return nil
+}
+
+// recordErr logs a recording failure (the first few, then every 100th):
+// recording never fails an exchange.
+func (p *Proxy) recordErr(err error) {
+	p.errMu.Lock()
+	p.errs++
+	n := p.errs
+	p.errMu.Unlock()
+	if n <= 5 || n%100 == 0 {
+		p.log.Error("recording an exchange", "err", err, "count", n)
+	}
+}
+
+// upstreamFor is the base URL a request goes to ("" when none fits).
+func (p *Proxy) upstreamFor(protocol, path string, h http.Header) string {
+	if p.opts.Upstream != "" {
+		return strings.TrimRight(p.opts.Upstream, "/")
+	}
+	return defaultUpstream(protocol, path, h)
+}

@@ -1,0 +1,206 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// request is what the proxy reads from an intercepted request's body: as
+// much as linking, titles, hold mode and validation need, and nothing
+// more. A body it cannot read leaves the fields empty; the request is
+// still forwarded and recorded.
+type request struct {
+	protocol string
+	model    string
+	stream   bool
+	// history is the conversation the request carries (Chat and Anthropic
+	// messages, Responses input, Gemini contents), one canonical JSON text
+	// per item: keys sorted, nulls dropped, so the same item re-serialised
+	// by an SDK compares equal.
+	history []string
+	// key identifies the whole request (canonical body): a retry of a
+	// failed request has the same key.
+	key [32]byte
+	// previousID is Responses' previous_response_id.
+	previousID string
+	// schema is the output schema the request asks for (Responses
+	// text.format, Chat response_format, Anthropic output_config.format,
+	// Gemini responseJsonSchema); schemaNote says why one was not used.
+	schema     json.RawMessage
+	schemaName string
+	schemaNote string
+	// tools are the tools the request offers, as sent (for the manifest);
+	// toolSchemas their argument schemas by name (nil when the request
+	// gives no JSON Schema, e.g. Gemini's OpenAPI `parameters`).
+	tools       json.RawMessage
+	toolSchemas map[string]json.RawMessage
+	// firstUser is the first user text, for the session's title.
+	firstUser string
+}
+
+// readRequest reads a classified request's body. path is the URL path
+// (Gemini names the model and the streaming in it).
+func readRequest(protocol, path string, body []byte) request {
+	r := request{protocol: protocol, toolSchemas: map[string]json.RawMessage{}}
+	if !gjson.ValidBytes(body) {
+		return r
+	}
+	r.key = sha256.Sum256([]byte(canonical(gjson.ParseBytes(body))))
+	root := gjson.ParseBytes(body)
+	var items []gjson.Result
+	switch protocol {
+	case adapters.OpenAIChat, adapters.DeepSeekChat:
+		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
+		items = root.Get("messages").Array()
+		r.tools = raw(root.Get("tools"))
+		for _, t := range root.Get("tools").Array() {
+			if f := t.Get("function"); f.Exists() {
+				r.addTool(f.Get("name").String(), f.Get("parameters"))
+			}
+		}
+		if rf := root.Get("response_format"); rf.Get("type").String() == "json_schema" {
+			r.schema, r.schemaName = raw(rf.Get("json_schema.schema")), rf.Get("json_schema.name").String()
+		}
+	case adapters.OpenAIResponses:
+		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
+		r.previousID = root.Get("previous_response_id").String()
+		in := root.Get("input")
+		if in.Type == gjson.String {
+			// A bare string is one user message; the next turn's SDK call
+			// sends it as such.
+			b, _ := json.Marshal(map[string]string{"role": "user", "content": in.String()})
+			items = []gjson.Result{gjson.ParseBytes(b)}
+		} else {
+			items = in.Array()
+		}
+		r.tools = raw(root.Get("tools"))
+		for _, t := range root.Get("tools").Array() {
+			if t.Get("type").String() == "function" {
+				r.addTool(t.Get("name").String(), t.Get("parameters"))
+			}
+		}
+		if f := root.Get("text.format"); f.Get("type").String() == "json_schema" {
+			r.schema, r.schemaName = raw(f.Get("schema")), f.Get("name").String()
+		}
+	case adapters.AnthropicMessages:
+		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
+		items = root.Get("messages").Array()
+		r.tools = raw(root.Get("tools"))
+		for _, t := range root.Get("tools").Array() {
+			if s := t.Get("input_schema"); s.Exists() {
+				r.addTool(t.Get("name").String(), s)
+			}
+		}
+		for _, p := range []string{"output_config.format", "output_format"} {
+			if f := root.Get(p); f.Get("type").String() == "json_schema" {
+				r.schema, r.schemaName = raw(f.Get("schema")), p
+				break
+			}
+		}
+	case adapters.Gemini:
+		seg := path[strings.LastIndexByte(path, '/')+1:]
+		model, action, _ := strings.Cut(seg, ":")
+		r.model, r.stream = model, action == "streamGenerateContent"
+		items = root.Get("contents").Array()
+		r.tools = raw(root.Get("tools"))
+		for _, t := range root.Get("tools").Array() {
+			for _, d := range first(t, "functionDeclarations", "function_declarations").Array() {
+				r.addTool(d.Get("name").String(), first(d, "parametersJsonSchema", "parameters_json_schema"))
+			}
+		}
+		gc := first(root, "generationConfig", "generation_config")
+		if s := first(gc, "responseJsonSchema", "response_json_schema"); s.Exists() {
+			r.schema, r.schemaName = raw(s), "responseJsonSchema"
+		} else if first(gc, "responseSchema", "response_schema").Exists() {
+			r.schemaNote = "responseSchema is Google's OpenAPI subset, not JSON Schema: not checked"
+		}
+	}
+	for _, it := range items {
+		r.history = append(r.history, canonical(it))
+		if r.firstUser == "" && it.Get("role").String() == "user" {
+			r.firstUser = firstText(it)
+		}
+	}
+	return r
+}
+
+// addTool notes a tool the request offers; schema may be absent.
+func (r *request) addTool(name string, schema gjson.Result) {
+	if name == "" {
+		return
+	}
+	r.toolSchemas[name] = raw(schema)
+}
+
+// first is the first of several spellings of a field that is present
+// (Google's REST API takes camelCase and snake_case).
+func first(r gjson.Result, paths ...string) gjson.Result {
+	for _, p := range paths {
+		if v := r.Get(p); v.Exists() {
+			return v
+		}
+	}
+	return gjson.Result{}
+}
+
+func raw(r gjson.Result) json.RawMessage {
+	if !r.Exists() || r.Type == gjson.Null {
+		return nil
+	}
+	return json.RawMessage(r.Raw)
+}
+
+// firstText is the first text of a message, whatever its shape (a string
+// content, content parts, Gemini parts).
+func firstText(it gjson.Result) string {
+	c := it.Get("content")
+	if c.Type == gjson.String {
+		return c.String()
+	}
+	for _, arr := range []gjson.Result{c, it.Get("parts")} {
+		for _, p := range arr.Array() {
+			if t := p.Get("text"); t.Type == gjson.String {
+				return t.String()
+			}
+		}
+	}
+	return ""
+}
+
+// canonical renders a JSON value with object keys sorted and null members
+// dropped, so equal items compare equal as text whatever serialised them.
+func canonical(r gjson.Result) string {
+	var v any
+	if err := json.Unmarshal([]byte(r.Raw), &v); err != nil {
+		return r.Raw
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(dropNulls(v))
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = dropNulls(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropNulls(e)
+		}
+	}
+	return v
+}

@@ -1,0 +1,159 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"time"
+)
+
+// The tee. The handler copies the upstream body to the client: it reads a
+// chunk, writes it to the client, flushes, and only then hands a copy of
+// the chunk to the spool. The spool is the recorder's side: an in-memory
+// queue of chunks that the recording goroutine reads through
+// adapters.ReadStream at its own pace. Handing a chunk over is a copy and
+// an append under a mutex; it never waits for the reader, so the
+// recorder — decoding, the store, the workbench — can never slow the
+// client down.
+//
+// If the recorder falls behind by more than the spool's limit (it would
+// take a stalled database or screen: decoding runs at hundreds of MB/s),
+// the spool stops keeping chunks and the recorder, once it has read what
+// was kept, gets ErrRecorderBehind: the response is recorded up to there
+// and ends with a read_error diagnostic saying so, and the attempt fails
+// at the transport layer as "not fully recorded". The client still gets
+// every byte.
+
+// spoolLimit bounds the bytes waiting for the recorder.
+const spoolLimit = 64 << 20
+
+// ErrRecorderBehind ends a recording whose recorder fell too far behind.
+var ErrRecorderBehind = errors.New("modelwire: the recorder fell behind the stream by more than its buffer; the rest of the response was forwarded but not recorded")
+
+// spool is the recorder's side of the tee.
+type spool struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	chunks  [][]byte
+	at      []time.Time
+	cur     []byte // the chunk being read
+	curAt   time.Time
+	waiting int // bytes kept and not yet read
+	limit   int
+	total   int64
+	closed  bool
+	err     error // how the input ended (nil: io.EOF)
+	overrun bool
+	// cancelled: the client went away and the copy stopped.
+	cancelled bool
+}
+
+func newSpool(limit int) *spool {
+	s := &spool{limit: limit}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// write hands a chunk to the recorder (copied: the caller reuses p). It
+// never blocks.
+func (s *spool) write(p []byte, at time.Time) {
+	if len(p) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total += int64(len(p))
+	if s.closed || s.overrun {
+		return
+	}
+	if s.waiting+len(p) > s.limit {
+		s.overrun = true
+		s.cond.Signal()
+		return
+	}
+	s.chunks = append(s.chunks, append([]byte(nil), p...))
+	s.at = append(s.at, at)
+	s.waiting += len(p)
+	s.cond.Signal()
+}
+
+// close ends the input: err nil is a clean end of the body.
+func (s *spool) close(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed, s.err = true, err
+	s.cond.Signal()
+}
+
+// Read gives the recorder the next bytes, waiting for them.
+func (s *spool) Read(p []byte) (int, error) {
+	if len(s.cur) == 0 {
+		s.mu.Lock()
+		for len(s.chunks) == 0 && !s.closed && !s.overrun {
+			s.cond.Wait()
+		}
+		switch {
+		case len(s.chunks) > 0:
+			s.cur, s.curAt = s.chunks[0], s.at[0]
+			s.chunks[0] = nil
+			s.chunks, s.at = s.chunks[1:], s.at[1:]
+			s.waiting -= len(s.cur)
+		case s.overrun:
+			s.mu.Unlock()
+			return 0, ErrRecorderBehind
+		default:
+			err := s.err
+			s.mu.Unlock()
+			if err == nil {
+				return 0, io.EOF
+			}
+			return 0, err
+		}
+		s.mu.Unlock()
+	}
+	n := copy(p, s.cur)
+	s.cur = s.cur[n:]
+	return n, nil
+}
+
+// arrived is when the chunk last read arrived from upstream: the time of
+// the event the reader has just completed.
+func (s *spool) arrived() time.Time { return s.curAt }
+
+// result is how the input ended once it has been read: nil for a clean
+// end, ErrRecorderBehind when the recorder fell behind, else the error.
+func (s *spool) result() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.overrun {
+		return ErrRecorderBehind
+	}
+	return s.err
+}
+
+// forwarded is how many bytes went to the client.
+func (s *spool) forwarded() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
+// cancel ends the input because the client went away: the recorder reads
+// what came as a body that ended there (a cut event is discarded, a
+// missing terminal is a cut stream), and the exchange says who ended it.
+func (s *spool) cancel() {
+	s.mu.Lock()
+	s.cancelled = true
+	s.mu.Unlock()
+	s.close(nil)
+}
+
+// wasCancelled reports whether the client ended the response.
+func (s *spool) wasCancelled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancelled
+}
