@@ -123,4 +123,3 @@ func BenchmarkProxyPerEvent(b *testing.B) {
 	b.ReportMetric(x, "proxy-µs/event")
 	b.ReportMetric((x-d)/1000, "proxy-overhead-ms/event")
 }
-
