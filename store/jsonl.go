@@ -609,7 +609,7 @@ func (imp *importing) finish() error {
 			state = StatusInterrupted // its writer is not here
 		}
 		rec.mu.Lock()
-		rec.finished = true
+		rec.finished, rec.snap = true, nil
 		rec.mu.Unlock()
 		aid := rec.aid
 		if err := imp.db.w.exec(func(t *txn) error {

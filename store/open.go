@@ -63,6 +63,9 @@ type DB struct {
 	sql      *sql.DB // the read pool (and the writer's connection)
 	readOnly bool
 	token    string // this handle's writer token (see proc.go)
+	// schema is the file's schema version: SchemaVersion once migrated;
+	// a read-only handle reads older files as they are.
+	schema int
 
 	w *writer // nil when read-only
 
@@ -82,7 +85,8 @@ func OpenWith(path string, o Options) (*DB, error) {
 	if err := checkFile(path, abs, o.ReadOnly); err != nil {
 		return nil, err
 	}
-	if err := checkSchema(path, abs); err != nil {
+	schema, err := checkSchema(path, abs)
+	if err != nil {
 		return nil, err
 	}
 
@@ -98,12 +102,13 @@ func OpenWith(path string, o Options) (*DB, error) {
 	}
 	pool.SetMaxOpenConns(8)
 	pool.SetMaxIdleConns(4)
-	db := &DB{path: path, sql: pool, readOnly: o.ReadOnly, token: newWriterToken()}
+	db := &DB{path: path, sql: pool, readOnly: o.ReadOnly, token: newWriterToken(), schema: schema}
 	if !o.ReadOnly {
 		if err := db.migrate(); err != nil {
 			pool.Close()
 			return nil, classify(path, err)
 		}
+		db.schema = SchemaVersion
 		iv := o.FlushInterval
 		if iv <= 0 {
 			iv = DefaultFlushInterval
@@ -203,11 +208,12 @@ func checkFile(path, abs string, readOnly bool) error {
 }
 
 // checkSchema opens the file read-only, without any pragma that would
-// change it, and decides whether it is ours and not from the future.
-func checkSchema(path, abs string) error {
+// change it, decides whether it is ours and not from the future, and
+// returns its schema version (0 for an empty file).
+func checkSchema(path, abs string) (int, error) {
 	ro, err := sql.Open("sqlite", dsn(abs, "mode=ro", "_pragma=busy_timeout(10000)"))
 	if err != nil {
-		return &OpenError{Path: path, Kind: ErrCannotOpen, Err: err}
+		return 0, &OpenError{Path: path, Kind: ErrCannotOpen, Err: err}
 	}
 	defer ro.Close()
 	var app, version, tables int
@@ -215,17 +221,17 @@ func checkSchema(path, abs string) error {
 		(SELECT user_version FROM pragma_user_version),
 		(SELECT count(*) FROM sqlite_schema)`)
 	if err := row.Scan(&app, &version, &tables); err != nil {
-		return classify(path, err)
+		return 0, classify(path, err)
 	}
 	switch {
 	case app == applicationID && version > SchemaVersion:
-		return &OpenError{Path: path, Kind: ErrNewerSchema, Have: version, Want: SchemaVersion}
+		return 0, &OpenError{Path: path, Kind: ErrNewerSchema, Have: version, Want: SchemaVersion}
 	case app == applicationID:
-		return nil
+		return version, nil
 	case app != 0 || tables > 0:
-		return &OpenError{Path: path, Kind: ErrNotModelwire}
+		return 0, &OpenError{Path: path, Kind: ErrNotModelwire}
 	}
-	return nil // an empty database: ours to initialise
+	return 0, nil // an empty database: ours to initialise
 }
 
 // classify turns a SQLite error met while opening into an OpenError.

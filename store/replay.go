@@ -49,9 +49,12 @@ func (db *DB) StateAt(id string, n int) (*State, error) {
 
 // Cursor steps through a stored session. It keeps the reducer of the
 // response it is in, so stepping forward costs one entry; stepping back,
-// or into another attempt, replays that attempt from its start. Cost is
-// therefore bounded by the length of one response, not of the session.
-// A Cursor is not safe for concurrent use.
+// into another attempt, or far ahead restores the reducer from the
+// attempt's last snapshot at or before the entry (snapshot.go) and replays
+// from there, or from the attempt's start when there is none. Cost is
+// therefore bounded by snapshotEvery entries (plus one step), not by the
+// length of the response or of the session. A Cursor is not safe for
+// concurrent use.
 type Cursor struct {
 	db  *DB
 	id  string
@@ -60,6 +63,11 @@ type Cursor struct {
 	aid int64             // the attempt the reducer is in (0: none)
 	red *adapters.Reducer // nil when aid is 0
 	pos int               // the last entry fed to red
+
+	// replayOnly ignores snapshots (tests compare with it); replayed
+	// counts the entries the last Seek fed to the reducer.
+	replayOnly bool
+	replayed   int
 }
 
 // NewCursor opens a cursor on a session, before its first entry.
@@ -90,6 +98,7 @@ func (c *Cursor) Seek(n int) (*State, error) {
 		return nil, &RangeError{Seq: n, Len: length}
 	}
 	st := &State{Seq: n}
+	c.replayed = 0
 	var target *replayAttempt
 	if n > 0 {
 		entries, err := c.db.Events(c.id, n, 1)
@@ -107,10 +116,7 @@ func (c *Cursor) Seek(n int) (*State, error) {
 	if target == nil {
 		c.aid, c.red, c.pos = 0, nil, 0
 	} else {
-		if target.aid != c.aid || n < c.pos || c.red == nil {
-			c.aid, c.red, c.pos = target.aid, adapters.NewReducer(target.protocol), target.firstSeq-1
-		}
-		if err := c.feedTo(ctx, n); err != nil {
+		if err := c.moveTo(ctx, target, n); err != nil {
 			return nil, err
 		}
 		st.Turn, st.Attempt, st.Protocol = target.turn, target.attempt, target.protocol
@@ -131,11 +137,47 @@ func (c *Cursor) Seek(n int) (*State, error) {
 	return st, nil
 }
 
+// moveTo brings the reducer to entry n of attempt a: on from where it
+// is when n is a little ahead in the same attempt, else from the last
+// snapshot at or before n (or from where it is, when that is nearer), else
+// from the attempt's start.
+func (c *Cursor) moveTo(ctx context.Context, a *replayAttempt, n int) error {
+	reuse := a.aid == c.aid && c.red != nil && n >= c.pos
+	if reuse && n-c.pos <= snapshotEvery {
+		return c.feedTo(ctx, n)
+	}
+	at := 0
+	if !c.replayOnly && c.db.schema >= 2 {
+		if !a.snapshots && !a.running && c.db.w != nil && n-a.firstSeq >= snapshotEvery {
+			// Written before schema 2: add its snapshots now, once. If
+			// that fails, replay without them.
+			a.snapshots = c.db.backfill(ctx, c.sid, a) == nil
+		}
+		var err error
+		if at, err = c.db.lastSnapshot(ctx, a.aid, n); err != nil {
+			return err
+		}
+	}
+	if at > 0 && !(reuse && at <= c.pos) {
+		if red, _, err := c.db.restoreSnapshot(ctx, a.aid, at, a.protocol); err == nil {
+			c.aid, c.red, c.pos = a.aid, red, at
+			return c.feedTo(ctx, n)
+		}
+		// A snapshot that does not fold is ignored: replay as without.
+	}
+	if !reuse {
+		c.aid, c.red, c.pos = a.aid, adapters.NewReducer(a.protocol), a.firstSeq-1
+	}
+	return c.feedTo(ctx, n)
+}
+
 // replayAttempt is what the cursor needs of an attempt.
 type replayAttempt struct {
 	aid                     int64
 	turn, attempt, firstSeq int
 	protocol                string
+	snapshots               bool // its snapshots were kept as it was written
+	running                 bool
 }
 
 // attemptFor finds the attempt whose response is shown at entry e: its
@@ -144,14 +186,20 @@ type replayAttempt struct {
 func (c *Cursor) attemptFor(ctx context.Context, e *Entry) (*replayAttempt, error) {
 	var a replayAttempt
 	var row *sql.Row
+	cols := `aid, turn, attempt, coalesce(first_seq, 0), protocol, state = 'running', `
+	if c.db.schema >= 2 {
+		cols += `snapshots`
+	} else {
+		cols += `0`
+	}
 	if e.Attempt != 0 {
-		row = c.db.sql.QueryRowContext(ctx, `SELECT aid, turn, attempt, coalesce(first_seq, 0), protocol FROM attempts
+		row = c.db.sql.QueryRowContext(ctx, `SELECT `+cols+` FROM attempts
 			WHERE sid = ? AND turn = ? AND attempt = ?`, c.sid, e.Turn, e.Attempt)
 	} else {
-		row = c.db.sql.QueryRowContext(ctx, `SELECT aid, turn, attempt, first_seq, protocol FROM attempts
+		row = c.db.sql.QueryRowContext(ctx, `SELECT `+cols+` FROM attempts
 			WHERE sid = ? AND first_seq <= ? ORDER BY first_seq DESC LIMIT 1`, c.sid, e.Seq)
 	}
-	err := row.Scan(&a.aid, &a.turn, &a.attempt, &a.firstSeq, &a.protocol)
+	err := row.Scan(&a.aid, &a.turn, &a.attempt, &a.firstSeq, &a.protocol, &a.running, &a.snapshots)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -166,6 +214,7 @@ func (c *Cursor) feedTo(ctx context.Context, n int) error {
 	if n <= c.pos {
 		return nil
 	}
+	c.replayed += n - c.pos
 	it, err := c.db.iterSteps(ctx, c.sid, c.pos+1, c.aid, false)
 	if err != nil {
 		return err

@@ -213,6 +213,8 @@ type Recorder struct {
 	marked   [numMarks]bool
 	status   int
 	finished bool
+	// snap keeps the attempt's snapshots (snapshot.go) until it finishes.
+	snap *snapshotter
 }
 
 // StartAttempt records a new attempt of turn (1-based) and returns its
@@ -245,20 +247,22 @@ func (s *SessionWriter) startAttempt(turn, attempt int, m AttemptMeta, startedAt
 	if m.Body != nil {
 		body = m.Body
 	}
+	var protocol string
 	err := w.exec(func(t *txn) error {
 		if err := t.exec(`UPDATE sessions SET turns = max(turns, ?) WHERE sid = ?`, turn, s.ls.sid); err != nil {
 			return err
 		}
 		return t.w.conn.QueryRowContext(t.ctx, `INSERT INTO attempts (sid, turn, attempt, protocol, started_at, start_us,
-			method, url, request_headers, request_body, stream, retry_reason)
-			VALUES (?, ?, ?, coalesce(nullif(?, ''), (SELECT protocol FROM sessions WHERE sid = ?)), ?, ?, ?, ?, ?, ?, ?, ?)
-			RETURNING aid`,
+			method, url, request_headers, request_body, stream, retry_reason, snapshots)
+			VALUES (?, ?, ?, coalesce(nullif(?, ''), (SELECT protocol FROM sessions WHERE sid = ?)), ?, ?, ?, ?, ?, ?, ?, ?, 1)
+			RETURNING aid, protocol`,
 			s.ls.sid, turn, attempt, m.Protocol, s.ls.sid, startedAt.UnixMilli(), startOff.Microseconds(),
-			m.Method, Redact(m.URL), string(hdr), body, m.Stream, Redact(m.RetryReason)).Scan(&r.aid)
+			m.Method, Redact(m.URL), string(hdr), body, m.Stream, Redact(m.RetryReason)).Scan(&r.aid, &protocol)
 	})
 	if err != nil {
 		return nil, err
 	}
+	r.snap = newSnapshotter(protocol)
 	return r, nil
 }
 
@@ -390,10 +394,24 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 		}
 	}
 	n := max(1, len(evs))
+	var snap []snapRow
+	if r.snap != nil {
+		var err error
+		if snap, err = r.snap.step(evs, events, n); err != nil {
+			// The step is stored all the same; the attempt goes on
+			// without snapshots, and replay from its start.
+			r.snap = nil
+		}
+	}
 	ls, aid, turn, attempt := r.s.ls, r.aid, r.turn, r.attempt
+	queued := false
 	_, err := r.s.db.w.append(ls, n, terminal, func(seq int) []op {
+		queued = true
 		ops := []op{&stepOp{ls: ls, aid: aid, seq: seq, n: n, turn: turn, attempt: attempt,
 			offsetUS: us, rawIndex: rawIndex, raw: raw, events: events}}
+		if snap != nil {
+			ops = append(ops, snapshotOp(aid, seq+n-1, snap))
+		}
 		for _, m := range marks {
 			ops = append(ops, r.markOp(m, offset))
 		}
@@ -430,6 +448,10 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 		}
 		return ops
 	})
+	if !queued {
+		// The shadow reducer has seen a step that will not be stored.
+		r.snap = nil
+	}
 	return err
 }
 
@@ -472,6 +494,7 @@ func (r *Recorder) finish(errText string, offset time.Duration, state string) er
 		return nil
 	}
 	r.finished = true
+	r.snap = nil
 	if state == "" {
 		state = StatusDone
 		if errText != "" || r.status >= 400 {

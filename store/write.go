@@ -73,6 +73,7 @@ type writer struct {
 	updSession   *sql.Stmt
 	upsertCall   *sql.Stmt
 	insertValRow *sql.Stmt
+	insertSnap   *sql.Stmt
 
 	mu           sync.Mutex
 	pending      []op
@@ -110,6 +111,7 @@ func newWriter(db *DB, interval time.Duration) (*writer, error) {
 		ON CONFLICT (sid, turn, call_id) DO UPDATE SET name = excluded.name, arguments = excluded.arguments,
 		proposed_seq = coalesce(tool_calls.proposed_seq, excluded.proposed_seq)`)
 	prep(&w.insertValRow, `INSERT INTO validations (sid, seq, ord, turn, layer, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	prep(&w.insertSnap, `INSERT OR REPLACE INTO snapshots (aid, level, seq, state, text) VALUES (?, ?, ?, ?, ?)`)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -288,7 +290,7 @@ func (w *writer) close() error {
 			err = e
 		}
 	}
-	for _, s := range []*sql.Stmt{w.insertChunk, w.updAttempt, w.updSession, w.upsertCall, w.insertValRow} {
+	for _, s := range []*sql.Stmt{w.insertChunk, w.updAttempt, w.updSession, w.upsertCall, w.insertValRow, w.insertSnap} {
 		s.Close()
 	}
 	if e := w.conn.Close(); e != nil && err == nil {
