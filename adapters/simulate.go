@@ -109,6 +109,16 @@ type Simulated interface {
 	LineEnd() string
 }
 
+// SimWord is a pseudo-random word for (seed, salt), for simulated ids: for
+// a fixed salt it is a bijection of the seed (splitmix64's finaliser), so
+// ids built from it differ across seeds and repeat for the same seed.
+func SimWord(seed, salt uint64) uint64 {
+	z := seed*0x9e3779b97f4a7c15 + salt
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
 // Fragments splits text the way providers stream it: a few bytes at a
 // time, several pieces per word, never inside a UTF-8 character. The same
 // text always splits the same way.

@@ -57,19 +57,6 @@ const organizationID = "0c5f7e52-9a1d-4c3b-8e6f-2d4a7b9c1e30"
 // no 0, O, I or l after the fixed prefix in any id seen).
 const base58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
-// mix64 is splitmix64's finaliser: a bijection on uint64.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// word is a pseudo-random word for (seed, salt); for a fixed salt it is a
-// bijection of the seed, so ids built from it differ across seeds.
-func word(seed, salt uint64) uint64 {
-	return mix64(seed*0x9e3779b97f4a7c15 + salt)
-}
-
 // enc58 writes n base58 digits of w (11 digits hold any uint64 exactly).
 func enc58(b *strings.Builder, w uint64, n int) {
 	var d [11]byte
@@ -85,8 +72,8 @@ func enc58(b *strings.Builder, w uint64, n int) {
 func simID(prefix string, seed, salt uint64) string {
 	var b strings.Builder
 	b.WriteString(prefix)
-	enc58(&b, word(seed, salt), 11)
-	enc58(&b, word(seed, salt^0xa5a5a5a5a5a5a5a5), 11)
+	enc58(&b, adapters.SimWord(seed, salt), 11)
+	enc58(&b, adapters.SimWord(seed, salt^0xa5a5a5a5a5a5a5a5), 11)
 	return b.String()
 }
 
@@ -109,8 +96,8 @@ func newRequestID() string {
 	var b strings.Builder
 	b.WriteString("req_011C")
 	n := requestSeq.Add(1)
-	enc58(&b, word(requestEpoch, n), 11)
-	enc58(&b, word(n, requestEpoch), 9)
+	enc58(&b, adapters.SimWord(requestEpoch, n), 11)
+	enc58(&b, adapters.SimWord(n, requestEpoch), 9)
 	return b.String()
 }
 
@@ -120,7 +107,7 @@ func signature(seed uint64, block int) string {
 	// Field 2, length 164 (varint A4 01): base64 "EqQB…", like real ones.
 	raw := append(make([]byte, 0, 3+164), 0x12, 0xa4, 0x01)
 	for i := uint64(0); len(raw) < cap(raw); i++ {
-		w := word(seed, saltSignature+uint64(block)<<16+i)
+		w := adapters.SimWord(seed, saltSignature+uint64(block)<<16+i)
 		for k := 0; k < 8 && len(raw) < cap(raw); k++ {
 			raw = append(raw, byte(w>>(8*k)))
 		}

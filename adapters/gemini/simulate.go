@@ -67,19 +67,6 @@ const simDefaultModel = "gemini-2.5-flash"
 
 // ---- ids ----------------------------------------------------------------
 
-// simMix is splitmix64's finaliser: a bijection on uint64.
-func simMix(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// simWord is a pseudo-random word for (seed, salt); for a fixed salt it is
-// a bijection of the seed, so ids built from it differ across seeds.
-func simWord(seed, salt uint64) uint64 {
-	return simMix(seed*0x9e3779b97f4a7c15 + salt)
-}
-
 const (
 	simSaltResponse  = 0x72657370 // "resp"
 	simSaltSignature = 0x736967   // "sig"
@@ -90,9 +77,9 @@ const (
 // seed, so two seeds never share one.
 func simResponseID(seed uint64) string {
 	var raw [17]byte
-	binary.BigEndian.PutUint64(raw[0:], simWord(seed, simSaltResponse))
-	binary.BigEndian.PutUint64(raw[8:], simWord(seed, simSaltResponse^0xa5a5a5a5a5a5a5a5))
-	raw[16] = byte(simWord(seed, simSaltResponse+1))
+	binary.BigEndian.PutUint64(raw[0:], adapters.SimWord(seed, simSaltResponse))
+	binary.BigEndian.PutUint64(raw[8:], adapters.SimWord(seed, simSaltResponse^0xa5a5a5a5a5a5a5a5))
+	raw[16] = byte(adapters.SimWord(seed, simSaltResponse+1))
 	return base64.RawURLEncoding.EncodeToString(raw[:])
 }
 
@@ -103,7 +90,7 @@ func simSignature(seed uint64) string {
 	const n = 192 // a multiple of 3: no padding
 	raw := append(make([]byte, 0, n), 0x0a, 0xbd, 0x01)
 	for i := uint64(0); len(raw) < n; i++ {
-		w := simWord(seed, simSaltSignature<<16+i)
+		w := adapters.SimWord(seed, simSaltSignature<<16+i)
 		for k := 0; k < 8 && len(raw) < n; k++ {
 			raw = append(raw, byte(w>>(8*k)))
 		}
@@ -446,7 +433,7 @@ func simHeaders() http.Header {
 	h.Set("X-Xss-Protection", "0")
 	h.Set("X-Frame-Options", "SAMEORIGIN")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Server-Timing", "gfet4t7; dur="+strconv.FormatUint(380+simWord(simTiming.Add(1), 0x74696d65)%1400, 10))
+	h.Set("Server-Timing", "gfet4t7; dur="+strconv.FormatUint(380+adapters.SimWord(simTiming.Add(1), 0x74696d65)%1400, 10))
 	return h
 }
 

@@ -82,17 +82,6 @@ const (
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// mix64 is splitmix64's finaliser: a bijection on uint64.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// word is a pseudo-random word for (seed, salt); for a fixed salt it is a
-// bijection of the seed.
-func word(seed, salt uint64) uint64 { return mix64(seed*0x9e3779b97f4a7c15 + salt) }
-
 // enc62 writes 11 base62 digits of w (62^11 > 2^64: every word is exact).
 func enc62(b *strings.Builder, w uint64) {
 	var d [11]byte
@@ -109,7 +98,7 @@ func simID(prefix string, seed, salt uint64, n int) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for k := uint64(0); b.Len() < len(prefix)+n; k++ {
-		enc62(&b, word(seed, salt+k*0x1000193))
+		enc62(&b, adapters.SimWord(seed, salt+k*0x1000193))
 	}
 	return b.String()[:len(prefix)+n]
 }
@@ -125,7 +114,7 @@ const (
 // variant bits, which are placed around them) are a bijection of the seed.
 func uuid(seed uint64) string {
 	const hexd = "0123456789abcdef"
-	a, b := word(seed, saltResponse), word(seed, saltResponse^0x5bd1e995)
+	a, b := adapters.SimWord(seed, saltResponse), adapters.SimWord(seed, saltResponse^0x5bd1e995)
 	var d [32]byte
 	for i := 0; i < 16; i++ {
 		d[i] = byte(a >> (60 - 4*i) & 0xf)
@@ -180,7 +169,7 @@ var (
 // DeepSeek's x-ds-trace-id (32 hex digits).
 func (p protocol) requestID() string {
 	n := requestSeq.Add(1)
-	id := fmt.Sprintf("%016x%016x", word(requestEpoch, n), word(n, requestEpoch))
+	id := fmt.Sprintf("%016x%016x", adapters.SimWord(requestEpoch, n), adapters.SimWord(n, requestEpoch))
 	if p.deepseek {
 		return id
 	}
@@ -341,11 +330,11 @@ func (p protocol) newChunker(st simTurn, o adapters.ResponseOptions) *chunker {
 // obfuscation is OpenAI's random padding: a few base62 characters that vary
 // the chunk length (deterministic here, from the seed and chunk number).
 func (c *chunker) obfuscation() string {
-	w := word(c.seed, saltObf+c.n<<20)
+	w := adapters.SimWord(c.seed, saltObf+c.n<<20)
 	c.n++
 	var b strings.Builder
 	enc62(&b, w)
-	enc62(&b, mix64(w))
+	enc62(&b, adapters.SimWord(0, w)) // SimWord(0, w) is the plain mix of w
 	return b.String()[:1+w%15]
 }
 

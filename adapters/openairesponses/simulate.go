@@ -84,19 +84,6 @@ const simAccount = "0c7a5e9d41b3f862"
 
 // ---- ids ------------------------------------------------------------------
 
-// simMix is splitmix64's finaliser: a bijection on uint64.
-func simMix(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// simWord is a pseudo-random word for (seed, salt); for a fixed salt it is
-// a bijection of the seed, so ids built from it differ across seeds.
-func simWord(seed, salt uint64) uint64 {
-	return simMix(seed*0x9e3779b97f4a7c15 + salt)
-}
-
 // Salts, one per kind of value; item indexes are added in the high bits.
 const (
 	simSaltResponse  = 0x72657370 // "resp"
@@ -112,7 +99,7 @@ func simCreated(seed uint64) int64 { return simEpoch + int64(seed%(1<<24)) }
 // simID is prefix + account + "00" + time + 4 digits + "8190" + 16 digits.
 func simID(prefix string, seed, salt uint64, at int64) string {
 	return fmt.Sprintf("%s%s00%08x%04x8190%016x", prefix, simAccount, uint32(at),
-		simWord(seed, salt^simSaltFrac)&0xffff, simWord(seed, salt))
+		adapters.SimWord(seed, salt^simSaltFrac)&0xffff, adapters.SimWord(seed, salt))
 }
 
 const simAlnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -133,8 +120,8 @@ func simCallID(seed uint64, index int) string {
 	var b strings.Builder
 	b.WriteString("call_")
 	salt := simSaltCall + uint64(index)<<32
-	simEnc62(&b, simWord(seed, salt), 11)
-	simEnc62(&b, simWord(seed, salt^0xa5a5a5a5a5a5a5a5), 13)
+	simEnc62(&b, adapters.SimWord(seed, salt), 11)
+	simEnc62(&b, adapters.SimWord(seed, salt^0xa5a5a5a5a5a5a5a5), 13)
 	return b.String()
 }
 
@@ -147,7 +134,7 @@ func simEncrypted(seed uint64, index int, at int64, textLen int) string {
 	raw = append(raw, 0x80)
 	raw = binary.BigEndian.AppendUint64(raw, uint64(at))
 	for i := uint64(0); len(raw) < n; i++ {
-		w := simWord(seed, simSaltEncrypted+uint64(index)<<32+i<<8)
+		w := adapters.SimWord(seed, simSaltEncrypted+uint64(index)<<32+i<<8)
 		for k := 0; k < 8 && len(raw) < n; k++ {
 			raw = append(raw, byte(w>>(8*k)))
 		}
@@ -161,7 +148,7 @@ func simObfuscation(seed uint64, seq int, delta string) string {
 	n := 16 - utf8.RuneCountInString(delta)%16
 	var b strings.Builder
 	for i := 0; i < n; i++ {
-		b.WriteByte(simAlnum[simWord(seed, simSaltObfuscate+uint64(seq)<<24+uint64(i))%62])
+		b.WriteByte(simAlnum[adapters.SimWord(seed, simSaltObfuscate+uint64(seq)<<24+uint64(i))%62])
 	}
 	return b.String()
 }
@@ -175,7 +162,7 @@ var (
 // to the HTTP exchange, not to the rendered turn).
 func simRequestID() string {
 	n := simRequestSeq.Add(1)
-	return fmt.Sprintf("req_%016x%016x", simWord(simRequestEpoch, n), simWord(n, simRequestEpoch))
+	return fmt.Sprintf("req_%016x%016x", adapters.SimWord(simRequestEpoch, n), adapters.SimWord(n, simRequestEpoch))
 }
 
 // ---- JSON ---------------------------------------------------------------
