@@ -66,25 +66,8 @@ func judge(o outcome) []session.LayerResult {
 		pr.Status, pr.Detail = session.Skip, "not a protocol modelwire decodes: forwarded and recorded as it was"
 	case o.status < 200 || o.status > 299 || f == nil:
 		pr.Status, pr.Detail = session.Skip, "no response to judge"
-	case f.Terminal == adapters.StatusUnknown:
-		pr.Detail = "no terminal event: the stream was cut"
-		if n := len(f.IncompleteToolCalls); n > 0 {
-			pr.Detail += fmt.Sprintf("; %d tool call(s) never closed", n)
-		}
-	case f.Terminal == adapters.StatusRefused:
-		pr.Detail = "the model refused"
-		if f.Refusal != nil && *f.Refusal != "" {
-			pr.Detail += ": " + oneLine(*f.Refusal, 120)
-		}
-	case f.Terminal == adapters.StatusIncomplete:
-		pr.Detail = fmt.Sprintf("truncated (%s)", f.ProviderStopReason)
-	case f.Terminal == adapters.StatusFailed:
-		pr.Detail = "the response failed"
-		if f.Error != nil {
-			pr.Detail += ": " + f.Error.Error()
-		}
-	case f.Terminal != adapters.StatusCompleted:
-		pr.Detail = fmt.Sprintf("terminal %s", f.Terminal)
+	case session.TerminalProblem(f) != "":
+		pr.Detail = session.TerminalProblem(f)
 	case len(f.IncompleteToolCalls) > 0:
 		pr.Detail = fmt.Sprintf("completed, but %d tool call(s) have arguments that are not a JSON object", len(f.IncompleteToolCalls))
 	default:

@@ -133,25 +133,8 @@ func judgeProtocol(o Outcome) LayerResult {
 		r.Detail = o.Stopped
 	case f == nil:
 		r.Status, r.Detail = Skip, "no response to judge"
-	case f.Terminal == adapters.StatusUnknown:
-		r.Detail = "no terminal event: the stream was cut"
-		if n := len(f.IncompleteToolCalls); n > 0 {
-			r.Detail += fmt.Sprintf("; %d tool call(s) never closed and were not run", n)
-		}
-	case f.Terminal == adapters.StatusRefused:
-		r.Detail = "the model refused"
-		if f.Refusal != nil && *f.Refusal != "" {
-			r.Detail += ": " + oneLine(*f.Refusal, 120)
-		}
-	case f.Terminal == adapters.StatusIncomplete:
-		r.Detail = fmt.Sprintf("truncated (%s)", f.ProviderStopReason)
-	case f.Terminal == adapters.StatusFailed:
-		r.Detail = "the response failed"
-		if f.Error != nil {
-			r.Detail += ": " + f.Error.Error()
-		}
-	case f.Terminal != adapters.StatusCompleted:
-		r.Detail = fmt.Sprintf("terminal %s", f.Terminal)
+	case TerminalProblem(f) != "":
+		r.Detail = TerminalProblem(f)
 	case o.TurnLimitHit:
 		r.Detail = "stopped at the turn limit with tool calls still being proposed"
 	case len(o.Unanswered) > 0:
@@ -162,6 +145,37 @@ func judgeProtocol(o Outcome) LayerResult {
 		r.Status, r.Detail = Pass, fmt.Sprintf("one completed terminal (%s), every call answered", f.ProviderStopReason)
 	}
 	return r
+}
+
+// TerminalProblem says what is wrong with a response's terminal state for
+// the protocol layer — a cut stream, a refusal, a truncation, a failure —
+// or "" when it completed. The engine and the proxy judge by it alike.
+func TerminalProblem(f *adapters.Summary) string {
+	switch f.Terminal {
+	case adapters.StatusCompleted:
+		return ""
+	case adapters.StatusUnknown:
+		d := "no terminal event: the stream was cut"
+		if n := len(f.IncompleteToolCalls); n > 0 {
+			d += fmt.Sprintf("; %d tool call(s) never closed, so none was proposed", n)
+		}
+		return d
+	case adapters.StatusRefused:
+		d := "the model refused"
+		if f.Refusal != nil && *f.Refusal != "" {
+			d += ": " + oneLine(*f.Refusal, 120)
+		}
+		return d
+	case adapters.StatusIncomplete:
+		return fmt.Sprintf("truncated (%s)", f.ProviderStopReason)
+	case adapters.StatusFailed:
+		d := "the response failed"
+		if f.Error != nil {
+			d += ": " + f.Error.Error()
+		}
+		return d
+	}
+	return fmt.Sprintf("terminal %s", f.Terminal)
 }
 
 func judgeParse(sc *Scenario, text string) (LayerResult, json.RawMessage) {
