@@ -474,7 +474,10 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	}
 	s.cfg.Provider.Authorize(hreq.Header, s.cfg.Protocol)
 	sent := s.now()
-	since := func() float64 { return float64(s.now().Sub(sent).Microseconds()) / 1000 }
+	// Time a person spends on a paused step is not the provider's: it is
+	// left out of the attempt's timings.
+	var pausedFor time.Duration
+	since := func() float64 { return float64((s.now().Sub(sent) - pausedFor).Microseconds()) / 1000 }
 	timings := &Timings{}
 	resp, herr := s.cfg.Client.Do(hreq)
 	if herr != nil {
@@ -501,6 +504,8 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		}
 		wd.hold()
 		defer wd.event()
+		start := s.now()
+		defer func() { pausedFor += s.now().Sub(start) }()
 		return s.pause(ctx, step, turn)
 	}
 	if err := paused(StepSent); err != nil {

@@ -297,3 +297,38 @@ func TestRequestErrorsAreNotRetried(t *testing.T) {
 		t.Fatalf("transport %+v", res.Layers[0])
 	}
 }
+
+// In step mode the time a person spends on a paused step is not counted in
+// the attempt's timings.
+func TestPausesAreNotTimed(t *testing.T) {
+	sc, _ := samples.Lookup("refund")
+	pause := func(ctx context.Context, step string, turn int) error {
+		if step == session.StepSent {
+			time.Sleep(time.Second)
+		}
+		return nil
+	}
+	var timings []*session.Timings
+	s, err := session.New(session.Config{Scenario: sc, Protocol: adapters.OpenAIChat, Provider: session.Provider{Name: "sim", BaseURL: simBase(t, "refund", ""), Key: "k"},
+		Stream: true, Policy: session.PolicyAuto, Pause: pause}, nil, func(u session.Update) {
+		if u.Kind == session.UpStep && u.Timings != nil {
+			timings = append(timings, u.Timings)
+		}
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(timings) != 3 {
+		t.Fatalf("%d timed attempts", len(timings))
+	}
+	for _, tm := range timings {
+		// Ordering, not wall time: the terminal came after the first
+		// event, and the 1 s pause before the first event is not in it.
+		if tm.FirstEvent < tm.FirstByte || tm.Terminal < tm.FirstEvent || tm.FirstEvent >= 1000 {
+			t.Fatalf("timings %+v include the pause", *tm)
+		}
+	}
+}
