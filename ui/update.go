@@ -102,8 +102,11 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, km.Global.Quit):
 		if m.running {
-			m.dialogs = append(m.dialogs, &confirmDialog{c: m.c, title: "Quit?",
-				msg: "A session is running. Quit and stop it? (it stays in the store as interrupted)", yes: actQuit{}})
+			msg := "A session is running. Quit and stop it? (it stays in the store as interrupted)"
+			if _, rec := m.opts.Backend.(*Recording); rec {
+				msg = "The proxy is recording. Quit and stop it? (every exchange so far is stored)"
+			}
+			m.dialogs = append(m.dialogs, &confirmDialog{c: m.c, title: "Quit?", msg: msg, yes: actQuit{}})
 			return nil
 		}
 		return m.quit()
