@@ -4,7 +4,11 @@
 package adapterstest
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"sort"
+	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
 )
@@ -118,4 +122,59 @@ func RefundRequest(turn int, ids IDs, stream bool) *adapters.Request {
 		req.Turns = append(req.Turns, mt)
 	}
 	return req
+}
+
+// Script is one model script of the refund case: the base case or a
+// variant ("refund/wrong-cap").
+type Script struct {
+	Name  string
+	Turns []adapters.ModelTurn
+}
+
+// RefundScripts loads the refund case's script and its variants (sorted)
+// from samples/refund.json, read as JSON: an adapter package importing
+// samples would be an import cycle. Tests run in adapters/<pkg>/.
+func RefundScripts(t testing.TB) []Script {
+	t.Helper()
+	b, err := os.ReadFile("../../samples/refund.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Script   []adapters.ModelTurn `json:"script"`
+		Variants map[string]struct {
+			Script []adapters.ModelTurn `json:"script"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	out := []Script{{"refund", f.Script}}
+	names := make([]string, 0, len(f.Variants))
+	for n := range f.Variants {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		out = append(out, Script{"refund/" + n, f.Variants[n].Script})
+	}
+	if len(out) < 8 || len(out[0].Turns) != 3 {
+		t.Fatalf("refund.json: %d scripts, %d turns in the main one", len(out), len(out[0].Turns))
+	}
+	return out
+}
+
+// SSE writes simulated events as the simulator's server does.
+func SSE(events []adapters.WireEvent, lineEnd string) []byte {
+	var b bytes.Buffer
+	for _, e := range events {
+		if e.Event != "" {
+			b.WriteString("event: " + e.Event + lineEnd)
+		}
+		if e.ID != "" {
+			b.WriteString("id: " + e.ID + lineEnd)
+		}
+		b.WriteString("data: " + e.Data + lineEnd + lineEnd)
+	}
+	return b.Bytes()
 }

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -39,48 +37,16 @@ type simScenario struct {
 // JSON: importing session from here would be an import cycle).
 func simRefund(t testing.TB) []simScenario {
 	t.Helper()
-	b, err := os.ReadFile("../../samples/refund.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Script   []adapters.ModelTurn `json:"script"`
-		Variants map[string]struct {
-			Script []adapters.ModelTurn `json:"script"`
-		} `json:"variants"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	out := []simScenario{{"refund", f.Script}}
-	var names []string
-	for n := range f.Variants {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		out = append(out, simScenario{"refund/" + n, f.Variants[n].Script})
-	}
-	if len(out) < 8 || len(out[0].turns) != 3 {
-		t.Fatalf("refund.json: %d scenarios, %d turns in the main script", len(out), len(out[0].turns))
+	var out []simScenario
+	for _, sc := range adapterstest.RefundScripts(t) {
+		out = append(out, simScenario{sc.Name, sc.Turns})
 	}
 	return out
 }
 
 // simSSE writes events as the sim server does.
 func simSSE(events []adapters.WireEvent) []byte {
-	nl := sim.LineEnd()
-	var b bytes.Buffer
-	for _, e := range events {
-		if e.Event != "" {
-			b.WriteString("event: " + e.Event + nl)
-		}
-		if e.ID != "" {
-			b.WriteString("id: " + e.ID + nl)
-		}
-		b.WriteString("data: " + e.Data + nl + nl)
-	}
-	return b.Bytes()
+	return adapterstest.SSE(events, sim.LineEnd())
 }
 
 // simWant is what a decoder must read back from a scripted turn. Anthropic
