@@ -95,3 +95,19 @@ func MarshalBody(v any) (json.RawMessage, error) {
 	}
 	return json.RawMessage(strings.TrimSuffix(b.String(), "\n")), nil
 }
+
+// Prepare is where every encoder starts: what provider accepts on protocol,
+// what req asks that it cannot carry (an error) or carries only degraded
+// (the notes to record), and the sources sorted by role.
+func Prepare(req *Request, provider, protocol string) (Capabilities, []string, Parts, error) {
+	caps, err := CapabilitiesFor(provider, protocol)
+	if err != nil {
+		return caps, nil, Parts{}, err
+	}
+	degr, err := caps.Check(req)
+	if err != nil {
+		return caps, nil, Parts{}, err
+	}
+	parts, err := SplitSources(req)
+	return caps, degr, parts, err
+}

@@ -107,15 +107,7 @@ type thinking struct {
 // text, tool_use), then one user message that begins with the tool_result
 // blocks in call order.
 func (protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRequest, error) {
-	caps, err := adapters.CapabilitiesFor(provider, adapters.AnthropicMessages)
-	if err != nil {
-		return nil, err
-	}
-	degr, err := caps.Check(req)
-	if err != nil {
-		return nil, err
-	}
-	parts, err := adapters.SplitSources(req)
+	caps, degr, parts, err := adapters.Prepare(req, provider, adapters.AnthropicMessages)
 	if err != nil {
 		return nil, err
 	}

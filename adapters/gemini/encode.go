@@ -100,15 +100,7 @@ var thinkingBudgets = map[string]int{"minimal": 512, "low": 1024, "medium": 8192
 
 // Encode builds the generateContent / streamGenerateContent request.
 func (Protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRequest, error) {
-	caps, err := adapters.CapabilitiesFor(provider, adapters.Gemini)
-	if err != nil {
-		return nil, err
-	}
-	degr, err := caps.Check(req)
-	if err != nil {
-		return nil, err
-	}
-	parts, err := adapters.SplitSources(req)
+	caps, degr, parts, err := adapters.Prepare(req, provider, adapters.Gemini)
 	if err != nil {
 		return nil, err
 	}

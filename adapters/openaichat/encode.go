@@ -116,15 +116,7 @@ type streamOptions struct {
 // per source. History follows: each model turn as one assistant message,
 // then one tool message per call, in the order of the calls.
 func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRequest, error) {
-	caps, err := adapters.CapabilitiesFor(provider, p.Name())
-	if err != nil {
-		return nil, err
-	}
-	degr, err := caps.Check(req)
-	if err != nil {
-		return nil, err
-	}
-	parts, err := adapters.SplitSources(req)
+	_, degr, parts, err := adapters.Prepare(req, provider, p.Name())
 	if err != nil {
 		return nil, err
 	}

@@ -133,15 +133,7 @@ func (Protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRe
 	if provider == "" {
 		provider = adapters.ProviderSim
 	}
-	caps, err := adapters.CapabilitiesFor(provider, adapters.OpenAIResponses)
-	if err != nil {
-		return nil, err
-	}
-	degr, err := caps.Check(req)
-	if err != nil {
-		return nil, err
-	}
-	parts, err := adapters.SplitSources(req)
+	caps, degr, parts, err := adapters.Prepare(req, provider, adapters.OpenAIResponses)
 	if err != nil {
 		return nil, err
 	}
