@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
@@ -12,13 +11,9 @@ import (
 // about to be recorded. A database that is not ours, or corrupt, is bad
 // input (exit 2) and is left untouched.
 func openJournal(app *App, sc *session.Scenario, f runFlags, prov session.Provider) (session.Journal, func(), error) {
-	db, err := store.Open(app.DB)
+	db, err := openForWrite(app)
 	if err != nil {
-		var oe *store.OpenError
-		if errors.As(err, &oe) {
-			return nil, nil, usageErr("%v", err)
-		}
-		return nil, nil, failedErr("opening the session store: %v", err)
+		return nil, nil, err
 	}
 	params, _ := json.Marshal(map[string]any{"stream": !f.noStream, "history": f.history, "approve": f.approve,
 		"faults": f.fault, "timeouts": f.timeouts})

@@ -25,7 +25,6 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
-	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/themes"
 	"github.com/modelwire/modelwire/ui"
 )
@@ -124,13 +123,9 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	defer ln.Close()
 	base := "http://" + ln.Addr().String()
 
-	db, err := store.Open(app.DB)
+	db, err := openForWrite(app)
 	if err != nil {
-		var oe *store.OpenError
-		if errors.As(err, &oe) {
-			return usageErr("%v", err)
-		}
-		return failedErr("opening the session store: %v", err)
+		return err
 	}
 	defer db.Close()
 

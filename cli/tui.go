@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
-	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/themes"
 	"github.com/modelwire/modelwire/ui"
 )
@@ -43,13 +41,9 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 	}
 	log, closeLog := openTUILog()
 	defer closeLog()
-	db, err := store.Open(app.DB)
+	db, err := openForWrite(app)
 	if err != nil {
-		var oe *store.OpenError
-		if errors.As(err, &oe) {
-			return usageErr("%v", err)
-		}
-		return failedErr("opening the session store: %v", err)
+		return err
 	}
 	defer db.Close()
 	if opts.Replay != "" {

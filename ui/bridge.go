@@ -128,20 +128,20 @@ func isUrgent(u session.Update) bool {
 func (c *coalescer) flush() {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	c.mu.Lock()
-	batch := c.pending
-	c.pending = nil
-	c.armed = false
-	c.mu.Unlock()
-	if len(batch) > 0 {
-		c.deliver(updatesMsg{gen: c.gen, ups: batch})
-	}
+	c.deliverPending()
 }
 
 // push flushes the pending batch, then sends m after it.
 func (c *coalescer) push(m tea.Msg) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
+	c.deliverPending()
+	c.deliver(m)
+}
+
+// deliverPending takes the pending batch and delivers it; the caller holds
+// sendMu so batches and pushed messages keep their order.
+func (c *coalescer) deliverPending() {
 	c.mu.Lock()
 	batch := c.pending
 	c.pending = nil
@@ -150,7 +150,6 @@ func (c *coalescer) push(m tea.Msg) {
 	if len(batch) > 0 {
 		c.deliver(updatesMsg{gen: c.gen, ups: batch})
 	}
-	c.deliver(m)
 }
 
 // deliver puts m on the bounded channel, unless the run is over.
