@@ -106,6 +106,8 @@ func TestScannerAgreesWithGJSON(t *testing.T) {
 
 // The scanner must not panic or loop on text that is not JSON (the
 // decoder validates first, but the scanner does not rely on it).
+// TestScannerOnGarbage fails by panicking or by never terminating: the
+// scanners must stop on every truncated or malformed input.
 func TestScannerOnGarbage(t *testing.T) {
 	for _, s := range []string{"", "{", "[", `{"a`, `{"a":`, `{"a":"`, `{"a":[1,`, `{"a":{"b":"\`, "}", "]", `{,}`, `{"a" "b"}`, `["\\`} {
 		for m := newMembers(s); ; {
