@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"bytes"
+	"slices"
 	"encoding/json"
 	"net/http"
 	"unicode/utf8"
@@ -68,6 +69,37 @@ type Inbound struct {
 	MaxOutputTokens    int
 	// Tools are the names of the tools the request offers.
 	Tools []string
+
+	// What the request lets the model do, in canonical words, so one
+	// simulated model obeys every protocol's switches alike.
+
+	// Protocol is the wire format the request came in (the server sets it).
+	Protocol string
+	// Choice is the tool choice the request states; Mode "" when it
+	// states none (the provider default, auto). Allowed narrows the
+	// tools the model may call (Gemini allowedFunctionNames).
+	Choice  ToolChoice
+	Allowed []string
+	// Serial: the request forbids parallel calls (parallel_tool_calls
+	// false, Anthropic disable_parallel_tool_use).
+	Serial bool
+	// Reasoning: the request asks to see reasoning (OpenAI reasoning,
+	// Anthropic thinking, Gemini includeThoughts, DeepSeek thinking mode).
+	Reasoning bool
+}
+
+// MayCall reports whether the request lets the model call the tool name.
+func (in *Inbound) MayCall(name string) bool {
+	if in.Choice.Mode == ToolChoiceNone {
+		return false
+	}
+	if in.Choice.Mode == ToolChoiceNamed && in.Choice.Name != name {
+		return false
+	}
+	if len(in.Allowed) > 0 && !slices.Contains(in.Allowed, name) {
+		return false
+	}
+	return slices.Contains(in.Tools, name)
 }
 
 // ResponseOptions shape one simulated response.

@@ -51,8 +51,9 @@ type Server struct {
 }
 
 type storedResponse struct {
-	depth  int  // model turns up to and including this response
-	stored bool // store was not false: it can be continued
+	depth   int                   // model turns up to and including this response
+	stored  bool                  // store was not false: it can be continued
+	results []adapters.ToolResult // every tool result the chain carried
 }
 
 // New builds a simulator.
@@ -127,6 +128,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	in.Protocol = name
 	turn := in.ModelTurns
 	if in.PreviousResponseID != "" {
 		s.mu.Lock()
@@ -137,10 +139,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		turn += prev.depth
+		// The chain carries the earlier results: the model sees them as
+		// if they had been resent.
+		in.Results = append(append([]adapters.ToolResult(nil), prev.results...), in.Results...)
 	}
-	if turn >= len(sc.Script) {
+	if turn >= max(len(sc.Script), 1)+sc.TurnLimit {
 		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error",
-			fmt.Sprintf("simulator: scenario %s has %d model turns; this request's history already holds %d", sc.FullName(), len(sc.Script), turn)))
+			fmt.Sprintf("simulator: scenario %s allows %d turns; this request's history already holds %d", sc.FullName(), sc.TurnLimit, turn)))
 		return
 	}
 
@@ -166,7 +171,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	mt := sc.Script[turn]
+	mt, err := answer(sc, in, body)
+	if err != nil {
+		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: "+err.Error()))
+		return
+	}
 	if f.take("refusal", true) {
 		mt = refusalTurn(mt)
 	}
@@ -180,7 +189,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage}
 	if id := simp.ResponseID(o); id != "" {
 		s.mu.Lock()
-		s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store}
+		s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: in.Results}
 		s.mu.Unlock()
 	}
 	if !in.Stream {
