@@ -2,9 +2,9 @@ package adapters
 
 import (
 	"bytes"
-	"slices"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"unicode/utf8"
 )
 

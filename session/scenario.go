@@ -101,7 +101,7 @@ type Variant struct {
 	// Script replaces the base script; a built-in case without one has
 	// the behaviour in its Go responder.
 	Script []adapters.ModelTurn `json:"script,omitempty"`
-	Note    string               `json:"note,omitempty"`
+	Note   string               `json:"note,omitempty"`
 }
 
 // Check is a declarative business check on the final JSON answer: an
