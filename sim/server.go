@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -54,6 +55,7 @@ type storedResponse struct {
 	depth   int                   // model turns up to and including this response
 	stored  bool                  // store was not false: it can be continued
 	results []adapters.ToolResult // every tool result the chain carried
+	calls   map[string]string     // call_id → tool name, of every call the chain issued
 }
 
 // New builds a simulator.
@@ -139,8 +141,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		turn += prev.depth
-		// The chain carries the earlier results: the model sees them as
-		// if they had been resent.
+		// The chain carries the earlier calls and results: the model sees
+		// them as if they had been resent.
+		for i, r := range in.Results {
+			if r.Name == "" {
+				in.Results[i].Name = prev.calls[r.CallID]
+			}
+		}
 		in.Results = append(append([]adapters.ToolResult(nil), prev.results...), in.Results...)
 	}
 	if turn >= max(len(sc.Script), 1)+sc.TurnLimit {
@@ -188,9 +195,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage}
 	if id := simp.ResponseID(o); id != "" {
-		s.mu.Lock()
-		s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: in.Results}
-		s.mu.Unlock()
+		s.remember(id, simp, &mt, o, turn, in)
 	}
 	if !in.Stream {
 		for k, v := range simp.ResponseHeaders(false) {
@@ -202,6 +207,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, r, simp, name, mt, o)
+}
+
+// remember keeps a response the client may continue with
+// previous_response_id: its depth, the results its chain carried and the
+// calls it issued, by call_id.
+func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.ModelTurn, o adapters.ResponseOptions, turn int, in *adapters.Inbound) {
+	if a, ok := simp.(interface {
+		AssignCallIDs(adapters.ModelTurn, adapters.ResponseOptions) adapters.ModelTurn
+	}); ok {
+		*mt = a.AssignCallIDs(*mt, o)
+	}
+	calls := map[string]string{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prev, ok := s.responses[in.PreviousResponseID]; ok {
+		maps.Copy(calls, prev.calls)
+	}
+	for _, it := range mt.Items {
+		if it.Kind == adapters.KindToolCall {
+			calls[it.CallID] = it.Name
+		}
+	}
+	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: in.Results, calls: calls}
 }
 
 // stream writes the turn as SSE, applying the stream faults.

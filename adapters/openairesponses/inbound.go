@@ -27,3 +27,22 @@ func readChoices(body []byte, in *adapters.Inbound) {
 	eff := r.Get("reasoning.effort").String()
 	in.Reasoning = r.Get("reasoning").IsObject() && eff != "none" && eff != "minimal"
 }
+
+// AssignCallIDs gives every call of t the call_id its rendering will carry,
+// so the simulator can remember which call ids a stored response issued
+// (a chained request answers them by id alone).
+func (Protocol) AssignCallIDs(t adapters.ModelTurn, o adapters.ResponseOptions) adapters.ModelTurn {
+	items := append([]adapters.OutputItem(nil), t.Items...)
+	calls := 0
+	for i, it := range items {
+		if it.Kind != adapters.KindToolCall {
+			continue
+		}
+		if it.CallID == "" {
+			items[i].CallID = simCallID(o.Seed, calls)
+		}
+		calls++
+	}
+	t.Items = items
+	return t
+}
