@@ -130,6 +130,9 @@ type Turn struct {
 	Items []OutputItem `json:"items"`
 	// Results answer the turn's tool calls, by call_id.
 	Results []ToolResult `json:"results,omitempty"`
+	// FollowUp is a user message the application sends after the turn
+	// (and after its results): a regeneration's validation error.
+	FollowUp string `json:"follow_up,omitempty"`
 }
 
 // OutputItem is one closed item of a model response, as history.

@@ -38,7 +38,10 @@ type TurnState struct {
 	Usage     *adapters.Usage   `json:"usage,omitempty"`
 	Proposals []*ProposalState  `json:"proposals"`
 	Timings   *Timings          `json:"timings,omitempty"`
-	byItem    map[string]*Lane
+	// Regenerates is set on a regeneration turn: the verdict on the
+	// answer it asks again for, and the message sent.
+	Regenerates *Regeneration `json:"regenerates,omitempty"`
+	byItem      map[string]*Lane
 	// lastClosed is the lane of the latest item.done: the reducer reports
 	// a call's proposal or invalid arguments right after it.
 	lastClosed *Lane
@@ -199,6 +202,9 @@ func (s *State) Apply(u Update) {
 	case UpValidated:
 		s.Layers, s.Output = u.Layers, u.Output
 		s.Step = StepValidated
+	case UpRegenerate:
+		failed, _ := regenerable(u.Layers)
+		s.Turn(u.Turn).Regenerates = &Regeneration{Turn: u.Turn, Layer: failed.Layer, Detail: failed.Detail, Message: u.Message, FirstValidation: u.Layers}
 	case UpFinished:
 		s.Status = u.Status
 	}

@@ -55,6 +55,8 @@ type Outcome struct {
 	TransportErr string
 	// Retries made before the last attempt, and why.
 	Retries []string
+	// RetryNote says why a retryable error was not retried.
+	RetryNote string
 	// Final is the summary of the last response, nil when none came.
 	Final *adapters.Summary
 	// Unanswered lists call ids proposed without a result sent back.
@@ -118,6 +120,9 @@ func judgeTransport(o Outcome) LayerResult {
 		r.Status, r.Detail = Fail, fmt.Sprintf("HTTP %d%s", o.HTTPStatus, retried)
 		if o.Final != nil && o.Final.Error != nil {
 			r.Detail += ": " + o.Final.Error.Message
+		}
+		if o.RetryNote != "" {
+			r.Detail += "; " + o.RetryNote
 		}
 	default:
 		r.Status, r.Detail = Pass, fmt.Sprintf("HTTP %d, complete body%s", o.HTTPStatus, retried)

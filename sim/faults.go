@@ -18,6 +18,8 @@ var faultHelp = map[string]string{
 	"unknown-event":       "insert an event type the protocol does not define",
 	"error-after-200":     "send the provider's in-stream error event after a 200",
 	"rate-limit":          "answer 429 with Retry-After: 1",
+	"rate-limit-date":     "answer 429 with Retry-After as an HTTP date two seconds ahead",
+	"rate-limit-long":     "answer 429 with Retry-After: 120 (beyond a minute)",
 	"server-error":        "answer 500",
 	"overloaded":          "answer Anthropic's 529 overloaded_error (anthropic-messages only)",
 	"slow-first-byte":     "wait before sending the response headers",

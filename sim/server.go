@@ -43,8 +43,9 @@ type Options struct {
 
 // Server is the simulator.
 type Server struct {
-	opts Options
-	seed atomic.Uint64
+	opts     Options
+	seed     atomic.Uint64
+	requests atomic.Uint64 // answered so far, for the rate-limit headers
 
 	mu        sync.Mutex
 	responses map[string]storedResponse // Responses API ids it issued
@@ -138,18 +139,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		turn += prev.depth
 	}
-	if turn >= len(sc.Script) {
+	regen, isRegen := regenerationTurn(sc, turn, name, body)
+	if turn >= len(sc.Script) && !isRegen {
 		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("simulator: scenario %s has %d model turns; this request's history already holds %d", sc.FullName(), len(sc.Script), turn)))
 		return
 	}
 
+	setRateLimitHeaders(w.Header(), name, s.requests.Add(1)-1, time.Now())
 	f := s.opts.Faults
 	switch {
-	case f.take("rate-limit", true):
-		e := simp.ErrorResponse(http.StatusTooManyRequests, "rate_limit", "Rate limit reached for requests. Please try again in 1s.")
-		e.Header.Set("Retry-After", "1")
-		writeError(w, e)
+	case s.rateLimitFault(w, simp):
 		return
 	case f.take("server-error", true):
 		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "server_error", "The server had an error while processing your request. Sorry about that!"))
@@ -166,7 +166,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	mt := sc.Script[turn]
+	mt := regen
+	if !isRegen {
+		mt = sc.Script[turn]
+	}
 	if f.take("refusal", true) {
 		mt = refusalTurn(mt)
 	}

@@ -191,6 +191,9 @@ func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTP
 			return nil, err
 		}
 		body.Messages = append(body.Messages, msgs...)
+		if t.FollowUp != "" {
+			body.Messages = append(body.Messages, userMessage{Role: "user", Content: []textPart{{Type: "text", Text: t.FollowUp}}})
+		}
 		degr = append(degr, notes...)
 	}
 

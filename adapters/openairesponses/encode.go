@@ -307,10 +307,14 @@ func (e *encoder) items(ti int, t adapters.Turn) error {
 	return nil
 }
 
-// results answers a turn's calls, each by its call_id.
+// results answers a turn's calls, each by its call_id, then sends the
+// turn's follow-up as a user message.
 func (e *encoder) results(t adapters.Turn) {
 	for _, r := range t.Results {
 		e.b.Input = append(e.b.Input, functionCallOutput{Type: "function_call_output", CallID: r.CallID, Output: r.Content})
+	}
+	if t.FollowUp != "" {
+		e.b.Input = append(e.b.Input, message{Type: "message", Role: "user", Content: []part{{Type: "input_text", Text: t.FollowUp}}})
 	}
 }
 
