@@ -320,6 +320,7 @@ func (p *runPrinter) result(res *session.Result) {
 		if !res.Passed() {
 			verdict = session.FirstFailure(res.Layers)
 		}
+		fmt.Fprintf(p.out, "\ncost %s\n", res.Cost)
 		fmt.Fprintf(p.out, "\nsession %s: %s\n", res.SessionID, verdict)
 		return
 	}
@@ -328,7 +329,7 @@ func (p *runPrinter) result(res *session.Result) {
 		output = res.Output
 	}
 	line := map[string]any{"type": "session.result", "session_id": res.SessionID, "status": res.Status,
-		"validation": res.Layers, "output": output, "regenerated": res.Regeneration != nil}
+		"validation": res.Layers, "output": output, "regenerated": res.Regeneration != nil, "cost": res.Cost}
 	if res.CannotComplete != nil {
 		line["cannot_complete"] = res.CannotComplete
 	}

@@ -142,6 +142,8 @@ type Result struct {
 	Status    string          `json:"status"` // done or failed
 	Layers    []LayerResult   `json:"validation"`
 	Output    json.RawMessage `json:"output"`
+	// Cost estimates each response's price from the model table.
+	Cost *SessionCost `json:"cost"`
 	// Regeneration is set when the engine asked the model once more.
 	Regeneration *Regeneration `json:"regeneration,omitempty"`
 	// CannotComplete is what a failed session delivers instead of an
@@ -317,6 +319,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		layers, output = Validate(sc, outcome, res.Obs)
 	}
 	res.Layers, res.Output = layers, output
+	res.Cost = PriceSession(s.Request(nil).Model, res.Turns)
 	if err := s.emit(Update{Kind: UpValidated, Layers: layers, Output: output}); err != nil {
 		return nil, err
 	}

@@ -38,6 +38,8 @@ type runOpts struct {
 	history            adapters.HistoryMode
 	journal            session.Journal
 	faults             string
+	noRegeneration     bool
+	retryBudget        time.Duration
 }
 
 func run(t *testing.T, o runOpts) (*session.Result, []session.Update, error) {
@@ -54,7 +56,8 @@ func run(t *testing.T, o runOpts) (*session.Result, []session.Update, error) {
 	}
 	var ups []session.Update
 	cfg := session.Config{Scenario: sc, Protocol: o.protocol, Provider: session.Provider{Name: "sim", BaseURL: simBase(t, o.scenario, o.faults), Key: "k"},
-		Stream: true, History: o.history, Policy: o.policy, Retry: session.Retry{Max: 3, Base: time.Millisecond, MaxDelay: 5 * time.Millisecond}}
+		Stream: true, History: o.history, Policy: o.policy, NoRegeneration: o.noRegeneration,
+		Retry: session.Retry{Max: 3, Base: time.Millisecond, MaxDelay: 5 * time.Millisecond, Budget: o.retryBudget}}
 	s, err := session.New(cfg, o.journal, func(u session.Update) { ups = append(ups, u) }, o.decider)
 	if err != nil {
 		t.Fatal(err)
@@ -330,5 +333,111 @@ func TestPausesAreNotTimed(t *testing.T) {
 		if tm.FirstEvent < tm.FirstByte || tm.Terminal < tm.FirstEvent || tm.FirstEvent >= 1000 {
 			t.Fatalf("timings %+v include the pause", *tm)
 		}
+	}
+}
+
+// A domain failure gets exactly one regeneration that names the failure,
+// carries the same tool results and runs no tool; when the new answer
+// fails too, the session delivers "cannot complete" with the evidence.
+// Without regeneration the session ends at the first verdict.
+func TestOneRegenerationWithTheExactError(t *testing.T) {
+	cases := []struct {
+		protocol string
+		history  adapters.HistoryMode
+	}{
+		{adapters.OpenAIResponses, adapters.HistoryFull},
+		{adapters.OpenAIResponses, adapters.HistoryPreviousResponse},
+		{adapters.OpenAIChat, ""},
+		{adapters.AnthropicMessages, ""},
+		{adapters.Gemini, ""},
+		{adapters.DeepSeekChat, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.protocol+"/"+string(c.history), func(t *testing.T) {
+			res, ups, err := run(t, runOpts{scenario: "refund/wrong-cap", protocol: c.protocol, history: c.history, policy: session.PolicyAuto})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := res.Regeneration
+			if g == nil || g.Layer != session.LayerDomain || g.Turn != len(res.Requests) {
+				t.Fatalf("regeneration %+v after %d requests", g, len(res.Requests))
+			}
+			last, before := string(res.Requests[len(res.Requests)-1].Body), string(res.Requests[len(res.Requests)-2].Body)
+			if !strings.Contains(last, session.RegenerationLead) || !strings.Contains(g.Message, g.Detail) {
+				t.Fatalf("the regeneration request does not carry the error %q", g.Detail)
+			}
+			for _, r := range res.Obs.Results {
+				want, _ := json.Marshal(r.Content)
+				if c.history != adapters.HistoryPreviousResponse && c.protocol != adapters.Gemini && !strings.Contains(last, string(want[1:len(want)-1])) {
+					t.Fatalf("tool result %s changed or missing in the regeneration request", r.CallID)
+				}
+			}
+			if strings.Contains(before, session.RegenerationLead) {
+				t.Fatal("the error was sent before the answer failed")
+			}
+			results, regens := 0, 0
+			for _, u := range ups {
+				switch u.Kind {
+				case session.UpResult:
+					results++
+				case session.UpRegenerate:
+					regens++
+				}
+			}
+			if results != 3 || regens != 1 {
+				t.Fatalf("%d tool results and %d regenerations, want 3 and 1", results, regens)
+			}
+			if res.Status != "failed" || res.CannotComplete == nil || len(res.CannotComplete.Evidence) != 3 ||
+				!strings.Contains(res.CannotComplete.Reason, "domain") {
+				t.Fatalf("status %s, cannot complete %+v", res.Status, res.CannotComplete)
+			}
+		})
+	}
+	res, _, err := run(t, runOpts{scenario: "refund/wrong-cap", policy: session.PolicyAuto, noRegeneration: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Regeneration != nil || len(res.Requests) != 3 {
+		t.Fatalf("regenerated with regeneration off: %d requests", len(res.Requests))
+	}
+}
+
+// A passing answer and a transport or protocol failure are never
+// regenerated: asking again cannot fix them.
+func TestNoRegenerationForPassOrProtocolFailure(t *testing.T) {
+	for _, o := range []runOpts{{policy: session.PolicyAuto}, {scenario: "refund/refusal", policy: session.PolicyAuto}} {
+		res, _, err := run(t, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Regeneration != nil {
+			t.Fatalf("%s: regenerated: %+v", o.scenario, res.Regeneration)
+		}
+	}
+}
+
+// Retry-After is honoured as sent: an HTTP date is waited for, and a wait
+// beyond a minute is not shortened — past the retry budget the session
+// stops retrying and says why.
+func TestRetryAfterAsSent(t *testing.T) {
+	res, ups, err := run(t, runOpts{policy: session.PolicyAuto, faults: "rate-limit-date"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits []time.Duration
+	for _, u := range ups {
+		if u.Kind == session.UpAttempt && u.RetryIn > 0 {
+			waits = append(waits, u.RetryIn)
+		}
+	}
+	if len(waits) != 1 || waits[0] < 500*time.Millisecond || waits[0] > 2*time.Second || !res.Passed() {
+		t.Fatalf("waits %v for an HTTP-date Retry-After two seconds ahead; layers %v", waits, res.Layers)
+	}
+	res, _, err = run(t, runOpts{policy: session.PolicyAuto, faults: "rate-limit-long", retryBudget: 90 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Layers[0].Detail; res.Layers[0].Status != session.Fail || !strings.Contains(d, "wait 2m0s") || !strings.Contains(d, "1m30s left") {
+		t.Fatalf("transport %+v", res.Layers[0])
 	}
 }
