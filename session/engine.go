@@ -281,6 +281,13 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 			break
 		}
 		sum := *outcome.Final
+		if sum.StopReason == adapters.StopPause {
+			// Anthropic's pause_turn: the turn is not over. The paused
+			// content goes back unchanged as the assistant turn, and the
+			// next request lets the model continue it.
+			res.History = append(res.History, red.Turn())
+			continue
+		}
 		// Only a completed response that stopped for tools may run them;
 		// anything else ends the loop with nothing executed.
 		if sum.Terminal != adapters.StatusCompleted || sum.StopReason != adapters.StopToolCall || len(sum.ToolCalls) == 0 {

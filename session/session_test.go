@@ -441,3 +441,100 @@ func TestRetryAfterAsSent(t *testing.T) {
 		t.Fatalf("transport %+v", res.Layers[0])
 	}
 }
+
+// Anthropic's pause_turn is continued, not taken for an answer: the
+// paused content goes back unchanged as the last assistant message and the
+// session goes on to pass.
+func TestPauseTurnIsContinued(t *testing.T) {
+	res, ups, err := run(t, runOpts{policy: session.PolicyAuto, faults: "pause-turn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Passed() || len(res.Requests) != 4 || res.Turns[0].StopReason != adapters.StopPause {
+		t.Fatalf("%d requests, first stop %s, layers %v", len(res.Requests), res.Turns[0].StopReason, res.Layers)
+	}
+	var body struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(res.Requests[1].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	last := body.Messages[len(body.Messages)-1]
+	if last.Role != "assistant" || !strings.Contains(string(last.Content[0]), res.Turns[0].Text) || res.Turns[0].Text == "" {
+		t.Fatalf("the continuation does not send the paused content back: %s", res.Requests[1].Body)
+	}
+	st := session.NewState()
+	for _, u := range ups {
+		st.Apply(u)
+	}
+	if !st.Turns[1].Continues || st.Turns[0].Continues {
+		t.Fatal("the state does not show turn 2 as a continuation")
+	}
+}
+
+// A content filter ends the session at the protocol layer as a refusal on
+// every protocol, with advice on what to do next; nothing is regenerated.
+func TestContentFilterIsARefusal(t *testing.T) {
+	for _, p := range []string{adapters.OpenAIResponses, adapters.OpenAIChat, adapters.AnthropicMessages, adapters.Gemini, adapters.DeepSeekChat} {
+		res, _, err := run(t, runOpts{protocol: p, policy: session.PolicyAuto, faults: "content-filter"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := res.Turns[0]
+		if f.Terminal != adapters.StatusRefused || res.Layers[1].Status != session.Fail || res.Regeneration != nil {
+			t.Fatalf("%s: terminal %s (%s), protocol %+v", p, f.Terminal, f.ProviderStopReason, res.Layers[1])
+		}
+		if session.TerminalAdvice(f.Terminal, f.StopReason) == "" {
+			t.Fatalf("%s: no advice for a refusal", p)
+		}
+	}
+}
+
+// The simulator sends each provider's rate-limit headers and the state
+// keeps them for the transport panel.
+func TestRateLimitHeadersAreShown(t *testing.T) {
+	for p, prefix := range map[string]string{adapters.OpenAIChat: "x-ratelimit-remaining-requests", adapters.AnthropicMessages: "anthropic-ratelimit-requests-remaining"} {
+		_, ups, err := run(t, runOpts{protocol: p, policy: session.PolicyAuto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := session.NewState()
+		for _, u := range ups {
+			st.Apply(u)
+		}
+		got := strings.Join(st.Turns[0].Attempts[0].RateLimits, "; ")
+		if !strings.Contains(got, prefix+": ") {
+			t.Fatalf("%s: rate limits %q", p, got)
+		}
+	}
+}
+
+// Cost: every turn is priced from the dated table, the label says it is an
+// estimate, and cached input is cheaper than uncached by exactly the
+// savings.
+func TestCostEstimate(t *testing.T) {
+	res, _, err := run(t, runOpts{policy: session.PolicyAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cost
+	if c == nil || !c.Complete || len(c.Turns) != 3 || c.Total <= 0 || !strings.Contains(c.Label, "estimate") || c.Date == "" {
+		t.Fatalf("cost %+v", c)
+	}
+	u := &adapters.Usage{InputTokens: adapters.Int(1_000_000), CacheReadTokens: adapters.Int(400_000), OutputTokens: adapters.Int(100_000), ReasoningTokens: adapters.Int(20_000)}
+	got := session.PriceUsage("refund-model", u)
+	// refund-model: input 1.00, cached 0.10, output 4.00, reasoning 4.00 per million.
+	want := 0.6*1.00 + 0.4*0.10 + 0.08*4.00 + 0.02*4.00
+	if d := got.Total - want; d > 1e-9 || d < -1e-9 || got.Savings < 0.36-1e-9 || got.Savings > 0.36+1e-9 {
+		t.Fatalf("total %v savings %v, want %v and 0.36", got.Total, got.Savings, want)
+	}
+	if c := session.PriceUsage("claude-sonnet-4-5-20250929", u); !c.Priced {
+		t.Fatalf("a dated model name is not priced: %s", c.Why)
+	}
+	if c := session.PriceUsage("refund-model", nil); c.Priced || !strings.Contains(c.Why, "not zero") {
+		t.Fatalf("missing usage priced: %+v", c)
+	}
+}

@@ -38,6 +38,9 @@ type TurnState struct {
 	Usage     *adapters.Usage   `json:"usage,omitempty"`
 	Proposals []*ProposalState  `json:"proposals"`
 	Timings   *Timings          `json:"timings,omitempty"`
+	// Continues is set on a turn that continues a paused one (Anthropic
+	// pause_turn): the turn before it was not an answer.
+	Continues bool `json:"continues,omitempty"`
 	// Regenerates is set on a regeneration turn: the verdict on the
 	// answer it asks again for, and the message sent.
 	Regenerates *Regeneration `json:"regenerates,omitempty"`
@@ -54,6 +57,8 @@ type AttemptState struct {
 	HTTPStatus int           `json:"http_status"`
 	Err        string        `json:"error,omitempty"`
 	RetryIn    time.Duration `json:"retry_in,omitempty"`
+	// RateLimits are the response's rate-limit headers, "name: value".
+	RateLimits []string `json:"rate_limits,omitempty"`
 }
 
 // LogEntry is one raw event and what it became.
@@ -148,13 +153,23 @@ func (s *State) Apply(u Update) {
 	case UpAssembled:
 		t := s.Turn(u.Turn)
 		t.Request = u.Request
+		if u.Turn > 1 {
+			prev := s.Turns[u.Turn-2].Summary
+			t.Continues = prev != nil && prev.StopReason == adapters.StopPause
+		}
 		s.Step = StepAssembled
 	case UpAttempt:
 		t := s.Turn(u.Turn)
 		a := AttemptState{N: u.Attempt, URL: u.URL, HTTPStatus: u.HTTPStatus, Err: u.Err, RetryIn: u.RetryIn}
+		if u.HTTPStatus != 0 {
+			a.RateLimits = adapters.RateLimitHeaders(u.Header)
+		}
 		if n := len(t.Attempts); n > 0 && t.Attempts[n-1].N == u.Attempt {
 			if a.URL == "" {
 				a.URL = t.Attempts[n-1].URL
+			}
+			if a.RateLimits == nil {
+				a.RateLimits = t.Attempts[n-1].RateLimits
 			}
 			t.Attempts[n-1] = a
 		} else {

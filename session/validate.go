@@ -183,6 +183,24 @@ func TerminalProblem(f *adapters.Summary) string {
 	return fmt.Sprintf("terminal %s", f.Terminal)
 }
 
+// TerminalAdvice says what the application may do next after a terminal
+// state that is not an answer (13.4.2): "" for a completed response.
+func TerminalAdvice(status adapters.Status, stop adapters.StopReason) string {
+	switch {
+	case stop == adapters.StopPause:
+		return "paused (Anthropic pause_turn): send the response back as the assistant turn, unchanged, to let it continue; it is not a final answer"
+	case status == adapters.StatusRefused:
+		return "refused (refusal or content filter): do not retry the same request; show the user an explainable message, record the event, or change the request and ask again"
+	case status == adapters.StatusIncomplete:
+		return "truncated: the text is not an answer and no cut tool call may run; raise the output budget, shorten the input, or ask for less"
+	case status == adapters.StatusUnknown:
+		return "no terminal event: the stream was cut; do not run half-received calls, do not assume SSE resumes; a new attempt is a new generation"
+	case status == adapters.StatusFailed:
+		return "the provider failed mid-response: treat it as a failed attempt; the usage received so far is billed"
+	}
+	return ""
+}
+
 func judgeParse(sc *Scenario, text string) (LayerResult, json.RawMessage) {
 	r := LayerResult{Layer: LayerParse, Status: Fail}
 	if sc.Output.Mode == adapters.OutputText || sc.Output.Mode == "" {

@@ -26,6 +26,8 @@ var faultHelp = map[string]string{
 	"stall":               "stop sending in the middle of the stream and hold the connection open",
 	"truncate":            "cut the turn short as if max tokens were reached",
 	"refusal":             "answer with a refusal instead of the scripted turn",
+	"content-filter":      "stop the turn by the provider's content filter (no refusal text)",
+	"pause-turn":          "pause the turn with Anthropic's pause_turn; the client sends it back to continue (anthropic-messages only)",
 	"malformed-event":     "insert an event whose data is not valid JSON",
 }
 

@@ -176,6 +176,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.take("truncate", true) {
 		mt = truncateTurn(mt)
 	}
+	if f.take("content-filter", true) {
+		mt = contentFilterTurn(mt)
+	}
+	if f.take("pause-turn", name == adapters.AnthropicMessages) {
+		mt = pauseTurn(mt)
+	}
 	model := in.Model
 	if model == "" {
 		model = sc.Model
