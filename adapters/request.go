@@ -173,4 +173,7 @@ type HTTPRequest struct {
 	// Degradations lists every place the protocol could not carry what was
 	// asked and something else was sent instead.
 	Degradations []string `json:"degradations,omitempty"`
+	// Warnings say what a request implies that it does not spell out
+	// (a provider default it relies on, state kept on the server).
+	Warnings []string `json:"warnings,omitempty"`
 }

@@ -215,6 +215,12 @@ func (p *runPrinter) observe(u session.Update) {
 		for _, d := range u.Request.Degradations {
 			fmt.Fprintf(w, "  degraded: %s\n", d)
 		}
+		for _, d := range u.Request.Warnings {
+			fmt.Fprintf(w, "  note: %s\n", d)
+		}
+		if u.Budget != nil {
+			fmt.Fprintf(w, "  budget: %s\n", u.Budget)
+		}
 	case session.UpAttempt:
 		switch {
 		case u.Err != "" && u.HTTPStatus != 0:
@@ -225,6 +231,9 @@ func (p *runPrinter) observe(u session.Update) {
 			fmt.Fprintf(w, "  attempt %d: %s\n", u.Attempt, u.APIError.Error())
 		default:
 			fmt.Fprintf(w, "  attempt %d: HTTP %d\n", u.Attempt, u.HTTPStatus)
+		}
+		if rl := adapters.RateLimitHeaders(u.Header); len(rl) > 0 && u.HTTPStatus != 0 {
+			fmt.Fprintf(w, "    %s\n", strings.Join(rl, " · "))
 		}
 	case session.UpStep:
 		for _, ev := range u.Step.Events {
@@ -253,6 +262,9 @@ func (p *runPrinter) observe(u session.Update) {
 		}
 		if s.Usage != nil {
 			fmt.Fprintf(w, "  usage: %s\n", usageLine(s.Usage))
+		}
+		if next := session.TerminalAdvice(s.Terminal, s.StopReason); next != "" {
+			fmt.Fprintf(w, "  next: %s\n", next)
 		}
 	case session.UpProposal:
 		pr := u.Proposal
@@ -306,6 +318,14 @@ func (p *runPrinter) observeJSON(u session.Update) {
 			m["reason"] = u.Decision.Reason
 		}
 		p.line(m)
+	case session.UpAssembled:
+		if u.Budget != nil {
+			p.line(struct {
+				Type string `json:"type"`
+				Turn int    `json:"turn"`
+				*session.Budget
+			}{"request.budget", u.Turn, u.Budget})
+		}
 	case session.UpRegenerate:
 		p.line(map[string]any{"type": "regeneration", "turn": u.Turn, "of_turn": u.Turn - 1, "validation": u.Layers, "message": u.Message})
 	case session.UpResult:

@@ -92,7 +92,9 @@ type Update struct {
 	At        time.Time  `json:"at"`
 
 	Request *adapters.HTTPRequest `json:"request,omitempty"`
-	URL     string                `json:"url,omitempty"`
+	// Budget is the assembled request's token budget.
+	Budget *Budget `json:"budget,omitempty"`
+	URL    string  `json:"url,omitempty"`
 	// Attempt facts.
 	HTTPStatus int                `json:"http_status,omitempty"`
 	Header     http.Header        `json:"header,omitempty"`
@@ -348,12 +350,13 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 // send — and records what came back in res and the outcome. It returns the
 // reducer of the response, or nil when none was decoded.
 func (s *Session) exchange(ctx context.Context, res *Result, outcome *Outcome, turn int, history []adapters.Turn) (*adapters.Reducer, error) {
-	wire, err := s.protocol.Encode(s.Request(history), s.cfg.Provider.Name)
+	req := s.Request(history)
+	wire, err := s.protocol.Encode(req, s.cfg.Provider.Name)
 	if err != nil {
 		return nil, fmt.Errorf("encoding turn %d: %w", turn, err)
 	}
 	res.Requests = append(res.Requests, wire)
-	if err := s.emit(Update{Kind: UpAssembled, Turn: turn, Request: wire}); err != nil {
+	if err := s.emit(Update{Kind: UpAssembled, Turn: turn, Request: wire, Budget: s.budget(ctx, req, wire)}); err != nil {
 		return nil, err
 	}
 	if err := s.pause(ctx, StepAssembled, turn); err != nil {

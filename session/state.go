@@ -38,6 +38,8 @@ type TurnState struct {
 	Usage     *adapters.Usage   `json:"usage,omitempty"`
 	Proposals []*ProposalState  `json:"proposals"`
 	Timings   *Timings          `json:"timings,omitempty"`
+	// Budget is the request's token budget, checked before sending.
+	Budget *Budget `json:"budget,omitempty"`
 	// Continues is set on a turn that continues a paused one (Anthropic
 	// pause_turn): the turn before it was not an answer.
 	Continues bool `json:"continues,omitempty"`
@@ -152,7 +154,7 @@ func (s *State) Apply(u Update) {
 	switch u.Kind {
 	case UpAssembled:
 		t := s.Turn(u.Turn)
-		t.Request = u.Request
+		t.Request, t.Budget = u.Request, u.Budget
 		if u.Turn > 1 {
 			prev := s.Turns[u.Turn-2].Summary
 			t.Continues = prev != nil && prev.StopReason == adapters.StopPause

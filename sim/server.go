@@ -90,6 +90,12 @@ func route(method, path string) (string, bool) {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if name, ok := countRoute(r.Method, r.URL.Path); ok {
+		p, _ := registry.Lookup(name)
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+		countTokens(w, name, p.(adapters.Simulated), body)
+		return
+	}
 	name, ok := route(r.Method, r.URL.Path)
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
