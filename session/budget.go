@@ -117,8 +117,9 @@ func EstimateTokens(body []byte) int {
 	return ascii/4 + other + strs/2
 }
 
-// checkBudget fills in the limits and judges the fit.
-func checkBudget(b *Budget, model string, maxOutput int) {
+// CheckBudget fills in a budget's limits for a model and an output
+// budget (0: the model's limit) and judges the fit.
+func CheckBudget(b *Budget, model string, maxOutput int) {
 	b.Margin = BudgetMargin
 	facts, ok := Models().Lookup(model)
 	b.Output = maxOutput
@@ -154,7 +155,7 @@ func (s *Session) budget(ctx context.Context, req *adapters.Request, wire *adapt
 			}
 		}
 	}
-	checkBudget(b, req.Model, req.Limits.MaxOutputTokens)
+	CheckBudget(b, req.Model, req.Limits.MaxOutputTokens)
 	return b
 }
 

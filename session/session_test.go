@@ -538,3 +538,52 @@ func TestCostEstimate(t *testing.T) {
 		t.Fatalf("missing usage priced: %+v", c)
 	}
 }
+
+// Before sending, each request's input is estimated and, where the
+// provider has an endpoint, counted; the estimate's error is shown.
+func TestTokenBudgetCountsWhereItCan(t *testing.T) {
+	for p, by := range map[string]string{adapters.AnthropicMessages: "count_tokens", adapters.Gemini: "countTokens", adapters.OpenAIChat: ""} {
+		_, ups, err := run(t, runOpts{protocol: p, policy: session.PolicyAuto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range ups {
+			if u.Kind != session.UpAssembled {
+				continue
+			}
+			b := u.Budget
+			if b == nil || b.Estimate <= 0 || b.CountedBy != by || (by != "") != (b.Counted > 0) || b.CountError != "" ||
+				b.ContextWindow != 32000 || b.Output != 2048 || b.Problem != "" {
+				t.Fatalf("%s turn %d: budget %+v", p, u.Turn, b)
+			}
+			if by != "" && b.ErrorPct != float64(b.Estimate-b.Counted)/float64(b.Counted)*100 {
+				t.Fatalf("%s: error %v%%", p, b.ErrorPct)
+			}
+		}
+	}
+}
+
+// The chapter's three conditions: the output budget within the model's
+// output limit, and input + output + margin within the window.
+func TestBudgetThatCannotFit(t *testing.T) {
+	b := &session.Budget{Estimate: 30000}
+	session.CheckBudget(b, "refund-model", 2048)
+	if !strings.Contains(b.Problem, "over the 32000-token window") {
+		t.Fatalf("problem %q", b.Problem)
+	}
+	b = &session.Budget{Estimate: 100}
+	session.CheckBudget(b, "refund-model", 9000)
+	if !strings.Contains(b.Problem, "output limit 8000") {
+		t.Fatalf("problem %q", b.Problem)
+	}
+	b = &session.Budget{Estimate: 100, Counted: 29000}
+	session.CheckBudget(b, "refund-model", 2048)
+	if b.Problem == "" {
+		t.Fatal("the provider's count was not used over the estimate")
+	}
+	b = &session.Budget{Estimate: 100}
+	session.CheckBudget(b, "refund-model", 0)
+	if b.Output != 8000 || b.Problem != "" {
+		t.Fatalf("no output limit: budget %+v", b)
+	}
+}

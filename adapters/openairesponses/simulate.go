@@ -221,7 +221,7 @@ type simTurn struct {
 	// incomplete is incomplete_details.reason when truncated:
 	// max_output_tokens, or content_filter for a refusal without text.
 	incomplete string
-	usage     string // the usage object
+	usage      string // the usage object
 }
 
 func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
