@@ -25,11 +25,18 @@ func TestImportClaudeCodeTranscript(t *testing.T) {
 		var text strings.Builder
 		terminal := ""
 		for _, e := range evs {
-			var ev struct{ Type, Delta, Status string }
+			var ev struct {
+				Type, Delta, Status string
+				Final               *string
+			}
 			_ = json.Unmarshal(e, &ev)
 			switch ev.Type {
 			case "text.delta":
 				text.WriteString(ev.Delta)
+			case "item.done":
+				if ev.Final != nil {
+					text.WriteString(*ev.Final)
+				}
 			case "response.terminal":
 				terminal = ev.Status
 			}

@@ -338,7 +338,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	res.Status = "done"
 	if !res.Passed() {
 		res.Status = "failed"
-		res.CannotComplete = &CannotComplete{Reason: FirstFailure(layers), Evidence: res.Obs.Results}
+		res.CannotComplete = &CannotComplete{Reason: FirstFailure(layers), Evidence: append([]ObservedResult{}, res.Obs.Results...)}
 	}
 	if err := s.emit(Update{Kind: UpFinished, Status: res.Status}); err != nil {
 		return nil, err

@@ -112,10 +112,11 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 		if t.Budget.Problem != "" {
 			st = s.Bad
 		}
-		lines = append(lines, wrapLines(st.Render("budget: "+t.Budget.String()), w)...)
+		lines = append(lines, cut(st.Render("budget: "+t.Budget.String()), w))
 	}
+	// One line each: the table matters more; run and assemble print them whole.
 	for _, n := range req.Warnings {
-		lines = append(lines, wrapLines(s.Warn.Render("note: ")+n, w)...)
+		lines = append(lines, cut(s.Warn.Render("note: ")+n, w))
 	}
 	roles := map[string]adapters.SourceRole{}
 	if p.d.scenario != nil {

@@ -276,7 +276,11 @@ func (p *validationPanel) cost(st *session.State) []string {
 		return nil
 	}
 	s := p.c.Styles
-	c := session.PriceSession("", sums)
+	model := "" // the model asked for prices a response that names none the table knows
+	if p.d.scenario != nil {
+		model = p.d.scenario.Model
+	}
+	c := session.PriceSession(model, sums)
 	var out []string
 	for i, tc := range c.Turns {
 		line := fmt.Sprintf("  turn %d  ", turns[i])
