@@ -267,10 +267,20 @@ func (p *validationPanel) cost(st *session.State) []string {
 	var sums []adapters.Summary
 	var turns []int
 	for _, t := range st.Turns {
-		if t.Summary != nil {
-			sums = append(sums, *t.Summary)
-			turns = append(turns, t.N)
+		if t.Summary == nil && t.Usage == nil {
+			continue
 		}
+		// The usage folded from the stream is the turn's; a replay may
+		// have it without a summary.
+		var sum adapters.Summary
+		if t.Summary != nil {
+			sum = *t.Summary
+		}
+		if t.Usage != nil {
+			sum.Usage = t.Usage
+		}
+		sums = append(sums, sum)
+		turns = append(turns, t.N)
 	}
 	if len(sums) == 0 {
 		return nil
