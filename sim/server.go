@@ -43,9 +43,8 @@ type Options struct {
 
 // Server is the simulator.
 type Server struct {
-	opts     Options
-	seed     atomic.Uint64
-	requests atomic.Uint64 // answered so far, for the rate-limit headers
+	opts Options
+	seed atomic.Uint64
 
 	mu        sync.Mutex
 	responses map[string]storedResponse // Responses API ids it issued
@@ -152,7 +151,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	setRateLimitHeaders(w.Header(), name, s.requests.Add(1)-1, time.Now())
 	f := s.opts.Faults
 	switch {
 	case s.rateLimitFault(w, simp):
