@@ -108,6 +108,26 @@ func Prepare(req *Request, provider, protocol string) (Capabilities, []string, P
 	if err != nil {
 		return caps, nil, Parts{}, err
 	}
+	if caps.StrictSchemas && (protocol == OpenAIResponses || protocol == OpenAIChat) {
+		if err := checkStrict(req); err != nil {
+			return caps, nil, Parts{}, err
+		}
+	}
 	parts, err := SplitSources(req)
 	return caps, degr, parts, err
+}
+
+// checkStrict checks every schema the request marks strict.
+func checkStrict(req *Request) error {
+	for _, t := range req.Tools {
+		if t.Strict && len(t.Parameters) > 0 {
+			if err := CheckStrictSchema("tool "+t.Name, t.Parameters); err != nil {
+				return err
+			}
+		}
+	}
+	if o := req.Output; o.Strict && o.Mode == OutputJSONSchema && len(o.Schema) > 0 {
+		return CheckStrictSchema("output "+o.Name, o.Schema)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -139,3 +140,20 @@ func truncate(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// RateLimitHeaders lists the rate-limit and retry headers of a response as
+// "name: value", sorted: OpenAI's x-ratelimit-*, Anthropic's
+// anthropic-ratelimit-*, Retry-After, Retry-After-Ms and x-should-retry
+// (protocols.md §6.4). The application paces itself by them (13.7.2).
+func RateLimitHeaders(h http.Header) []string {
+	var out []string
+	for k, vs := range h {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "x-ratelimit-") || strings.HasPrefix(lk, "anthropic-ratelimit-") ||
+			lk == "retry-after" || lk == "retry-after-ms" || lk == "x-should-retry" {
+			out = append(out, lk+": "+strings.Join(vs, ", "))
+		}
+	}
+	sort.Strings(out)
+	return out
+}

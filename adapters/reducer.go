@@ -144,6 +144,11 @@ func (r *Reducer) apply(ev Event, out []Event) []Event {
 		t.Seq = r.seq
 		r.terminal = &t
 		return out
+	case EvUnknown:
+		// Unknown is data: the event stays as it came, and a diagnostic
+		// says that nothing of it reached the answer.
+		out = r.emit(out, ev)
+		return r.emit(out, Diag(DiagUnknownEvent, fmt.Sprintf("provider event %s is not part of the protocol as modelwire knows it; kept verbatim, not applied", ev.RawType)))
 	}
 	return r.emit(out, ev)
 }

@@ -130,6 +130,9 @@ type Turn struct {
 	Items []OutputItem `json:"items"`
 	// Results answer the turn's tool calls, by call_id.
 	Results []ToolResult `json:"results,omitempty"`
+	// FollowUp is a user message the application sends after the turn
+	// (and after its results): a regeneration's validation error.
+	FollowUp string `json:"follow_up,omitempty"`
 }
 
 // OutputItem is one closed item of a model response, as history.
@@ -170,4 +173,7 @@ type HTTPRequest struct {
 	// Degradations lists every place the protocol could not carry what was
 	// asked and something else was sent instead.
 	Degradations []string `json:"degradations,omitempty"`
+	// Warnings say what a request implies that it does not spell out
+	// (a provider default it relies on, state kept on the server).
+	Warnings []string `json:"warnings,omitempty"`
 }

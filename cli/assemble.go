@@ -149,7 +149,8 @@ func printAssembledJSON(app *App, w *adapters.HTTPRequest) error {
 		Body         json.RawMessage         `json:"body"`
 		Map          []adapters.FieldMapping `json:"map"`
 		Degradations []string                `json:"degradations"`
-	}{w.Method, w.Path, displayHeaders(w, protocolOf(w)), w.Body, w.Map, w.Degradations}
+		Warnings     []string                `json:"warnings,omitempty"`
+	}{w.Method, w.Path, displayHeaders(w, protocolOf(w)), w.Body, w.Map, w.Degradations, w.Warnings}
 	if out.Degradations == nil {
 		out.Degradations = []string{}
 	}
@@ -189,6 +190,9 @@ func printAssembled(app *App, w *adapters.HTTPRequest) {
 	printTable(app, rows)
 	for _, d := range w.Degradations {
 		fmt.Fprintf(o, "degraded: %s\n", d)
+	}
+	for _, n := range w.Warnings {
+		fmt.Fprintf(o, "note: %s\n", n)
 	}
 }
 

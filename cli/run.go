@@ -23,7 +23,7 @@ func init() { register(newRunCmd) }
 // runFlags are the flags of `modelwire run`.
 type runFlags struct {
 	scenario, protocol, provider, model, baseURL string
-	stream, noStream, json                       bool
+	stream, noStream, json, regenerate           bool
 	approve, fault, history                      string
 	timeouts                                     session.Timeouts
 }
@@ -63,6 +63,7 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 	fl.StringVar(&f.approve, "approve", "manual", "tool approval: auto, reject or manual")
 	fl.StringVar(&f.fault, "fault", "", "faults for the simulator, comma-separated (NAME or NAME:always)")
 	fl.StringVar(&f.history, "history", "full", "openai-responses history: full or previous-response-id")
+	fl.BoolVar(&f.regenerate, "regenerate", true, "when parse, schema or domain fails, ask the model once more with the exact error (--regenerate=false: stop at the first failure)")
 	fl.BoolVar(&f.json, "json", false, "print JSON lines: canonical events, decisions, results, and the session result")
 	fl.DurationVar(&f.timeouts.Connect, "connect-timeout", session.DefaultTimeouts.Connect, "limit on connecting")
 	fl.DurationVar(&f.timeouts.FirstEvent, "first-event-timeout", session.DefaultTimeouts.FirstEvent, "limit from sending to the first event")
@@ -154,7 +155,7 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	printer := &runPrinter{out: app.Out, json: f.json}
 	observe = printer.observe
 	cfg := session.Config{Scenario: sc, Protocol: f.protocol, Provider: prov, Model: f.model, Stream: stream,
-		History: history, Policy: policy, Timeouts: f.timeouts, Faults: strings.Split(f.fault, ",")}
+		History: history, Policy: policy, Timeouts: f.timeouts, Faults: strings.Split(f.fault, ","), NoRegeneration: !f.regenerate}
 	s, err := session.New(cfg, journal, observe, decider)
 	if err != nil {
 		return usageErr("%v", err)
@@ -165,18 +166,9 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	}
 	printer.result(res)
 	if !res.Passed() {
-		return &exitError{code: ExitFailed, err: fmt.Errorf("session %s: %s", res.SessionID, firstFailure(res.Layers))}
+		return &exitError{code: ExitFailed, err: fmt.Errorf("session %s: %s", res.SessionID, session.FirstFailure(res.Layers))}
 	}
 	return nil
-}
-
-func firstFailure(layers []session.LayerResult) string {
-	for _, l := range layers {
-		if l.Status == session.Fail {
-			return fmt.Sprintf("the %s layer failed: %s", l.Layer, l.Detail)
-		}
-	}
-	return "not every layer passed"
 }
 
 // isTerminal reports whether r is an interactive terminal.
@@ -223,6 +215,12 @@ func (p *runPrinter) observe(u session.Update) {
 		for _, d := range u.Request.Degradations {
 			fmt.Fprintf(w, "  degraded: %s\n", d)
 		}
+		for _, d := range u.Request.Warnings {
+			fmt.Fprintf(w, "  note: %s\n", d)
+		}
+		if u.Budget != nil {
+			fmt.Fprintf(w, "  budget: %s\n", u.Budget)
+		}
 	case session.UpAttempt:
 		switch {
 		case u.Err != "" && u.HTTPStatus != 0:
@@ -233,6 +231,9 @@ func (p *runPrinter) observe(u session.Update) {
 			fmt.Fprintf(w, "  attempt %d: %s\n", u.Attempt, u.APIError.Error())
 		default:
 			fmt.Fprintf(w, "  attempt %d: HTTP %d\n", u.Attempt, u.HTTPStatus)
+		}
+		if rl := adapters.RateLimitHeaders(u.Header); len(rl) > 0 && u.HTTPStatus != 0 {
+			fmt.Fprintf(w, "    %s\n", strings.Join(rl, " · "))
 		}
 	case session.UpStep:
 		for _, ev := range u.Step.Events {
@@ -262,6 +263,9 @@ func (p *runPrinter) observe(u session.Update) {
 		if s.Usage != nil {
 			fmt.Fprintf(w, "  usage: %s\n", usageLine(s.Usage))
 		}
+		if next := session.TerminalAdvice(s.Terminal, s.StopReason); next != "" {
+			fmt.Fprintf(w, "  next: %s\n", next)
+		}
 	case session.UpProposal:
 		pr := u.Proposal
 		fmt.Fprintf(w, "  proposed %s %s %s\n", pr.CallID, pr.Name, pr.Arguments)
@@ -284,6 +288,8 @@ func (p *runPrinter) observe(u session.Update) {
 			tag = "error result"
 		}
 		fmt.Fprintf(w, "  %s for %s: %s\n", tag, u.Result.CallID, oneLine(u.Result.Content))
+	case session.UpRegenerate:
+		fmt.Fprintf(w, "\nturn %d regenerates turn %d's answer: %s\n", u.Turn, u.Turn-1, session.FirstFailure(u.Layers))
 	case session.UpValidated:
 		fmt.Fprintln(w, "\nvalidation")
 		for _, l := range u.Layers {
@@ -312,6 +318,16 @@ func (p *runPrinter) observeJSON(u session.Update) {
 			m["reason"] = u.Decision.Reason
 		}
 		p.line(m)
+	case session.UpAssembled:
+		if u.Budget != nil {
+			p.line(struct {
+				Type string `json:"type"`
+				Turn int    `json:"turn"`
+				*session.Budget
+			}{"request.budget", u.Turn, u.Budget})
+		}
+	case session.UpRegenerate:
+		p.line(map[string]any{"type": "regeneration", "turn": u.Turn, "of_turn": u.Turn - 1, "validation": u.Layers, "message": u.Message})
 	case session.UpResult:
 		p.line(map[string]any{"type": "tool.result", "turn": u.Turn, "call_id": u.Result.CallID, "name": u.Result.Name,
 			"is_error": u.Result.IsError, "content": u.Result.Content})
@@ -322,8 +338,9 @@ func (p *runPrinter) result(res *session.Result) {
 	if !p.json {
 		verdict := "every layer passed"
 		if !res.Passed() {
-			verdict = firstFailure(res.Layers)
+			verdict = session.FirstFailure(res.Layers)
 		}
+		fmt.Fprintf(p.out, "\ncost %s\n", res.Cost)
 		fmt.Fprintf(p.out, "\nsession %s: %s\n", res.SessionID, verdict)
 		return
 	}
@@ -331,8 +348,12 @@ func (p *runPrinter) result(res *session.Result) {
 	if len(res.Output) > 0 {
 		output = res.Output
 	}
-	p.line(map[string]any{"type": "session.result", "session_id": res.SessionID, "status": res.Status,
-		"validation": res.Layers, "output": output})
+	line := map[string]any{"type": "session.result", "session_id": res.SessionID, "status": res.Status,
+		"validation": res.Layers, "output": output, "regenerated": res.Regeneration != nil, "cost": res.Cost}
+	if res.CannotComplete != nil {
+		line["cannot_complete"] = res.CannotComplete
+	}
+	p.line(line)
 }
 
 // ms shows a timing; zero means it never happened (no text, say).

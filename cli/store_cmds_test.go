@@ -628,7 +628,7 @@ func TestImportRejectsBadFiles(t *testing.T) {
 		{truncated, "bad.jsonl:7: "},
 		{badHAR, "log.entries[1]: response.content.text is not valid base64"},
 		{syntax, "syntax.har:3: not valid JSON"},
-		{text, "neither a modelwire JSONL export nor a HAR file"},
+		{text, "neither a modelwire JSONL export, a HAR file nor a Claude Code transcript"},
 		{filepath.Join(dir, "missing.jsonl"), "cannot read"},
 		{dir, "directory"},
 	} {

@@ -110,7 +110,7 @@ func newImportCmd(app *App) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Import sessions from a modelwire JSONL export or a HAR file",
+		Short: "Import sessions from a modelwire JSONL export, a HAR file or a Claude Code transcript",
 		Long: `Import sessions into the database.
 
 A modelwire JSONL export (modelwire export) is imported as it was recorded; a
@@ -123,6 +123,10 @@ becomes one session per entry whose request is one of the five protocols
 response is decoded with that protocol's adapter, streamed bodies included. Other
 entries are skipped and counted. HAR keeps no time per event: every event of a
 response is placed at its first byte.
+
+A Claude Code transcript (claude -p … --output-format stream-json --verbose, or
+--output-format json) becomes one session of protocol claude-code, which the
+workbench's session browser (s) opens like any other.
 
 The whole file is checked first: a malformed file imports nothing, and the error
 names the line (JSONL) or the entry (HAR).`,
@@ -145,10 +149,10 @@ names the line (JSONL) or the entry (HAR).`,
 					return usageErr("cannot read %s: %v", path, err)
 				}
 				if kind == "" {
-					return usageErr("%s is neither a modelwire JSONL export nor a HAR file", path)
+					return usageErr("%s is neither a modelwire JSONL export, a HAR file nor a Claude Code transcript", path)
 				}
-			} else if kind != "jsonl" && kind != "har" {
-				return usageErr("--format %q: want jsonl or har", kind)
+			} else if kind != "jsonl" && kind != "har" && kind != "claude-code" {
+				return usageErr("--format %q: want jsonl, har or claude-code", kind)
 			}
 			db, err := openForWrite(app)
 			if err != nil {
@@ -156,9 +160,12 @@ names the line (JSONL) or the entry (HAR).`,
 			}
 			defer db.Close()
 			var res store.ImportResult
-			if kind == "jsonl" {
+			switch kind {
+			case "jsonl":
 				res, err = db.ImportJSONL(f, path)
-			} else {
+			case "claude-code":
+				res, err = importTranscript(db, f, path)
+			default:
 				res, err = db.ImportHAR(f, path, registry.Lookup)
 			}
 			if err != nil {
@@ -175,7 +182,7 @@ names the line (JSONL) or the entry (HAR).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "", "jsonl or har (default: from the file's content)")
+	cmd.Flags().StringVar(&format, "format", "", "jsonl, har or claude-code (default: from the file's content)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one object: the ids imported, sessions already present, entries skipped")
 	return cmd
 }
@@ -196,6 +203,9 @@ func sniffImport(f *os.File) (string, error) {
 	switch {
 	case bytes.Contains(line, []byte(`"modelwire.export"`)):
 		return "jsonl", nil
+	case bytes.HasPrefix(line, []byte("{")) && bytes.Contains(line, []byte(`"session_id"`)) && bytes.Contains(line, []byte(`"type"`)):
+		// A Claude Code line: system init, stream_event, assistant, result.
+		return "claude-code", nil
 	case bytes.HasPrefix(head, []byte("{")):
 		return "har", nil
 	}

@@ -31,6 +31,9 @@ type Config struct {
 	Client *http.Client
 	// Faults are recorded with the session (the simulator applies them).
 	Faults []string
+	// NoRegeneration turns off the one regeneration the engine makes when
+	// the parse, schema or domain layer fails (see regenerate).
+	NoRegeneration bool
 	// Pause, when set, is called at each protocol step (Step* names) and
 	// blocks until the person moves on: the walkthrough's step mode. An
 	// error (e.g. the context ending) stops the session.
@@ -73,7 +76,10 @@ const (
 	UpDecision  UpdateKind = "decision"    // a proposal was decided
 	UpResult    UpdateKind = "tool_result" // a tool result will be sent back
 	UpValidated UpdateKind = "validated"   // the five layers (Layers, Output)
-	UpFinished  UpdateKind = "finished"    // the session ended (Status)
+	// UpRegenerate: the answer of turn Turn-1 failed (Layers) and turn Turn
+	// asks again with the error (Message).
+	UpRegenerate UpdateKind = "regenerate"
+	UpFinished   UpdateKind = "finished" // the session ended (Status)
 )
 
 // Update is one thing that happened in a session. Observers get every
@@ -86,7 +92,9 @@ type Update struct {
 	At        time.Time  `json:"at"`
 
 	Request *adapters.HTTPRequest `json:"request,omitempty"`
-	URL     string                `json:"url,omitempty"`
+	// Budget is the assembled request's token budget.
+	Budget *Budget `json:"budget,omitempty"`
+	URL    string  `json:"url,omitempty"`
 	// Attempt facts.
 	HTTPStatus int                `json:"http_status,omitempty"`
 	Header     http.Header        `json:"header,omitempty"`
@@ -107,6 +115,8 @@ type Update struct {
 	Layers   []LayerResult        `json:"layers,omitempty"`
 	Output   json.RawMessage      `json:"output,omitempty"`
 	Status   string               `json:"status,omitempty"`
+	// Message is the text a regeneration sends the model.
+	Message string `json:"message,omitempty"`
 }
 
 // Timings of one attempt, in ms from the moment the request was sent.
@@ -130,14 +140,21 @@ type Journal interface {
 
 // Result is how a session ended.
 type Result struct {
-	SessionID string                  `json:"session_id"`
-	Status    string                  `json:"status"` // done or failed
-	Layers    []LayerResult           `json:"validation"`
-	Output    json.RawMessage         `json:"output"`
-	Turns     []adapters.Summary      `json:"-"`
-	Obs       *Observations           `json:"-"`
-	History   []adapters.Turn         `json:"-"`
-	Requests  []*adapters.HTTPRequest `json:"-"`
+	SessionID string          `json:"session_id"`
+	Status    string          `json:"status"` // done or failed
+	Layers    []LayerResult   `json:"validation"`
+	Output    json.RawMessage `json:"output"`
+	// Cost estimates each response's price from the model table.
+	Cost *SessionCost `json:"cost"`
+	// Regeneration is set when the engine asked the model once more.
+	Regeneration *Regeneration `json:"regeneration,omitempty"`
+	// CannotComplete is what a failed session delivers instead of an
+	// answer: why, and the evidence observed so far.
+	CannotComplete *CannotComplete         `json:"cannot_complete,omitempty"`
+	Turns          []adapters.Summary      `json:"-"`
+	Obs            *Observations           `json:"-"`
+	History        []adapters.Turn         `json:"-"`
+	Requests       []*adapters.HTTPRequest `json:"-"`
 }
 
 // Passed reports whether every layer passed.
@@ -252,38 +269,27 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	}
 	res.SessionID = s.id
 	var outcome Outcome
+	var answer adapters.Turn // the last response, when it was an answer
 	sc := s.cfg.Scenario
 	for turn := 1; ; turn++ {
 		if turn > sc.TurnLimit {
 			outcome.TurnLimitHit = true
 			break
 		}
-		req := s.Request(res.History)
-		wire, err := s.protocol.Encode(req, s.cfg.Provider.Name)
-		if err != nil {
-			return nil, fmt.Errorf("encoding turn %d: %w", turn, err)
-		}
-		res.Requests = append(res.Requests, wire)
-		if err := s.emit(Update{Kind: UpAssembled, Turn: turn, Request: wire}); err != nil {
-			return nil, err
-		}
-		if err := s.pause(ctx, StepAssembled, turn); err != nil {
-			return nil, err
-		}
-		red, tr, err := s.send(ctx, turn, wire)
+		red, err := s.exchange(ctx, res, &outcome, turn, res.History)
 		if err != nil {
 			return nil, err
 		}
-		outcome.HTTPStatus, outcome.TransportErr, outcome.Retries = tr.status, tr.err, append(outcome.Retries, tr.retries...)
 		if red == nil {
-			outcome.Final = tr.errSummary
 			break
 		}
-		sum := red.Summary()
-		res.Turns = append(res.Turns, sum)
-		outcome.Final = &sum
-		if err := s.emit(Update{Kind: UpResponse, Turn: turn, Summary: &sum}); err != nil {
-			return nil, err
+		sum := *outcome.Final
+		if sum.StopReason == adapters.StopPause {
+			// Anthropic's pause_turn: the turn is not over. The paused
+			// content goes back unchanged as the assistant turn, and the
+			// next request lets the model continue it.
+			res.History = append(res.History, red.Turn())
+			continue
 		}
 		// Only a completed response that stopped for tools may run them;
 		// anything else ends the loop with nothing executed.
@@ -291,6 +297,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 			if err := s.pause(ctx, StepFinal, turn); err != nil {
 				return nil, err
 			}
+			answer = red.Turn()
 			break
 		}
 		mt := red.Turn()
@@ -315,7 +322,14 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		res.History = append(res.History, mt)
 	}
 	layers, output := Validate(sc, outcome, res.Obs)
+	if failed, ok := regenerable(layers); ok && !s.cfg.NoRegeneration {
+		if err := s.regenerate(ctx, res, &outcome, answer, layers, failed); err != nil {
+			return nil, err
+		}
+		layers, output = Validate(sc, outcome, res.Obs)
+	}
 	res.Layers, res.Output = layers, output
+	res.Cost = PriceSession(s.Request(nil).Model, res.Turns)
 	if err := s.emit(Update{Kind: UpValidated, Layers: layers, Output: output}); err != nil {
 		return nil, err
 	}
@@ -325,11 +339,44 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	res.Status = "done"
 	if !res.Passed() {
 		res.Status = "failed"
+		res.CannotComplete = &CannotComplete{Reason: FirstFailure(layers), Evidence: append([]ObservedResult{}, res.Obs.Results...)}
 	}
 	if err := s.emit(Update{Kind: UpFinished, Status: res.Status}); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// exchange makes one turn's request for the given history — encode, show,
+// send — and records what came back in res and the outcome. It returns the
+// reducer of the response, or nil when none was decoded.
+func (s *Session) exchange(ctx context.Context, res *Result, outcome *Outcome, turn int, history []adapters.Turn) (*adapters.Reducer, error) {
+	req := s.Request(history)
+	wire, err := s.protocol.Encode(req, s.cfg.Provider.Name)
+	if err != nil {
+		return nil, fmt.Errorf("encoding turn %d: %w", turn, err)
+	}
+	res.Requests = append(res.Requests, wire)
+	if err := s.emit(Update{Kind: UpAssembled, Turn: turn, Request: wire, Budget: s.budget(ctx, req, wire)}); err != nil {
+		return nil, err
+	}
+	if err := s.pause(ctx, StepAssembled, turn); err != nil {
+		return nil, err
+	}
+	red, tr, err := s.send(ctx, turn, wire)
+	if err != nil {
+		return nil, err
+	}
+	outcome.HTTPStatus, outcome.TransportErr, outcome.Retries = tr.status, tr.err, append(outcome.Retries, tr.retries...)
+	outcome.RetryNote = tr.note
+	if red == nil {
+		outcome.Final = tr.errSummary
+		return nil, nil
+	}
+	sum := red.Summary()
+	res.Turns = append(res.Turns, sum)
+	outcome.Final = &sum
+	return red, s.emit(Update{Kind: UpResponse, Turn: turn, Summary: &sum})
 }
 
 func callIDs(calls []adapters.ToolCall) []string {
@@ -413,6 +460,9 @@ type transportOutcome struct {
 	err        string
 	retries    []string
 	errSummary *adapters.Summary
+	// note says why a retryable error was not retried (the wait it asked
+	// for is beyond the budget).
+	note string
 }
 
 // send makes the turn's attempts: retrying retryable statuses with
@@ -421,6 +471,7 @@ type transportOutcome struct {
 // when no response body was decoded (the error is in the outcome).
 func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest) (*adapters.Reducer, transportOutcome, error) {
 	var out transportOutcome
+	var waited time.Duration
 	for attempt := 1; ; attempt++ {
 		red, status, retryAfter, apiErr, terr, err := s.attempt(ctx, turn, attempt, wire)
 		if err != nil {
@@ -440,6 +491,11 @@ func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest
 			return nil, out, nil
 		}
 		wait := s.cfg.Retry.delay(attempt-1, retryAfter)
+		if left := s.cfg.Retry.Budget - waited; s.cfg.Retry.Budget > 0 && wait > left {
+			out.note = fmt.Sprintf("not retried: the provider asked to wait %s, beyond the %s left of the retry budget", wait.Round(time.Millisecond), max(left, 0).Round(time.Millisecond))
+			return nil, out, nil
+		}
+		waited += wait
 		why := fmt.Sprintf("HTTP %d", status)
 		if apiErr != nil && apiErr.Type != "" {
 			why += " " + apiErr.Type

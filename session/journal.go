@@ -75,13 +75,17 @@ func (j *StoreJournal) Record(u Update) error {
 	case UpResult:
 		r := u.Result
 		return j.w.RecordToolResult(store.ToolResult{Turn: u.Turn, CallID: r.CallID, Name: r.Name, Content: r.Content, IsError: r.IsError, At: u.At})
-	case UpValidated:
+	case UpValidated, UpRegenerate:
 		vs := make([]store.Validation, len(u.Layers))
 		for i, l := range u.Layers {
 			vs[i] = store.Validation{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
 		}
 		if err := j.finishAttempt(nil); err != nil {
 			return err
+		}
+		if u.Kind == UpRegenerate {
+			// The verdict on the answer that is being regenerated.
+			return j.w.RecordValidation(u.Turn-1, vs)
 		}
 		return j.w.RecordValidation(0, vs)
 	case UpFinished:

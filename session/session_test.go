@@ -38,6 +38,8 @@ type runOpts struct {
 	history            adapters.HistoryMode
 	journal            session.Journal
 	faults             string
+	noRegeneration     bool
+	retryBudget        time.Duration
 }
 
 func run(t *testing.T, o runOpts) (*session.Result, []session.Update, error) {
@@ -54,7 +56,8 @@ func run(t *testing.T, o runOpts) (*session.Result, []session.Update, error) {
 	}
 	var ups []session.Update
 	cfg := session.Config{Scenario: sc, Protocol: o.protocol, Provider: session.Provider{Name: "sim", BaseURL: simBase(t, o.scenario, o.faults), Key: "k"},
-		Stream: true, History: o.history, Policy: o.policy, Retry: session.Retry{Max: 3, Base: time.Millisecond, MaxDelay: 5 * time.Millisecond}}
+		Stream: true, History: o.history, Policy: o.policy, NoRegeneration: o.noRegeneration,
+		Retry: session.Retry{Max: 3, Base: time.Millisecond, MaxDelay: 5 * time.Millisecond, Budget: o.retryBudget}}
 	s, err := session.New(cfg, o.journal, func(u session.Update) { ups = append(ups, u) }, o.decider)
 	if err != nil {
 		t.Fatal(err)
@@ -337,5 +340,257 @@ func TestPausesAreNotTimed(t *testing.T) {
 		if tm.FirstEvent < tm.FirstByte || tm.Terminal < tm.FirstEvent || tm.FirstEvent >= 1000 {
 			t.Fatalf("timings %+v include the pause", *tm)
 		}
+	}
+}
+
+// A domain failure gets exactly one regeneration that names the failure,
+// carries the same tool results and runs no tool; when the new answer
+// fails too, the session delivers "cannot complete" with the evidence.
+// Without regeneration the session ends at the first verdict.
+func TestOneRegenerationWithTheExactError(t *testing.T) {
+	cases := []struct {
+		protocol string
+		history  adapters.HistoryMode
+	}{
+		{adapters.OpenAIResponses, adapters.HistoryFull},
+		{adapters.OpenAIResponses, adapters.HistoryPreviousResponse},
+		{adapters.OpenAIChat, ""},
+		{adapters.AnthropicMessages, ""},
+		{adapters.Gemini, ""},
+		{adapters.DeepSeekChat, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.protocol+"/"+string(c.history), func(t *testing.T) {
+			res, ups, err := run(t, runOpts{scenario: "refund/wrong-cap", protocol: c.protocol, history: c.history, policy: session.PolicyAuto})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := res.Regeneration
+			if g == nil || g.Layer != session.LayerDomain || g.Turn != len(res.Requests) {
+				t.Fatalf("regeneration %+v after %d requests", g, len(res.Requests))
+			}
+			last, before := string(res.Requests[len(res.Requests)-1].Body), string(res.Requests[len(res.Requests)-2].Body)
+			if !strings.Contains(last, session.RegenerationLead) || !strings.Contains(g.Message, g.Detail) {
+				t.Fatalf("the regeneration request does not carry the error %q", g.Detail)
+			}
+			for _, r := range res.Obs.Results {
+				want, _ := json.Marshal(r.Content)
+				if c.history != adapters.HistoryPreviousResponse && c.protocol != adapters.Gemini && !strings.Contains(last, string(want[1:len(want)-1])) {
+					t.Fatalf("tool result %s changed or missing in the regeneration request", r.CallID)
+				}
+			}
+			if strings.Contains(before, session.RegenerationLead) {
+				t.Fatal("the error was sent before the answer failed")
+			}
+			results, regens := 0, 0
+			for _, u := range ups {
+				switch u.Kind {
+				case session.UpResult:
+					results++
+				case session.UpRegenerate:
+					regens++
+				}
+			}
+			if results != 3 || regens != 1 {
+				t.Fatalf("%d tool results and %d regenerations, want 3 and 1", results, regens)
+			}
+			if res.Status != "failed" || res.CannotComplete == nil || len(res.CannotComplete.Evidence) != 3 ||
+				!strings.Contains(res.CannotComplete.Reason, "domain") {
+				t.Fatalf("status %s, cannot complete %+v", res.Status, res.CannotComplete)
+			}
+		})
+	}
+	res, _, err := run(t, runOpts{scenario: "refund/wrong-cap", policy: session.PolicyAuto, noRegeneration: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Regeneration != nil || len(res.Requests) != 3 {
+		t.Fatalf("regenerated with regeneration off: %d requests", len(res.Requests))
+	}
+}
+
+// A passing answer and a transport or protocol failure are never
+// regenerated: asking again cannot fix them.
+func TestNoRegenerationForPassOrProtocolFailure(t *testing.T) {
+	for _, o := range []runOpts{{policy: session.PolicyAuto}, {scenario: "refund/refusal", policy: session.PolicyAuto}} {
+		res, _, err := run(t, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Regeneration != nil {
+			t.Fatalf("%s: regenerated: %+v", o.scenario, res.Regeneration)
+		}
+	}
+}
+
+// Retry-After is honoured as sent: an HTTP date is waited for, and a wait
+// beyond a minute is not shortened — past the retry budget the session
+// stops retrying and says why.
+func TestRetryAfterAsSent(t *testing.T) {
+	res, ups, err := run(t, runOpts{policy: session.PolicyAuto, faults: "rate-limit-date"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits []time.Duration
+	for _, u := range ups {
+		if u.Kind == session.UpAttempt && u.RetryIn > 0 {
+			waits = append(waits, u.RetryIn)
+		}
+	}
+	if len(waits) != 1 || waits[0] < 500*time.Millisecond || waits[0] > 2*time.Second || !res.Passed() {
+		t.Fatalf("waits %v for an HTTP-date Retry-After two seconds ahead; layers %v", waits, res.Layers)
+	}
+	res, _, err = run(t, runOpts{policy: session.PolicyAuto, faults: "rate-limit-long", retryBudget: 90 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Layers[0].Detail; res.Layers[0].Status != session.Fail || !strings.Contains(d, "wait 2m0s") || !strings.Contains(d, "1m30s left") {
+		t.Fatalf("transport %+v", res.Layers[0])
+	}
+}
+
+// Anthropic's pause_turn is continued, not taken for an answer: the
+// paused content goes back unchanged as the last assistant message and the
+// session goes on to pass.
+func TestPauseTurnIsContinued(t *testing.T) {
+	res, ups, err := run(t, runOpts{policy: session.PolicyAuto, faults: "pause-turn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Passed() || len(res.Requests) != 4 || res.Turns[0].StopReason != adapters.StopPause {
+		t.Fatalf("%d requests, first stop %s, layers %v", len(res.Requests), res.Turns[0].StopReason, res.Layers)
+	}
+	var body struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(res.Requests[1].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	last := body.Messages[len(body.Messages)-1]
+	if last.Role != "assistant" || !strings.Contains(string(last.Content[0]), res.Turns[0].Text) || res.Turns[0].Text == "" {
+		t.Fatalf("the continuation does not send the paused content back: %s", res.Requests[1].Body)
+	}
+	st := session.NewState()
+	for _, u := range ups {
+		st.Apply(u)
+	}
+	if !st.Turns[1].Continues || st.Turns[0].Continues {
+		t.Fatal("the state does not show turn 2 as a continuation")
+	}
+}
+
+// A content filter ends the session at the protocol layer as a refusal on
+// every protocol, with advice on what to do next; nothing is regenerated.
+func TestContentFilterIsARefusal(t *testing.T) {
+	for _, p := range []string{adapters.OpenAIResponses, adapters.OpenAIChat, adapters.AnthropicMessages, adapters.Gemini, adapters.DeepSeekChat} {
+		res, _, err := run(t, runOpts{protocol: p, policy: session.PolicyAuto, faults: "content-filter"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := res.Turns[0]
+		if f.Terminal != adapters.StatusRefused || res.Layers[1].Status != session.Fail || res.Regeneration != nil {
+			t.Fatalf("%s: terminal %s (%s), protocol %+v", p, f.Terminal, f.ProviderStopReason, res.Layers[1])
+		}
+		if session.TerminalAdvice(f.Terminal, f.StopReason) == "" {
+			t.Fatalf("%s: no advice for a refusal", p)
+		}
+	}
+}
+
+// The simulator sends each provider's rate-limit headers and the state
+// keeps them for the transport panel.
+func TestRateLimitHeadersAreShown(t *testing.T) {
+	for p, prefix := range map[string]string{adapters.OpenAIChat: "x-ratelimit-remaining-requests", adapters.AnthropicMessages: "anthropic-ratelimit-requests-remaining"} {
+		_, ups, err := run(t, runOpts{protocol: p, policy: session.PolicyAuto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := session.NewState()
+		for _, u := range ups {
+			st.Apply(u)
+		}
+		got := strings.Join(st.Turns[0].Attempts[0].RateLimits, "; ")
+		if !strings.Contains(got, prefix+": ") {
+			t.Fatalf("%s: rate limits %q", p, got)
+		}
+	}
+}
+
+// Cost: every turn is priced from the dated table, the label says it is an
+// estimate, and cached input is cheaper than uncached by exactly the
+// savings.
+func TestCostEstimate(t *testing.T) {
+	res, _, err := run(t, runOpts{policy: session.PolicyAuto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cost
+	if c == nil || !c.Complete || len(c.Turns) != 3 || c.Total <= 0 || !strings.Contains(c.Label, "estimate") || c.Date == "" {
+		t.Fatalf("cost %+v", c)
+	}
+	u := &adapters.Usage{InputTokens: adapters.Int(1_000_000), CacheReadTokens: adapters.Int(400_000), OutputTokens: adapters.Int(100_000), ReasoningTokens: adapters.Int(20_000)}
+	got := session.PriceUsage("refund-model", u)
+	// refund-model: input 1.00, cached 0.10, output 4.00, reasoning 4.00 per million.
+	want := 0.6*1.00 + 0.4*0.10 + 0.08*4.00 + 0.02*4.00
+	if d := got.Total - want; d > 1e-9 || d < -1e-9 || got.Savings < 0.36-1e-9 || got.Savings > 0.36+1e-9 {
+		t.Fatalf("total %v savings %v, want %v and 0.36", got.Total, got.Savings, want)
+	}
+	if c := session.PriceUsage("claude-sonnet-4-5-20250929", u); !c.Priced {
+		t.Fatalf("a dated model name is not priced: %s", c.Why)
+	}
+	if c := session.PriceUsage("refund-model", nil); c.Priced || !strings.Contains(c.Why, "not zero") {
+		t.Fatalf("missing usage priced: %+v", c)
+	}
+}
+
+// Before sending, each request's input is estimated and, where the
+// provider has an endpoint, counted; the estimate's error is shown.
+func TestTokenBudgetCountsWhereItCan(t *testing.T) {
+	for p, by := range map[string]string{adapters.AnthropicMessages: "count_tokens", adapters.Gemini: "countTokens", adapters.OpenAIChat: ""} {
+		_, ups, err := run(t, runOpts{protocol: p, policy: session.PolicyAuto})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range ups {
+			if u.Kind != session.UpAssembled {
+				continue
+			}
+			b := u.Budget
+			if b == nil || b.Estimate <= 0 || b.CountedBy != by || (by != "") != (b.Counted > 0) || b.CountError != "" ||
+				b.ContextWindow != 32000 || b.Output != 1800 || b.Problem != "" {
+				t.Fatalf("%s turn %d: budget %+v", p, u.Turn, b)
+			}
+			if by != "" && b.ErrorPct != float64(b.Estimate-b.Counted)/float64(b.Counted)*100 {
+				t.Fatalf("%s: error %v%%", p, b.ErrorPct)
+			}
+		}
+	}
+}
+
+// The chapter's three conditions: the output budget within the model's
+// output limit, and input + output + margin within the window.
+func TestBudgetThatCannotFit(t *testing.T) {
+	b := &session.Budget{Estimate: 30000}
+	session.CheckBudget(b, "refund-model", 2048)
+	if !strings.Contains(b.Problem, "over the 32000-token window") {
+		t.Fatalf("problem %q", b.Problem)
+	}
+	b = &session.Budget{Estimate: 100}
+	session.CheckBudget(b, "refund-model", 9000)
+	if !strings.Contains(b.Problem, "output limit 8000") {
+		t.Fatalf("problem %q", b.Problem)
+	}
+	b = &session.Budget{Estimate: 100, Counted: 29000}
+	session.CheckBudget(b, "refund-model", 2048)
+	if b.Problem == "" {
+		t.Fatal("the provider's count was not used over the estimate")
+	}
+	b = &session.Budget{Estimate: 100}
+	session.CheckBudget(b, "refund-model", 0)
+	if b.Output != 8000 || b.Problem != "" {
+		t.Fatalf("no output limit: budget %+v", b)
 	}
 }

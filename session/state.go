@@ -38,7 +38,15 @@ type TurnState struct {
 	Usage     *adapters.Usage   `json:"usage,omitempty"`
 	Proposals []*ProposalState  `json:"proposals"`
 	Timings   *Timings          `json:"timings,omitempty"`
-	byItem    map[string]*Lane
+	// Budget is the request's token budget, checked before sending.
+	Budget *Budget `json:"budget,omitempty"`
+	// Continues is set on a turn that continues a paused one (Anthropic
+	// pause_turn): the turn before it was not an answer.
+	Continues bool `json:"continues,omitempty"`
+	// Regenerates is set on a regeneration turn: the verdict on the
+	// answer it asks again for, and the message sent.
+	Regenerates *Regeneration `json:"regenerates,omitempty"`
+	byItem      map[string]*Lane
 	// lastClosed is the lane of the latest item.done: the reducer reports
 	// a call's proposal or invalid arguments right after it.
 	lastClosed *Lane
@@ -51,6 +59,8 @@ type AttemptState struct {
 	HTTPStatus int           `json:"http_status"`
 	Err        string        `json:"error,omitempty"`
 	RetryIn    time.Duration `json:"retry_in,omitempty"`
+	// RateLimits are the response's rate-limit headers, "name: value".
+	RateLimits []string `json:"rate_limits,omitempty"`
 }
 
 // LogEntry is one raw event and what it became.
@@ -144,14 +154,24 @@ func (s *State) Apply(u Update) {
 	switch u.Kind {
 	case UpAssembled:
 		t := s.Turn(u.Turn)
-		t.Request = u.Request
+		t.Request, t.Budget = u.Request, u.Budget
+		if u.Turn > 1 {
+			prev := s.Turns[u.Turn-2].Summary
+			t.Continues = prev != nil && prev.StopReason == adapters.StopPause
+		}
 		s.Step = StepAssembled
 	case UpAttempt:
 		t := s.Turn(u.Turn)
 		a := AttemptState{N: u.Attempt, URL: u.URL, HTTPStatus: u.HTTPStatus, Err: u.Err, RetryIn: u.RetryIn}
+		if u.HTTPStatus != 0 {
+			a.RateLimits = adapters.RateLimitHeaders(u.Header)
+		}
 		if n := len(t.Attempts); n > 0 && t.Attempts[n-1].N == u.Attempt {
 			if a.URL == "" {
 				a.URL = t.Attempts[n-1].URL
+			}
+			if a.RateLimits == nil {
+				a.RateLimits = t.Attempts[n-1].RateLimits
 			}
 			t.Attempts[n-1] = a
 		} else {
@@ -199,6 +219,9 @@ func (s *State) Apply(u Update) {
 	case UpValidated:
 		s.Layers, s.Output = u.Layers, u.Output
 		s.Step = StepValidated
+	case UpRegenerate:
+		failed, _ := regenerable(u.Layers)
+		s.Turn(u.Turn).Regenerates = &Regeneration{Turn: u.Turn, Layer: failed.Layer, Detail: failed.Detail, Message: u.Message, FirstValidation: u.Layers}
 	case UpFinished:
 		s.Status = u.Status
 	}

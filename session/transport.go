@@ -41,16 +41,21 @@ type Retry struct {
 	Max      int
 	Base     time.Duration
 	MaxDelay time.Duration
+	// Budget is the most a session waits between attempts in all. A
+	// Retry-After beyond what is left is not shortened (the provider said
+	// not before then): the session stops retrying instead.
+	Budget time.Duration
 }
 
-// DefaultRetry: three retries, 0.5 s doubling to 8 s, with jitter.
-var DefaultRetry = Retry{Max: 3, Base: 500 * time.Millisecond, MaxDelay: 8 * time.Second}
+// DefaultRetry: three retries, 0.5 s doubling to 8 s, with jitter; five
+// minutes of waiting in all.
+var DefaultRetry = Retry{Max: 3, Base: 500 * time.Millisecond, MaxDelay: 8 * time.Second, Budget: 5 * time.Minute}
 
-// delay is how long to wait before retry n (0-based): Retry-After when the
-// provider gave one, else exponential backoff with full jitter.
+// delay is how long to wait before retry n (0-based): Retry-After as the
+// provider sent it, else exponential backoff with full jitter.
 func (r Retry) delay(n int, retryAfter time.Duration) time.Duration {
 	if retryAfter > 0 {
-		return min(retryAfter, time.Minute)
+		return retryAfter
 	}
 	d := r.Base << n
 	if d > r.MaxDelay || d <= 0 {

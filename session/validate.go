@@ -55,6 +55,8 @@ type Outcome struct {
 	TransportErr string
 	// Retries made before the last attempt, and why.
 	Retries []string
+	// RetryNote says why a retryable error was not retried.
+	RetryNote string
 	// Final is the summary of the last response, nil when none came.
 	Final *adapters.Summary
 	// Unanswered lists call ids proposed without a result sent back.
@@ -119,6 +121,9 @@ func judgeTransport(o Outcome) LayerResult {
 		if o.Final != nil && o.Final.Error != nil {
 			r.Detail += ": " + o.Final.Error.Message
 		}
+		if o.RetryNote != "" {
+			r.Detail += "; " + o.RetryNote
+		}
 	default:
 		r.Status, r.Detail = Pass, fmt.Sprintf("HTTP %d, complete body%s", o.HTTPStatus, retried)
 	}
@@ -176,6 +181,24 @@ func TerminalProblem(f *adapters.Summary) string {
 		return d
 	}
 	return fmt.Sprintf("terminal %s", f.Terminal)
+}
+
+// TerminalAdvice says what the application may do next after a terminal
+// state that is not an answer (13.4.2): "" for a completed response.
+func TerminalAdvice(status adapters.Status, stop adapters.StopReason) string {
+	switch {
+	case stop == adapters.StopPause:
+		return "paused (Anthropic pause_turn): send the response back as the assistant turn, unchanged, to let it continue; it is not a final answer"
+	case status == adapters.StatusRefused:
+		return "refused (refusal or content filter): do not retry the same request; show the user an explainable message, record the event, or change the request and ask again"
+	case status == adapters.StatusIncomplete:
+		return "truncated: the text is not an answer and no cut tool call may run; raise the output budget, shorten the input, or ask for less"
+	case status == adapters.StatusUnknown:
+		return "no terminal event: the stream was cut; do not run half-received calls, do not assume SSE resumes; a new attempt is a new generation"
+	case status == adapters.StatusFailed:
+		return "the provider failed mid-response: treat it as a failed attempt; the usage received so far is billed"
+	}
+	return ""
 }
 
 func judgeParse(sc *Scenario, text string) (LayerResult, json.RawMessage) {

@@ -18,12 +18,16 @@ var faultHelp = map[string]string{
 	"unknown-event":       "insert an event type the protocol does not define",
 	"error-after-200":     "send the provider's in-stream error event after a 200",
 	"rate-limit":          "answer 429 with Retry-After: 1",
+	"rate-limit-date":     "answer 429 with Retry-After as an HTTP date two seconds ahead",
+	"rate-limit-long":     "answer 429 with Retry-After: 120 (beyond a minute)",
 	"server-error":        "answer 500",
 	"overloaded":          "answer Anthropic's 529 overloaded_error (anthropic-messages only)",
 	"slow-first-byte":     "wait before sending the response headers",
 	"stall":               "stop sending in the middle of the stream and hold the connection open",
 	"truncate":            "cut the turn short as if max tokens were reached",
 	"refusal":             "answer with a refusal instead of the scripted turn",
+	"content-filter":      "stop the turn by the provider's content filter (no refusal text)",
+	"pause-turn":          "pause the turn with Anthropic's pause_turn; the client sends it back to continue (anthropic-messages only)",
 	"malformed-event":     "insert an event whose data is not valid JSON",
 }
 

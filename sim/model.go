@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"unicode"
 	"unicode/utf8"
 
@@ -127,7 +128,7 @@ func truncate(mt adapters.ModelTurn, limit int) adapters.ModelTurn {
 }
 
 // countUsage counts a turn's usage from what was really exchanged: the
-// request body's text as input (so each protocol's wire shape counts), the
+// request's text as input (so each protocol's wire shape counts), the
 // items as output, reasoning apart.
 func countUsage(mt adapters.ModelTurn, body []byte) adapters.Usage {
 	var out, reasoning int64
@@ -142,11 +143,35 @@ func countUsage(mt adapters.ModelTurn, body []byte) adapters.Usage {
 			reasoning += n
 		}
 	}
-	u := adapters.Usage{InputTokens: adapters.Int(int64(Tokens(string(body)))), OutputTokens: adapters.Int(out), CacheReadTokens: adapters.Int(0)}
+	var req any
+	_ = json.Unmarshal(body, &req)
+	u := adapters.Usage{InputTokens: adapters.Int(int64(inputTokens(req))), OutputTokens: adapters.Int(out), CacheReadTokens: adapters.Int(0)}
 	if reasoning > 0 {
 		u.ReasoningTokens = adapters.Int(reasoning)
 	}
 	return u
+}
+
+// inputTokens counts a decoded request as a provider bills it: the tokens
+// of every key and string in it.
+func inputTokens(v any) int {
+	switch x := v.(type) {
+	case string:
+		return Tokens(x)
+	case map[string]any:
+		n := 0
+		for k, e := range x {
+			n += Tokens(k) + inputTokens(e)
+		}
+		return n
+	case []any:
+		n := 0
+		for _, e := range x {
+			n += inputTokens(e)
+		}
+		return n
+	}
+	return 0
 }
 
 // Tokens approximates a tokenizer: each CJK character is one token, and

@@ -68,6 +68,32 @@ func refusalTurn(mt adapters.ModelTurn) adapters.ModelTurn {
 	}
 }
 
+// contentFilterTurn is the provider's content filter stopping a turn: the
+// text so far is kept, there is no refusal text, and each protocol says it
+// its own way (Chat content_filter, Responses incomplete content_filter,
+// Gemini SAFETY, Anthropic refusal).
+func contentFilterTurn(mt adapters.ModelTurn) adapters.ModelTurn {
+	out := adapters.ModelTurn{Stop: adapters.StopRefusal, Usage: mt.Usage}
+	for _, it := range mt.Items {
+		if it.Kind == adapters.KindMessage {
+			it.Text = cutHalf(it.Text)
+			out.Items = append(out.Items, it)
+			break
+		}
+	}
+	return out
+}
+
+// pauseTurn is Anthropic's pause_turn: a long turn (server tools) stops
+// part way and the client sends the content back to let it continue.
+func pauseTurn(mt adapters.ModelTurn) adapters.ModelTurn {
+	return adapters.ModelTurn{
+		Items: []adapters.OutputItem{{Kind: adapters.KindMessage, Text: "正在核查，请稍候。"}},
+		Stop:  adapters.StopPause,
+		Usage: mt.Usage,
+	}
+}
+
 // truncateTurn cuts a turn as max_output_tokens would: the last item's text
 // (or argument text) stops halfway, and the turn ends truncated.
 func truncateTurn(mt adapters.ModelTurn) adapters.ModelTurn {

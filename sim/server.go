@@ -94,6 +94,12 @@ func route(method, path string) (string, bool) {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if name, ok := countRoute(r.Method, r.URL.Path); ok {
+		p, _ := registry.Lookup(name)
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 32<<20))
+		countTokens(w, name, p.(adapters.Simulated), body)
+		return
+	}
 	name, ok := route(r.Method, r.URL.Path)
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
@@ -160,10 +166,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	f := s.opts.Faults
 	switch {
-	case f.take("rate-limit", true):
-		e := simp.ErrorResponse(http.StatusTooManyRequests, "rate_limit", "Rate limit reached for requests. Please try again in 1s.")
-		e.Header.Set("Retry-After", "1")
-		writeError(w, e)
+	case s.rateLimitFault(w, simp):
 		return
 	case f.take("server-error", true):
 		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "server_error", "The server had an error while processing your request. Sorry about that!"))
@@ -191,6 +194,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.take("truncate", true) {
 		mt = truncateTurn(mt)
+	}
+	if f.take("content-filter", true) {
+		mt = contentFilterTurn(mt)
+	}
+	if f.take("pause-turn", name == adapters.AnthropicMessages) {
+		mt = pauseTurn(mt)
 	}
 	model := in.Model
 	if model == "" {

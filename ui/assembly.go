@@ -107,6 +107,17 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 		where = "turn " + itoa(turn)
 	}
 	lines = append(lines, cut(s.Bold.Render(req.Method+" "+req.Path)+"  "+s.Muted.Render(where+" · "+p.d.rc.Protocol), w))
+	if t := p.d.turn(); t != nil && t.Budget != nil && turn > 0 {
+		st := s.Muted
+		if t.Budget.Problem != "" {
+			st = s.Bad
+		}
+		lines = append(lines, cut(st.Render("budget: "+t.Budget.String()), w))
+	}
+	// One line each: the table matters more; run and assemble print them whole.
+	for _, n := range req.Warnings {
+		lines = append(lines, cut(s.Warn.Render("note: ")+n, w))
+	}
 	roles := map[string]adapters.SourceRole{}
 	if p.d.scenario != nil {
 		for _, src := range p.d.scenario.Sources {

@@ -81,8 +81,17 @@ func (p *streamPanel) lines() []string {
 		p.cacheTurn = t
 	}
 	var out []string
+	if t.Continues {
+		out = append(out, cut(s.Info.Render(fmt.Sprintf("continues turn %d: pause_turn — the paused content was sent back unchanged", t.N-1)), p.w))
+	}
+	if g := t.Regenerates; g != nil {
+		out = append(out, cut(s.Warn.Render(fmt.Sprintf("regeneration of turn %d's answer (%s failed)", t.N-1, g.Layer)), p.w))
+	}
 	for _, a := range t.Attempts {
 		out = append(out, cut(p.attemptLine(t, a), p.w))
+		if len(a.RateLimits) > 0 {
+			out = append(out, cut("  "+s.Muted.Render(strings.Join(a.RateLimits, " · ")), p.w))
+		}
 	}
 	if n := len(t.Attempts); len(t.Lanes) == 0 && n > 0 && t.Attempts[n-1].HTTPStatus/100 == 2 && t.Terminal == nil {
 		out = append(out, s.Muted.Render("waiting for the first event…"))

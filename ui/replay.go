@@ -366,6 +366,11 @@ func (b *replayBuilder) sessionEntry(e store.Entry) error {
 				parsed = true
 			}
 		}
+		if v.Turn > 0 {
+			// A verdict on one turn's answer: the engine asked again.
+			b.emit(session.Update{Kind: session.UpRegenerate, Turn: v.Turn + 1, Layers: layers}, 1, e.Offset)
+			return nil
+		}
 		u := session.Update{Kind: session.UpValidated, Layers: layers}
 		if parsed {
 			u.Output = finalAnswer(b.scratch)

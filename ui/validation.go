@@ -50,6 +50,15 @@ func (p *validationPanel) lines() []string {
 			line += s.Muted.Render(" (" + ev.ProviderStopReason + ")")
 		}
 		out = append(out, cut(line, w))
+		if next := session.TerminalAdvice(ev.Status, ev.StopReason); next != "" {
+			for _, l := range wrapLines("next: "+next, max(1, w-2)) {
+				out = append(out, "  "+s.Warn.Render(l))
+			}
+		}
+	}
+	if g := p.regeneration(st); len(g) > 0 {
+		out = append(out, "", p.c.section("regeneration"))
+		out = append(out, g...)
 	}
 	out = append(out, cut(s.Muted.Render("session ")+p.status(st), w))
 	out = append(out, "", p.c.section("layers"))
@@ -83,6 +92,10 @@ func (p *validationPanel) lines() []string {
 	if u := p.usage(st); len(u) > 0 {
 		out = append(out, "", p.c.section("usage by class"))
 		out = append(out, u...)
+	}
+	if c := p.cost(st); len(c) > 0 {
+		out = append(out, "", p.c.section("cost (estimate)"))
+		out = append(out, c...)
 	}
 	if tm := p.timings(st); len(tm) > 0 {
 		out = append(out, "", p.c.section("timings"))
@@ -224,4 +237,76 @@ func msOrDash(v float64) string {
 		return "–"
 	}
 	return msText(v)
+}
+
+// regeneration says which turn asked again and why; the first verdict's
+// failing layer is the reason, the layers above are the final verdict.
+func (p *validationPanel) regeneration(st *session.State) []string {
+	s := p.c.Styles
+	var out []string
+	for _, t := range st.Turns {
+		g := t.Regenerates
+		if g == nil {
+			continue
+		}
+		head := fmt.Sprintf("  turn %d asked again after turn %d's answer failed %s:", t.N, t.N-1, g.Layer)
+		out = append(out, cut(s.Warn.Render(head), p.w))
+		for _, l := range wrapLines(oneLine(g.Detail), max(1, p.w-4)) {
+			out = append(out, "    "+l)
+		}
+	}
+	if len(out) > 0 && st.Status == "failed" {
+		out = append(out, cut("  "+s.Bad.Render("cannot complete: the answer is withheld; the tool results are the evidence"), p.w))
+	}
+	return out
+}
+
+// cost prices each turn's usage from the embedded model table, with the
+// table's label and date: an estimate, never the bill.
+func (p *validationPanel) cost(st *session.State) []string {
+	var sums []adapters.Summary
+	var turns []int
+	for _, t := range st.Turns {
+		if t.Summary == nil && t.Usage == nil {
+			continue
+		}
+		// The usage folded from the stream is the turn's; a replay may
+		// have it without a summary.
+		var sum adapters.Summary
+		if t.Summary != nil {
+			sum = *t.Summary
+		}
+		if t.Usage != nil {
+			sum.Usage = t.Usage
+		}
+		sums = append(sums, sum)
+		turns = append(turns, t.N)
+	}
+	if len(sums) == 0 {
+		return nil
+	}
+	s := p.c.Styles
+	model := "" // the model asked for prices a response that names none the table knows
+	if p.d.scenario != nil {
+		model = p.d.scenario.Model
+	}
+	c := session.PriceSession(model, sums)
+	var out []string
+	for i, tc := range c.Turns {
+		line := fmt.Sprintf("  turn %d  ", turns[i])
+		if !tc.Priced {
+			out = append(out, cut(line+s.Muted.Render(tc.Why), p.w))
+			continue
+		}
+		line += fmt.Sprintf("%s %.5f", c.Currency, tc.Total)
+		if tc.Savings > 0 {
+			line += s.Good.Render(fmt.Sprintf("  cache saved %.5f", tc.Savings))
+		}
+		out = append(out, cut(line, p.w))
+	}
+	out = append(out, cut(fmt.Sprintf("  total   %s %.5f · cache saved %.5f", c.Currency, c.Total, c.Savings), p.w))
+	for _, l := range wrapLines(fmt.Sprintf("%s (table of %s)", c.Label, c.Date), max(1, p.w-2)) {
+		out = append(out, "  "+s.Muted.Render(l))
+	}
+	return out
 }

@@ -151,8 +151,17 @@ func (d *EventDecoder) DecodeEvent(name, data string) []adapters.Event {
 
 // Finish reports a stop_reason that never got its message_stop: it still
 // decides the terminal, with a missing_message_stop diagnostic.
+//
+// A stream cut before any stop_reason still reports the usage received so
+// far (message_start's input tokens): the input was billed all the same.
 func (d *EventDecoder) Finish() []adapters.Event {
-	if d.embedded || d.terminal || d.stopReason == "" {
+	if d.embedded || d.terminal {
+		return nil
+	}
+	if d.stopReason == "" {
+		if u := NormaliseUsage(MergeUsage(d.startUsage, d.deltaUsage)); u != nil {
+			return []adapters.Event{{Type: adapters.EvUsage, Usage: u}}
+		}
 		return nil
 	}
 	out := []adapters.Event{adapters.Diag(adapters.DiagMissingStop, fmt.Sprintf("stop_reason %s arrived but message_stop never did", quote(d.stopReason)))}

@@ -289,7 +289,15 @@ func encodeTurn(n int, turn adapters.Turn) ([]wireMessage, []string, error) {
 	if len(asst.Content) > 0 {
 		msgs = append(msgs, asst)
 	}
+	// A follow-up joins the results' user message: roles must alternate.
+	var followUp []any
+	if turn.FollowUp != "" {
+		followUp = []any{textBlock{Type: "text", Text: turn.FollowUp}}
+	}
 	if len(calls) == 0 && len(turn.Results) == 0 {
+		if followUp != nil {
+			msgs = append(msgs, wireMessage{Role: "user", Content: followUp})
+		}
 		return msgs, notes, nil
 	}
 	byCall := map[string]adapters.ToolResult{}
@@ -313,5 +321,6 @@ func encodeTurn(n int, turn adapters.Turn) ([]wireMessage, []string, error) {
 			return nil, nil, fmt.Errorf("turn %d: result for call %s, which the turn did not make", n, r.CallID)
 		}
 	}
+	user.Content = append(user.Content, followUp...)
 	return append(msgs, user), notes, nil
 }

@@ -47,11 +47,15 @@
 //     knows (tasks, hooks, status) are skipped; other subtypes are
 //     provider.unknown "system/<subtype>".
 //   - `rate_limit_event`, `conversation_reset`: CLI bookkeeping, skipped.
-//   - `result`: usage, then the terminal.
+//   - `result`: its structured_output (--json-schema) as a message item,
+//     and, when no model output came before it (--output-format json), its
+//     result text; then usage, then the terminal.
 //   - any other type: provider.unknown.
 package claudecode
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -117,6 +121,7 @@ type decoder struct {
 	callIDs  map[string]bool
 	messages int
 	lastStop string // the main conversation's last stop_reason
+	output   bool   // a model output line (assistant or stream_event) was seen
 }
 
 func newDecoder() *decoder {
@@ -190,6 +195,7 @@ func (d *decoder) streamEvent(line string) []adapters.Event {
 		d.threads[parent] = th
 	}
 	var out []adapters.Event
+	d.output = true
 	if ev.Get("type").String() == "message_start" {
 		msg := ev.Get("message")
 		d.sawEvent = true
@@ -224,6 +230,7 @@ func (d *decoder) assistant(line string) []adapters.Event {
 	if d.streamed[id] || (id == "" && d.sawEvent) {
 		return nil // already decoded from its stream events
 	}
+	d.output = true
 	out := d.start(nil, line, msg.Get("model").String())
 	key := id
 	if key == "" {
@@ -254,7 +261,8 @@ func (d *decoder) assistant(line string) []adapters.Event {
 }
 
 func (d *decoder) result(line string) []adapters.Event {
-	out := d.start(nil, line, "")
+	out := d.start(nil, line, resultModel(line))
+	out = append(out, d.answer(line)...)
 	if u := anthropic.NormaliseUsage(gjson.Get(line, "usage").Raw); u != nil {
 		out = append(out, adapters.Event{Type: adapters.EvUsage, Usage: u})
 	}
@@ -292,6 +300,50 @@ func (d *decoder) result(line string) []adapters.Event {
 		return append(out, adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, sub))
 	}
 	return append(out, anthropic.TerminalFor(reason)...)
+}
+
+// answer turns what the result line delivers into a message item: the
+// structured_output object (--json-schema) always, since it is the
+// validated answer and no other line carries it; the result text only
+// when no model output was seen (--output-format json is that one line).
+func (d *decoder) answer(line string) []adapters.Event {
+	sid := gjson.Get(line, "session_id").String()
+	var text, id string
+	if so := gjson.Get(line, "structured_output"); so.Exists() && so.Type != gjson.Null {
+		text, id = compactJSON(so.Raw), sid+"#structured_output"
+	} else if r := gjson.Get(line, "result"); !d.output && r.Type == gjson.String && r.Str != "" && !gjson.Get(line, "is_error").Bool() {
+		text, id = r.Str, sid+"#result"
+	}
+	if text == "" {
+		return nil
+	}
+	return []adapters.Event{
+		{Type: adapters.EvItemStarted, ItemID: id, Kind: string(adapters.KindMessage)},
+		{Type: adapters.EvTextDelta, ItemID: id, Delta: text},
+		{Type: adapters.EvItemDone, ItemID: id},
+	}
+}
+
+// resultModel is the model of a result line's modelUsage when it names
+// exactly one (a result-only transcript has no other source).
+func resultModel(line string) string {
+	var names []string
+	gjson.Get(line, "modelUsage").ForEach(func(k, _ gjson.Result) bool {
+		names = append(names, k.String())
+		return true
+	})
+	if len(names) == 1 {
+		return names[0]
+	}
+	return ""
+}
+
+func compactJSON(raw string) string {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(raw)) != nil {
+		return raw
+	}
+	return b.String()
 }
 
 func clip(s string) string {

@@ -11,7 +11,7 @@ import (
 
 var captures = []string{
 	"partial_tool_call.ndjson", "whole_messages.ndjson", "error_max_turns.ndjson",
-	"api_error.ndjson", "cut_mid_args.ndjson", "oddities.ndjson", "result_only.json",
+	"api_error.ndjson", "cut_mid_args.ndjson", "oddities.ndjson", "result_only.json", "structured_output.json",
 }
 
 func decode(t *testing.T, name string) ([]adapters.Event, adapters.Summary) {
@@ -259,4 +259,24 @@ func FuzzDecode(f *testing.F) {
 		seeds = append(seeds, adapterstest.ReadCapture(f, name))
 	}
 	adapterstest.Fuzz(f, New(), seeds...)
+}
+
+// `--output-format json` is one result line: its result text is the
+// answer, and with --json-schema its structured_output is; the model comes
+// from modelUsage.
+func TestResultOnlyTranscripts(t *testing.T) {
+	_, s := decode(t, "result_only.json")
+	if s.Text != "Hi! I'm ready to help." || s.Model != "claude-sonnet-4-5-20250929" || s.Terminal != adapters.StatusCompleted {
+		t.Fatalf("result only: text %q model %q terminal %s", s.Text, s.Model, s.Terminal)
+	}
+	_, s = decode(t, "structured_output.json")
+	if s.Text != `{"order_id":"O-2048","decision":"needs_review","max_refund_cents":13000}` || s.Terminal != adapters.StatusCompleted {
+		t.Fatalf("structured output: text %q terminal %s", s.Text, s.Terminal)
+	}
+	// A stream-json transcript's result text repeats the streamed answer:
+	// it must not be added twice.
+	_, s = decode(t, "whole_messages.ndjson")
+	if strings.Count(s.Text, answer) > 1 {
+		t.Fatalf("the result text was added again: %q", s.Text)
+	}
 }

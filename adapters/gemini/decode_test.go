@@ -528,7 +528,8 @@ func TestLateChunk(t *testing.T) {
 func TestOddChunks(t *testing.T) {
 	_, s := adapterstest.Decode(t, New(), stream(`[1,2]`, `"text"`, `{}`, `null`))
 	wantTerminal(t, s, adapters.StatusUnknown, adapters.StopUnknown, "")
-	wantDiags(t, s, adapters.DiagStreamCut)
+	// Each unknown shape is kept and reported.
+	wantDiags(t, s, adapters.DiagUnknownEvent, adapters.DiagUnknownEvent, adapters.DiagUnknownEvent, adapters.DiagStreamCut)
 	events, _ := adapterstest.Decode(t, New(), stream(`[1,2]`, `"text"`, `{}`, `null`))
 	var raw []string
 	for _, ev := range events {

@@ -298,7 +298,14 @@ func encodeTurns(turns []adapters.Turn) ([]content, error) {
 		if len(model.Parts) > 0 {
 			out = append(out, model)
 		}
+		var followUp []part
+		if t.FollowUp != "" {
+			followUp = []part{{Text: t.FollowUp}}
+		}
 		if len(calls) == 0 && len(t.Results) == 0 {
+			if followUp != nil {
+				out = append(out, content{Role: "user", Parts: followUp})
+			}
 			continue
 		}
 		byCall := make(map[string]adapters.ToolResult, len(t.Results))
@@ -324,6 +331,7 @@ func encodeTurns(turns []adapters.Turn) ([]content, error) {
 				return nil, fmt.Errorf("gemini: turn %d has a result for call %s, which the turn does not make", ti+1, r.CallID)
 			}
 		}
+		user.Parts = append(user.Parts, followUp...)
 		out = append(out, user)
 	}
 	return out, nil

@@ -138,7 +138,7 @@ func TestKeyFacts(t *testing.T) {
 			diags: []string{adapters.DiagStreamCut}},
 		"chat_malformed.sse": {status: completed, stop: final, provider: "stop", text: str("第一段，第二段"),
 			diags: []string{adapters.DiagMalformedEvent}},
-		"chat_unknown.sse":        {status: completed, stop: final, provider: "stop", text: str("Hi"), usage: []int64{5, 1, 0, 0}},
+		"chat_unknown.sse":        {status: completed, stop: final, provider: "stop", text: str("Hi"), usage: []int64{5, 1, 0, 0}, diags: []string{adapters.DiagUnknownEvent}},
 		"chat_conflicting_id.sse": {status: completed, stop: toolStop, provider: "tool_calls", calls: chatTurn1, diags: []string{adapters.DiagConflictingCallID}},
 		"chat_function_call.sse": {status: completed, stop: toolStop, provider: "function_call",
 			calls: []wantCall{{"", "get_refund_policy", adapterstest.CaptureTurn2[1].Arguments}}},

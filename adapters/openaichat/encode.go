@@ -191,6 +191,9 @@ func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTP
 			return nil, err
 		}
 		body.Messages = append(body.Messages, msgs...)
+		if t.FollowUp != "" {
+			body.Messages = append(body.Messages, userMessage{Role: "user", Content: []textPart{{Type: "text", Text: t.FollowUp}}})
+		}
 		degr = append(degr, notes...)
 	}
 
@@ -233,6 +236,9 @@ func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTP
 		if req.Limits.Reasoning == "" {
 			body.Thinking = &thinking{Type: "disabled"}
 		} else {
+			if req.Choice.Mode == adapters.ToolChoiceRequired || req.Choice.Mode == adapters.ToolChoiceNamed {
+				return nil, fmt.Errorf("%s: thinking mode does not support a forced tool_choice (%s); DeepSeek rejects it — use auto or turn thinking off", adapters.DeepSeekChat, req.Choice.Mode)
+			}
 			body.Thinking = &thinking{Type: "enabled"}
 			body.ReasoningEffort = deepseekEffort(req.Limits.Reasoning)
 		}
@@ -310,12 +316,17 @@ func (p protocol) history(n int, t adapters.Turn, thinkingOn bool) ([]any, []str
 			m.Content = &s
 		}
 		if hasReasoning {
-			if p.deepseek {
+			switch {
+			case p.deepseek && len(calls) > 0:
 				// Required for tool-call turns in thinking mode (a 400
-				// otherwise), ignored for others (protocols.md §5).
+				// otherwise) (protocols.md §5).
 				s := reasoning.String()
 				m.ReasoningContent = &s
-			} else {
+			case p.deepseek:
+				// Only the tool-call rule asks for it back; elsewhere
+				// DeepSeek's reasoning does not belong in the next input.
+				notes = append(notes, fmt.Sprintf("turn %d: reasoning_content not sent back (DeepSeek takes it only on a turn that called tools)", n))
+			default:
 				notes = append(notes, fmt.Sprintf("turn %d: reasoning not sent back (Chat Completions has no field for it)", n))
 			}
 		} else if p.deepseek && thinkingOn && len(calls) > 0 {

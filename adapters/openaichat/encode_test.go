@@ -371,3 +371,25 @@ func TestEncodeRefuses(t *testing.T) {
 		}
 	}
 }
+
+// DeepSeek's rules: thinking with a forced tool_choice is refused before
+// sending, and reasoning_content goes back only on a turn that called
+// tools (a final answer's reasoning stays out of the next input).
+func TestDeepSeekThinkingRules(t *testing.T) {
+	req := dsRefundRequest(1, true)
+	req.Choice = adapters.ToolChoice{Mode: adapters.ToolChoiceRequired}
+	if _, err := NewDeepSeek().Encode(req, adapters.ProviderDeepSeek); err == nil || !strings.Contains(err.Error(), "forced tool_choice") {
+		t.Fatalf("thinking with a forced tool_choice: %v", err)
+	}
+	req = dsRefundRequest(1, true)
+	req.Turns = []adapters.Turn{{Items: []adapters.OutputItem{
+		{Kind: adapters.KindReasoning, ID: itemReasoning, Text: "thinking about the answer"},
+		{Kind: adapters.KindMessage, Text: `{"decision":"needs_review"}`},
+	}, FollowUp: "fix it"}}
+	hr, body := encode(t, NewDeepSeek(), req, adapters.ProviderDeepSeek)
+	absent(t, body, "messages[4].reasoning_content")
+	eq(t, body, "messages[5].content[0].text", "fix it")
+	if !strings.Contains(strings.Join(hr.Degradations, "\n"), "reasoning_content not sent back") {
+		t.Fatalf("degradations %v", hr.Degradations)
+	}
+}

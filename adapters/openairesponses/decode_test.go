@@ -50,7 +50,7 @@ func TestSummaryGoldens(t *testing.T) {
 var clean = []string{
 	"refund_turn1.sse", "refund_turn2.sse", "refund_turn3.sse", "refund_turn1.json", "refund_turn2.json", "refund_turn3.json",
 	"text_only.sse", "reasoning.sse", "refusal.sse", "refusal.json", "truncated.sse", "content_filter.sse",
-	"failed.sse", "completed_only.sse", "incomplete.json", "unknown_events.sse",
+	"failed.sse", "completed_only.sse", "incomplete.json",
 }
 
 func TestCleanCapturesHaveNoDiagnostics(t *testing.T) {
@@ -59,6 +59,22 @@ func TestCleanCapturesHaveNoDiagnostics(t *testing.T) {
 		if len(s.Diagnostics) != 0 {
 			t.Errorf("%s: unexpected diagnostics %+v", name, s.Diagnostics)
 		}
+	}
+	// Unknown events are reported, one diagnostic each, and nothing else.
+	events, s := decodeCapture(t, "unknown_events.sse")
+	unknown := 0
+	for _, ev := range events {
+		if ev.Type == adapters.EvUnknown {
+			unknown++
+		}
+	}
+	for _, d := range s.Diagnostics {
+		if d.Kind != adapters.DiagUnknownEvent {
+			t.Errorf("unknown_events.sse: unexpected diagnostic %+v", d)
+		}
+	}
+	if unknown == 0 || len(s.Diagnostics) != unknown {
+		t.Errorf("unknown_events.sse: %d unknown events, %d diagnostics", unknown, len(s.Diagnostics))
 	}
 }
 

@@ -3,6 +3,7 @@ package openairesponses
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -174,7 +175,31 @@ func (Protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRe
 		Body:         raw,
 		Map:          e.m,
 		Degradations: e.degr,
+		Warnings:     storeWarnings(e.b.Store, e.b.Include, e.caps),
 	}, nil
+}
+
+// storeWarnings says what the request's store setting means (13.5.1,
+// 13.7.4): unset, OpenAI keeps the response (store defaults to true);
+// false, nothing can chain on it and reasoning comes back only encrypted.
+func storeWarnings(store *bool, include []string, caps adapters.Capabilities) []string {
+	if !caps.ServerState {
+		return nil
+	}
+	if store == nil {
+		return []string{"store is not set, and it defaults to true: the provider keeps this response (and its input) on its side; " +
+			"send store:false to keep nothing — then previous_response_id cannot chain on it"}
+	}
+	if *store {
+		return []string{"store:true: the provider keeps this response so previous_response_id can chain on it; the chained history is still billed as input"}
+	}
+	w := "store:false: nothing is kept, so previous_response_id cannot chain on this response; the full history must be sent each turn"
+	if slices.Contains(include, "reasoning.encrypted_content") {
+		w += ", and reasoning items travel as encrypted_content (include: [\"reasoning.encrypted_content\"])"
+	} else {
+		w += "; with reasoning, ask for include: [\"reasoning.encrypted_content\"] or reasoning items cannot be sent back"
+	}
+	return []string{w}
 }
 
 type encoder struct {
@@ -303,10 +328,14 @@ func (e *encoder) items(ti int, t adapters.Turn) error {
 	return nil
 }
 
-// results answers a turn's calls, each by its call_id.
+// results answers a turn's calls, each by its call_id, then sends the
+// turn's follow-up as a user message.
 func (e *encoder) results(t adapters.Turn) {
 	for _, r := range t.Results {
 		e.b.Input = append(e.b.Input, functionCallOutput{Type: "function_call_output", CallID: r.CallID, Output: r.Content})
+	}
+	if t.FollowUp != "" {
+		e.b.Input = append(e.b.Input, easyMessage{Role: "user", Content: t.FollowUp})
 	}
 }
 

@@ -373,3 +373,27 @@ func TestEncodeReplaysDecodedTurns(t *testing.T) {
 		t.Errorf("%d input items, want the refusal merged into its message", n)
 	}
 }
+
+// The request says what its store setting means: unset relies on the
+// default true; false rules out previous_response_id and, with reasoning,
+// needs the encrypted reasoning back.
+func TestStoreWarnings(t *testing.T) {
+	yes, no := true, false
+	for _, c := range []struct {
+		store     *bool
+		reasoning string
+		want      string
+	}{
+		{nil, "", "defaults to true"},
+		{&yes, "", "previous_response_id can chain"},
+		{&no, "high", `include: ["reasoning.encrypted_content"]`},
+		{&no, "", "cannot chain"},
+	} {
+		req := refundRequest(1, true)
+		req.Store, req.Limits.Reasoning = c.store, c.reasoning
+		hr, _ := encode(t, req, adapters.ProviderOpenAI)
+		if got := strings.Join(hr.Warnings, "\n"); !strings.Contains(got, c.want) {
+			t.Errorf("store %v reasoning %q: warnings %q, want %q", c.store, c.reasoning, got, c.want)
+		}
+	}
+}

@@ -218,11 +218,19 @@ type simTurn struct {
 	created   int64
 	items     []simItem
 	truncated bool
-	usage     string // the usage object
+	// incomplete is incomplete_details.reason when truncated:
+	// max_output_tokens, or content_filter for a refusal without text.
+	incomplete string
+	usage      string // the usage object
 }
 
 func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
-	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o.Seed), truncated: t.Stop == adapters.StopTruncated}
+	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o.Seed), truncated: t.Stop == adapters.StopTruncated, incomplete: "max_output_tokens"}
+	if t.Stop == adapters.StopRefusal && !hasKind(t.Items, adapters.KindRefusal) {
+		// A refusal with no refusal text is the content filter cutting
+		// the response off.
+		st.truncated, st.incomplete = true, "content_filter"
+	}
 	if st.model == "" {
 		st.model = simDefaultModel
 	}
@@ -329,7 +337,7 @@ func (st simTurn) object(final bool) string {
 		status, tier, usage = "completed", "default", st.usage
 		completedAt = simInt(st.created + 1 + int64(len(st.items))/2)
 		if st.truncated {
-			status, completedAt, incomplete = "incomplete", "null", `{"reason":"max_output_tokens"}`
+			status, completedAt, incomplete = "incomplete", "null", `{"reason":`+simJSON(st.incomplete)+`}`
 		}
 		parts := make([]string, len(st.items))
 		for i, x := range st.items {
@@ -1226,4 +1234,13 @@ func simOutputString(raw json.RawMessage) string {
 		}
 	}
 	return b.String()
+}
+
+func hasKind(items []adapters.OutputItem, k adapters.ItemKind) bool {
+	for _, it := range items {
+		if it.Kind == k {
+			return true
+		}
+	}
+	return false
 }

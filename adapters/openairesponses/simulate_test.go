@@ -689,7 +689,7 @@ func TestSimStreamFaultEvents(t *testing.T) {
 			unknowns++
 		}
 	}
-	if unknowns != 1 || s.Terminal != adapters.StatusCompleted || len(s.Diagnostics) != 0 {
+	if unknowns != 1 || s.Terminal != adapters.StatusCompleted || len(s.Diagnostics) != 1 || s.Diagnostics[0].Kind != adapters.DiagUnknownEvent {
 		t.Errorf("ours: %s, %d unknown, %+v", s.Terminal, unknowns, s.Diagnostics)
 	}
 

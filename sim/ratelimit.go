@@ -1,0 +1,29 @@
+package sim
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// rateLimitFault answers the rate-limit faults, each with its own form of
+// Retry-After: seconds, an HTTP date, or a wait beyond one minute.
+func (s *Server) rateLimitFault(w http.ResponseWriter, simp adapters.Simulated) bool {
+	f := s.opts.Faults
+	var retryAfter string
+	switch {
+	case f.take("rate-limit", true):
+		retryAfter = "1"
+	case f.take("rate-limit-date", true):
+		retryAfter = time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat)
+	case f.take("rate-limit-long", true):
+		retryAfter = "120"
+	default:
+		return false
+	}
+	e := simp.ErrorResponse(http.StatusTooManyRequests, "rate_limit", "Rate limit reached for requests. Please try again later.")
+	e.Header.Set("Retry-After", retryAfter)
+	writeError(w, e)
+	return true
+}
