@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -57,7 +58,14 @@ func SourceText(s Source) string {
 func SchemaInstruction(o OutputContract) string {
 	switch o.Mode {
 	case OutputJSONSchema:
-		return fmt.Sprintf("Reply with exactly one JSON object that matches this JSON Schema (%s), and nothing else:\n%s", o.Name, o.Schema)
+		// Compact: the schema as a scenario file indents it would cost
+		// the model tokens of whitespace.
+		var schema bytes.Buffer
+		if json.Compact(&schema, o.Schema) != nil {
+			schema.Reset()
+			schema.Write(o.Schema)
+		}
+		return fmt.Sprintf("Reply with exactly one JSON object that matches this JSON Schema (%s), and nothing else:\n%s", o.Name, schema.String())
 	case OutputJSON:
 		return "Reply with exactly one JSON object, and nothing else."
 	}
