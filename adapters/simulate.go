@@ -80,6 +80,14 @@ type ResponseOptions struct {
 	// Fragment splits text and argument text into realistic pieces; nil
 	// uses the default (a few bytes, never inside a UTF-8 character).
 	Fragment func(s string) []string
+	// Created is the response's creation time in Unix seconds (the server
+	// passes now); 0 derives it from Seed, so tests get the same bytes for
+	// the same seed.
+	Created int64
+	// Request is the request body the response answers: protocols whose
+	// responses echo request parameters (Responses' tools, tool_choice,
+	// text, instructions…) read them from it.
+	Request []byte
 }
 
 // Simulated is implemented by every adapter the simulator can speak.

@@ -6,6 +6,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,8 +34,16 @@ type Options struct {
 	// Lookup resolves ScenarioHeader values; nil disables the header.
 	Lookup func(name string) (*session.Scenario, error)
 	Faults *Faults
-	// Delay paces stream events so a person can watch the lanes fill.
+	// Delay is a fixed pause between stream events.
 	Delay time.Duration
+	// Pace paces stream content for people, in words a second: a turn's
+	// words arrive at that rate (0: as fast as the connection goes).
+	Pace float64
+	// RequireKey makes a request without an API key, or with one other
+	// than Keys[protocol] when that is set, get the provider's own
+	// authentication error.
+	RequireKey bool
+	Keys       map[string]string
 	// SlowFirstByte is how long the slow-first-byte fault waits.
 	SlowFirstByte time.Duration
 	// StallFor bounds the stall fault (it also ends when the client goes).
@@ -89,17 +98,25 @@ func route(method, path string) (string, bool) {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if protocol, id, ok := modelsRoute(r.Method, r.URL.Path, r.Header); ok {
+		s.serveModels(w, r, protocol, id)
+		return
+	}
 	name, ok := route(r.Method, r.URL.Path)
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
+		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent, and GET /v1/models, /models and /v1beta/models.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
 		return
 	}
 	p, _ := registry.Lookup(name)
 	simp, ok := p.(adapters.Simulated)
 	if !ok {
 		http.Error(w, "the simulator cannot speak "+name, http.StatusNotImplemented)
+		return
+	}
+	if e := s.checkKey(simp, name, r); e != nil {
+		writeError(w, e)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20+1))
@@ -177,7 +194,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = sc.Model
 	}
-	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage}
+	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage,
+		Created: time.Now().Unix(), Request: body}
 	if id := simp.ResponseID(o); id != "" {
 		s.mu.Lock()
 		s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store}
@@ -195,8 +213,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, simp, name, mt, o)
 }
 
-// stream writes the turn as SSE, applying the stream faults.
+// stream writes the turn as SSE, applying the stream faults; Gemini's
+// streamGenerateContent without alt=sse gets the same chunks as one JSON
+// array, written as they come, as the API sends it.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, protocol string, mt adapters.ModelTurn, o adapters.ResponseOptions) {
+	array := protocol == adapters.Gemini && r.URL.Query().Get("alt") != "sse"
 	events := simp.StreamEvents(mt, o)
 	f := s.opts.Faults
 	cut, stall := -1, -1
@@ -252,11 +273,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 		w.Header()[k] = v
 	}
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	if array {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	}
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	nl := simp.LineEnd()
 	ctx := r.Context()
+	pause := contentPause(mt, events, s.opts.Pace)
 	for i, ev := range events {
 		if i == cut {
 			if flusher != nil {
@@ -274,21 +299,33 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 			}
 			return
 		}
-		if s.opts.Delay > 0 && i > 0 {
+		wait := pause
+		if !isContent(ev.Phase) {
+			wait = 0
+		}
+		if i > 0 {
+			wait += s.opts.Delay
+		}
+		if wait > 0 {
 			select {
-			case <-time.After(s.opts.Delay):
+			case <-time.After(wait):
 			case <-ctx.Done():
 				return
 			}
 		}
 		var b strings.Builder
-		if ev.Event != "" {
-			b.WriteString("event: " + ev.Event + nl)
+		switch {
+		case array:
+			b.WriteString(arrayPiece(i, ev.Data))
+		default:
+			if ev.Event != "" {
+				b.WriteString("event: " + ev.Event + nl)
+			}
+			if ev.ID != "" {
+				b.WriteString("id: " + ev.ID + nl)
+			}
+			b.WriteString("data: " + ev.Data + nl + nl)
 		}
-		if ev.ID != "" {
-			b.WriteString("id: " + ev.ID + nl)
-		}
-		b.WriteString("data: " + ev.Data + nl + nl)
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return
 		}
@@ -296,6 +333,69 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 			flusher.Flush()
 		}
 	}
+	if array {
+		_, _ = io.WriteString(w, "\n]")
+	}
+}
+
+// arrayPiece is chunk i of a JSON-array stream: "[" or the separator, then
+// the chunk pretty-printed as Google prints them (a malformed chunk, from
+// the malformed-event fault, as it is).
+func arrayPiece(i int, data string) string {
+	lead := "\n,\r\n"
+	if i == 0 {
+		lead = "["
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(data), "", "  ") != nil {
+		return lead + data
+	}
+	return lead + b.String()
+}
+
+// checkKey applies RequireKey (nil when the request may pass).
+func (s *Server) checkKey(simp adapters.Simulated, protocol string, r *http.Request) *adapters.SimError {
+	if !s.opts.RequireKey {
+		return nil
+	}
+	return checkKey(simp, protocol, presentedKey(protocol, r), s.opts.Keys[protocol])
+}
+
+// serveModels answers GET on a models path with the scenario's model.
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, protocol, id string) {
+	p, _ := registry.Lookup(protocol)
+	simp, ok := p.(adapters.Simulated)
+	if !ok {
+		http.Error(w, "the simulator cannot speak "+protocol, http.StatusNotImplemented)
+		return
+	}
+	if e := s.checkKey(simp, protocol, r); e != nil {
+		writeError(w, e)
+		return
+	}
+	sc := s.opts.Scenario
+	if h := r.Header.Get(ScenarioHeader); h != "" && s.opts.Lookup != nil {
+		var err error
+		if sc, err = s.opts.Lookup(h); err != nil {
+			writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error()))
+			return
+		}
+	}
+	model := "sim-model"
+	if sc != nil && sc.Model != "" {
+		model = sc.Model
+	}
+	body, e := modelsBody(simp, protocol, id, model)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	for k, v := range simp.ResponseHeaders(false) {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 func writeError(w http.ResponseWriter, e *adapters.SimError) {

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -561,6 +562,9 @@ func (protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 	if top == nil {
 		return nil, invalid("Input should be a valid dictionary or object to extract fields from")
 	}
+	if e := extraInput(body); e != nil {
+		return nil, e
+	}
 	in := &adapters.Inbound{}
 
 	// model
@@ -864,6 +868,43 @@ func (protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 		i = j
 	}
 	return in, nil
+}
+
+// knownMembers are the request members the API reads: anthropic-sdk-go
+// v2.15.0 MessageNewParams and BetaMessageNewParams (beta members are
+// accepted whatever the anthropic-beta header says), plus the sampling
+// members and stream the SDK sets apart.
+var knownMembers = map[string]bool{
+	"model": true, "messages": true, "max_tokens": true, "system": true, "metadata": true,
+	"stop_sequences": true, "stream": true, "temperature": true, "top_k": true, "top_p": true,
+	"thinking": true, "tool_choice": true, "tools": true, "service_tier": true, "container": true,
+	"cache_control": true, "inference_geo": true, "output_config": true, "output_format": true,
+	"speed": true, "diagnostics": true, "context_management": true, "mcp_servers": true,
+	"compaction": true, "fallbacks": true, "thread": true,
+}
+
+// extraInput is the API's answer to the first top-level member (in body
+// order) it does not know: "x: Extra inputs are not permitted", as its
+// request model forbids extra fields.
+func extraInput(body []byte) *adapters.SimError {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil {
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if key, _ := tok.(string); !knownMembers[key] {
+			return invalid("%s: Extra inputs are not permitted", key)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // integer reads a JSON integer (1024 or 1024.0, not "1024").

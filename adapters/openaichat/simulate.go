@@ -73,8 +73,9 @@ const (
 	defaultDeepSeekModel = "deepseek-v4-flash"
 	openAIFingerprint    = "fp_b3f1157249"
 	deepSeekFingerprint  = "fp_8802369eaa_prod0820_fp8_kvcache"
-	// simEpoch is the created time of seed 0 (2026-01-05); a response's
-	// created is simEpoch + seed, so the bytes follow the seed alone.
+	// simEpoch is the created time of seed 0 (2026-01-05) when the server
+	// gives no time: created is then simEpoch + seed, so the bytes follow
+	// the seed alone.
 	simEpoch = 1767571200
 )
 
@@ -233,7 +234,10 @@ func (p protocol) finishReason(s adapters.StopReason, refusalText bool) string {
 }
 
 func (p protocol) render(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
-	st := simTurn{id: p.ResponseID(o), model: o.Model, created: simEpoch + int64(o.Seed%(1<<32))}
+	st := simTurn{id: p.ResponseID(o), model: o.Model, created: o.Created}
+	if st.created == 0 { // no clock given: follow the seed
+		st.created = simEpoch + int64(o.Seed%(1<<32))
+	}
 	if st.model == "" {
 		st.model = defaultOpenAIModel
 		if p.deepseek {
@@ -1029,6 +1033,9 @@ func (p protocol) CheckRequest(method, path string, h http.Header, body []byte) 
 		if e := required(); e != nil {
 			return nil, e
 		}
+		if e := c.unrecognized(); e != nil {
+			return nil, e
+		}
 	}
 	order := make([]int, 0, len(fields))
 	if p.deepseek {
@@ -1065,6 +1072,32 @@ func (p protocol) CheckRequest(method, path string, h http.Header, body []byte) 
 		}
 	}
 	return &c.in, nil
+}
+
+// openAIMembers are the request members api.openai.com's Chat Completions
+// reads (openai-go v3.98.0 ChatCompletionNewParams, plus stream).
+var openAIMembers = map[string]bool{
+	"model": true, "messages": true, "audio": true, "frequency_penalty": true, "function_call": true,
+	"functions": true, "logit_bias": true, "logprobs": true, "max_completion_tokens": true,
+	"max_tokens": true, "metadata": true, "modalities": true, "moderation": true, "n": true,
+	"parallel_tool_calls": true, "prediction": true, "presence_penalty": true, "prompt_cache_key": true,
+	"prompt_cache_options": true, "prompt_cache_retention": true, "reasoning_effort": true,
+	"response_format": true, "safety_identifier": true, "seed": true, "service_tier": true, "stop": true,
+	"store": true, "stream": true, "stream_options": true, "temperature": true, "tool_choice": true,
+	"tools": true, "top_logprobs": true, "top_p": true, "user": true, "verbosity": true,
+	"web_search_options": true,
+}
+
+// unrecognized is OpenAI's answer to the first member (in body order) it
+// does not know, e.g. DeepSeek's thinking sent to OpenAI. DeepSeek's
+// parser skips members it does not know, so only OpenAI has it.
+func (c *checker) unrecognized() *adapters.SimError {
+	for _, k := range c.top.keys {
+		if !openAIMembers[k] {
+			return c.invalid("Unrecognized request argument supplied: "+k, "", "")
+		}
+	}
+	return nil
 }
 
 func (c *checker) model(v jval) *adapters.SimError {

@@ -42,8 +42,8 @@ import (
 //   - delta events carry an "obfuscation" string that pads delta+padding
 //     to 16 characters (" calculator" → 5, "," → 15 in the recordings);
 //     output_text deltas also carry "logprobs":[].
-//     function_call_arguments.done has no "name" (recordings; openai-go
-//     v3.98.0 ResponseFunctionCallArgumentsDoneEvent).
+//     function_call_arguments.done carries the call's "name" (the API
+//     reference's event; the older recordings above lack it).
 //   - the Response object's members in the API's order, as the 2026-08
 //     recordings show them (completed_at, frequency_penalty, moderation,
 //     presence_penalty, prompt_cache_retention, reasoning.context/mode,
@@ -94,7 +94,14 @@ const (
 	simSaltFrac      = 0x66726163 // "frac"
 )
 
-func simCreated(seed uint64) int64 { return simEpoch + int64(seed%(1<<24)) }
+// simCreated is the response's created_at: the server's now, or for a
+// rendering without one a time that follows the seed.
+func simCreated(o adapters.ResponseOptions) int64 {
+	if o.Created != 0 {
+		return o.Created
+	}
+	return simEpoch + int64(o.Seed%(1<<24))
+}
 
 // simID is prefix + account + "00" + time + 4 digits + "8190" + 16 digits.
 func simID(prefix string, seed, salt uint64, at int64) string {
@@ -218,11 +225,12 @@ type simTurn struct {
 	created   int64
 	items     []simItem
 	truncated bool
-	usage     string // the usage object
+	usage     string            // the usage object
+	echo      map[string]string // the request settings the object repeats (simEcho)
 }
 
 func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
-	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o.Seed), truncated: t.Stop == adapters.StopTruncated}
+	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o), truncated: t.Stop == adapters.StopTruncated, echo: simEcho(o.Request)}
 	if st.model == "" {
 		st.model = simDefaultModel
 	}
@@ -318,8 +326,88 @@ func (x simItem) done() string {
 	return `{"id":` + simJSON(x.id) + `,"type":"message","status":` + simJSON(x.status) + `,"content":[` + simOutputText(x.text) + `],"role":"assistant"}`
 }
 
+// simEchoed are the request members the Response object repeats, each
+// with what it shows when the request leaves the member out or null. The
+// API echoes the request's own values (the refund request's tools, its
+// json_schema text format, tool_choice, parallel_tool_calls:false…) so a
+// client can see which settings the answer was made under.
+var simEchoed = map[string]string{
+	"background":             "false",
+	"frequency_penalty":      "0",
+	"instructions":           "null",
+	"max_output_tokens":      "null",
+	"max_tool_calls":         "null",
+	"metadata":               "{}",
+	"parallel_tool_calls":    "true",
+	"presence_penalty":       "0",
+	"previous_response_id":   "null",
+	"prompt_cache_key":       "null",
+	"prompt_cache_retention": `"in_memory"`,
+	"safety_identifier":      "null",
+	"store":                  "true",
+	"temperature":            "1",
+	"text":                   `{"format":{"type":"text"},"verbosity":"medium"}`,
+	"tool_choice":            `"auto"`,
+	"tools":                  "[]",
+	"top_logprobs":           "0",
+	"top_p":                  "1",
+	"truncation":             `"disabled"`,
+	"user":                   "null",
+}
+
+// simEcho reads the echoed members from the request body, compacted (an
+// event's data is one line). text gains the default verbosity and
+// reasoning is the default with the request's effort and summary.
+func simEcho(body []byte) map[string]string {
+	echo := make(map[string]string, len(simEchoed)+1)
+	for k, v := range simEchoed {
+		echo[k] = v
+	}
+	echo["reasoning"] = `{"context":"current_turn","effort":"medium","mode":"standard","summary":"auto"}`
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return echo
+	}
+	for k := range simEchoed {
+		var b bytes.Buffer
+		if simPresent(top[k]) && json.Compact(&b, top[k]) == nil {
+			echo[k] = b.String()
+		}
+	}
+	var text map[string]json.RawMessage
+	if json.Unmarshal([]byte(echo["text"]), &text) == nil && text != nil && text["verbosity"] == nil {
+		text["verbosity"] = json.RawMessage(`"medium"`)
+		echo["text"] = simCompact(text)
+	}
+	var r struct {
+		Effort  json.RawMessage `json:"effort"`
+		Summary json.RawMessage `json:"summary"`
+	}
+	if json.Unmarshal(top["reasoning"], &r) == nil {
+		effort, summary := `"medium"`, `"auto"`
+		if simKind(r.Effort) == "string" {
+			effort = string(r.Effort)
+		}
+		if simKind(r.Summary) == "string" {
+			summary = string(r.Summary)
+		}
+		echo["reasoning"] = `{"context":"current_turn","effort":` + effort + `,"mode":"standard","summary":` + summary + `}`
+	}
+	return echo
+}
+
+// simCompact marshals an object without HTML escaping, keys sorted.
+func simCompact(v map[string]json.RawMessage) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // object is the Response object: in progress (no output, usage null) or
-// final (status completed or incomplete, its output and usage).
+// final (status completed or incomplete, its output and usage), with the
+// request's settings echoed.
 func (st simTurn) object(final bool) string {
 	status, completedAt, incomplete, output, usage, tier := "in_progress", "null", "null", "[]", "null", "auto"
 	if final {
@@ -334,18 +422,21 @@ func (st simTurn) object(final bool) string {
 		}
 		output = "[" + strings.Join(parts, ",") + "]"
 	}
+	e := st.echo
 	return `{"id":` + simJSON(st.id) + `,"object":"response","created_at":` + simInt(st.created) +
-		`,"status":"` + status + `","background":false,"completed_at":` + completedAt +
-		`,"error":null,"frequency_penalty":0,"incomplete_details":` + incomplete +
-		`,"instructions":null,"max_output_tokens":null,"max_tool_calls":null,"model":` + simJSON(st.model) +
-		`,"moderation":null,"output":` + output + `,"parallel_tool_calls":true,"presence_penalty":0` +
-		`,"previous_response_id":null,"prompt_cache_key":null,"prompt_cache_retention":"in_memory"` +
-		`,"reasoning":{"context":"current_turn","effort":"medium","mode":"standard","summary":"auto"}` +
-		`,"safety_identifier":null,"service_tier":"` + tier + `","store":true,"temperature":1` +
-		`,"text":{"format":{"type":"text"},"verbosity":"medium"},"tool_choice":"auto"` +
+		`,"status":"` + status + `","background":` + e["background"] + `,"completed_at":` + completedAt +
+		`,"error":null,"frequency_penalty":` + e["frequency_penalty"] + `,"incomplete_details":` + incomplete +
+		`,"instructions":` + e["instructions"] + `,"max_output_tokens":` + e["max_output_tokens"] +
+		`,"max_tool_calls":` + e["max_tool_calls"] + `,"model":` + simJSON(st.model) +
+		`,"moderation":null,"output":` + output + `,"parallel_tool_calls":` + e["parallel_tool_calls"] +
+		`,"presence_penalty":` + e["presence_penalty"] + `,"previous_response_id":` + e["previous_response_id"] +
+		`,"prompt_cache_key":` + e["prompt_cache_key"] + `,"prompt_cache_retention":` + e["prompt_cache_retention"] +
+		`,"reasoning":` + e["reasoning"] + `,"safety_identifier":` + e["safety_identifier"] +
+		`,"service_tier":"` + tier + `","store":` + e["store"] + `,"temperature":` + e["temperature"] +
+		`,"text":` + e["text"] + `,"tool_choice":` + e["tool_choice"] +
 		`,"tool_usage":{"image_gen":{"input_tokens":0,"input_tokens_details":{"image_tokens":0,"text_tokens":0},"output_tokens":0,"output_tokens_details":{"image_tokens":0,"text_tokens":0},"total_tokens":0},"web_search":{"num_requests":0}}` +
-		`,"tools":[],"top_logprobs":0,"top_p":1,"truncation":"disabled","usage":` + usage +
-		`,"user":null,"metadata":{}}`
+		`,"tools":` + e["tools"] + `,"top_logprobs":` + e["top_logprobs"] + `,"top_p":` + e["top_p"] +
+		`,"truncation":` + e["truncation"] + `,"usage":` + usage + `,"user":` + e["user"] + `,"metadata":` + e["metadata"] + `}`
 }
 
 // ---- Simulated ------------------------------------------------------------
@@ -386,7 +477,8 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 			for _, d := range frag(x.text) {
 				ev("response.function_call_arguments.delta", adapters.PhaseArgs, simMember{"delta", simJSON(d)}, item, obf(d), idx)
 			}
-			ev("response.function_call_arguments.done", adapters.PhaseItemDone, simMember{"arguments", simJSON(x.text)}, item, idx)
+			ev("response.function_call_arguments.done", adapters.PhaseItemDone, simMember{"arguments", simJSON(x.text)}, item,
+				simMember{"name", simJSON(x.name)}, idx)
 		case adapters.KindRefusal:
 			ci := simMember{"content_index", "0"}
 			ev("response.content_part.added", adapters.PhaseStart, ci, item, idx, simMember{"part", simRefusalPart("")})
@@ -429,7 +521,7 @@ func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 
 // ResponseID is the resp_ id a rendered response carries for the seed.
 func (Protocol) ResponseID(o adapters.ResponseOptions) string {
-	return simID("resp_", o.Seed, simSaltResponse, simCreated(o.Seed))
+	return simID("resp_", o.Seed, simSaltResponse, simCreated(o))
 }
 
 // simRateLimits sets the x-ratelimit-* headers (protocols.md §6.4).
