@@ -230,29 +230,36 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 	case f.take("stall", true):
 		stall = len(events) / 2
 	}
-	if f.take("error-after-200", true) {
+	// reshape takes a fault that moves, adds or drops events.
+	reshaped := false
+	reshape := func(name string) bool {
+		ok := f.take(name, true)
+		reshaped = reshaped || ok
+		return ok
+	}
+	if reshape("error-after-200") {
 		at := max(1, len(events)/2)
 		events = append(events[:at:at], simp.ErrorEvent("overloaded_error", "Overloaded")...)
 	}
-	if f.take("no-terminal", true) {
+	if reshape("no-terminal") {
 		events = dropPhase(events, adapters.PhaseTerminal)
 	}
-	if f.take("malformed-event", true) {
+	if reshape("malformed-event") {
 		at := max(1, len(events)/3)
 		bad := events[at]
 		bad.Data = bad.Data[:len(bad.Data)/2]
 		events = insert(events, at, bad)
 	}
-	if f.take("unknown-event", true) {
+	if reshape("unknown-event") {
 		events = insert(events, max(1, len(events)/4), simp.UnknownEvent())
 	}
-	if f.take("duplicate-events", true) {
+	if reshape("duplicate-events") {
 		// Responses events repeat with their sequence_number; Gemini's SDK
 		// rejects any field but data, so its repeats carry nothing to tell
 		// them apart (as a real duplicate would); the others get SSE ids.
 		events = duplicate(events, protocol != adapters.OpenAIResponses && protocol != adapters.Gemini)
 	}
-	if f.take("late-event", true) {
+	if reshape("late-event") {
 		for i := len(events) - 1; i >= 0; i-- {
 			if events[i].Phase == adapters.PhaseText || events[i].Phase == adapters.PhaseArgs {
 				events = append(events, events[i])
@@ -266,7 +273,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 	// carries its own number and a repeat keeps the one it repeats.
 	if rn, ok := simp.(interface {
 		Renumber([]adapters.WireEvent) []adapters.WireEvent
-	}); ok {
+	}); ok && reshaped {
 		events = rn.Renumber(events)
 	}
 	for k, v := range simp.ResponseHeaders(true) {
@@ -306,7 +313,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 		if i > 0 {
 			wait += s.opts.Delay
 		}
+		// Events go out as the connection takes them: what is written
+		// is flushed before each pause, so a paced stream arrives event
+		// by event, and an unpaced one in the writer's 4 KB pieces (a
+		// syscall per event would be most of its cost).
 		if wait > 0 {
+			if flusher != nil {
+				flusher.Flush()
+			}
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
@@ -328,9 +342,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 		}
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return
-		}
-		if flusher != nil {
-			flusher.Flush()
 		}
 	}
 	if array {

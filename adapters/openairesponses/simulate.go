@@ -10,12 +10,15 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
 )
@@ -193,8 +196,13 @@ type simMember struct{ key, raw string }
 // in alphabetical order, sequence_number among them.
 func simEnvelope(typ string, seq int, members ...simMember) string {
 	members = append(members, simMember{"sequence_number", strconv.Itoa(seq)})
-	sort.Slice(members, func(i, j int) bool { return members[i].key < members[j].key })
+	slices.SortFunc(members, func(a, b simMember) int { return strings.Compare(a.key, b.key) })
+	n := 16 + len(typ)
+	for _, m := range members {
+		n += len(m.key) + len(m.raw) + 4
+	}
 	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(`{"type":`)
 	b.WriteString(simJSON(typ))
 	for _, m := range members {
@@ -355,54 +363,52 @@ var simEchoed = map[string]string{
 	"user":                   "null",
 }
 
-// simEcho reads the echoed members from the request body, compacted (an
-// event's data is one line). text gains the default verbosity and
-// reasoning is the default with the request's effort and summary.
+// simEcho reads the echoed members from the request body (checked
+// already), compacted: an event's data is one line. text gains the
+// default verbosity, and reasoning is the default with the request's
+// effort and summary. One gjson pass: this runs for every response.
 func simEcho(body []byte) map[string]string {
 	echo := make(map[string]string, len(simEchoed)+1)
 	for k, v := range simEchoed {
 		echo[k] = v
 	}
-	echo["reasoning"] = `{"context":"current_turn","effort":"medium","mode":"standard","summary":"auto"}`
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
-		return echo
-	}
-	for k := range simEchoed {
-		var b bytes.Buffer
-		if simPresent(top[k]) && json.Compact(&b, top[k]) == nil {
-			echo[k] = b.String()
+	effort, summary := `"medium"`, `"auto"`
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		key := k.String()
+		if _, ok := simEchoed[key]; ok && v.Type != gjson.Null {
+			echo[key] = simCompactRaw(v.Raw)
 		}
-	}
-	var text map[string]json.RawMessage
-	if json.Unmarshal([]byte(echo["text"]), &text) == nil && text != nil && text["verbosity"] == nil {
-		text["verbosity"] = json.RawMessage(`"medium"`)
-		echo["text"] = simCompact(text)
-	}
-	var r struct {
-		Effort  json.RawMessage `json:"effort"`
-		Summary json.RawMessage `json:"summary"`
-	}
-	if json.Unmarshal(top["reasoning"], &r) == nil {
-		effort, summary := `"medium"`, `"auto"`
-		if simKind(r.Effort) == "string" {
-			effort = string(r.Effort)
+		if key == "reasoning" {
+			if e := v.Get("effort"); e.Type == gjson.String {
+				effort = e.Raw
+			}
+			if s := v.Get("summary"); s.Type == gjson.String {
+				summary = s.Raw
+			}
 		}
-		if simKind(r.Summary) == "string" {
-			summary = string(r.Summary)
+		return true
+	})
+	if text := echo["text"]; strings.HasPrefix(text, "{") && !gjson.Get(text, "verbosity").Exists() {
+		sep := ","
+		if len(gjson.Parse(text).Map()) == 0 {
+			sep = ""
 		}
-		echo["reasoning"] = `{"context":"current_turn","effort":` + effort + `,"mode":"standard","summary":` + summary + `}`
+		echo["text"] = strings.TrimSuffix(text, "}") + sep + `"verbosity":"medium"}`
 	}
+	echo["reasoning"] = `{"context":"current_turn","effort":` + effort + `,"mode":"standard","summary":` + summary + `}`
 	return echo
 }
 
-// simCompact marshals an object without HTML escaping, keys sorted.
-func simCompact(v map[string]json.RawMessage) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
+// simCompactRaw is a raw JSON value on one line.
+func simCompactRaw(raw string) string {
+	if !strings.ContainsAny(raw, " \t\r\n") {
+		return raw
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(raw)) != nil {
+		return raw
+	}
+	return b.String()
 }
 
 // object is the Response object: in progress (no output, usage null) or
