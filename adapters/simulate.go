@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -160,6 +161,27 @@ func ArgumentText(args json.RawMessage) string {
 		return string(args)
 	}
 	return b.String()
+}
+
+// JSONString is s as a JSON string the way the providers write one: UTF-8
+// as is (中文, not \u4e2d), no HTML escaping. Most simulated text needs
+// no escaping at all and is quoted without the encoder (a stream writes
+// thousands of these).
+func JSONString(s string) string {
+	plain := utf8.ValidString(s)
+	for i := 0; plain && i < len(s); i++ {
+		// 0xe2 starts U+2028 and U+2029, which the encoder escapes.
+		c := s[i]
+		plain = c >= 0x20 && c != '"' && c != '\\' && c != 0xe2
+	}
+	if plain {
+		return `"` + s + `"`
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // SimError is an HTTP error the simulator answers with.

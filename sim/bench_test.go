@@ -32,8 +32,10 @@ import (
 //	go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
 //	MODELWIRE_AIMOCK=1 go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
 //
-// Both servers are loopback HTTP/1.1 with keep-alive; the client reads
-// every response body to its end and checks the status.
+// Both servers run as processes of their own (the simulator in this test
+// binary, re-run with MODELWIRE_BENCH_SERVE set), on loopback HTTP/1.1
+// with keep-alive; the client reads every response body to its end and
+// checks the status.
 
 // aimockVersion is the aimock release the comparison installs.
 const aimockVersion = "1.43.0"
@@ -49,10 +51,11 @@ func BenchmarkRefundLoop(b *testing.B) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	simBase, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	recorder, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
+	simBase := startServer(b, ctx, os.Args[0], []string{"-test.run=^TestServeForBenchmark$"}, "MODELWIRE_BENCH_SERVE=1")
 	aimockBase := ""
 	if os.Getenv("MODELWIRE_AIMOCK") != "" {
 		aimockBase = startAimock(b, ctx)
@@ -63,7 +66,7 @@ func BenchmarkRefundLoop(b *testing.B) {
 			if !stream {
 				mode = "body"
 			}
-			loop := recordLoop(b, sc, simBase, protocol, stream)
+			loop := recordLoop(b, sc, recorder, protocol, stream)
 			b.Run("sim/"+protocol+"/"+mode, func(b *testing.B) { load(b, simBase, protocol, loop) })
 			if aimockBase != "" && protocol != adapters.DeepSeekChat {
 				b.Run("aimock/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimockBase, protocol, loop) })
@@ -153,29 +156,57 @@ func startAimock(b *testing.B, ctx context.Context) string {
 	if err := os.WriteFile(fixtures, aimockFixtures(b), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	return startServer(b, ctx, "node", []string{filepath.Join(dir, "node_modules/@copilotkit/aimock/dist/cli.js"),
+		"-f", fixtures, "--log-level", "silent", "-p"}, "")
+}
+
+// startServer runs a server process on a free port (its last argument)
+// and waits until it answers.
+func startServer(b *testing.B, ctx context.Context, name string, args []string, env string) string {
+	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "node_modules/@copilotkit/aimock/dist/cli.js"),
-		"-p", fmt.Sprint(port), "-f", fixtures, "--log-level", "silent")
+	cmd := exec.CommandContext(ctx, name, append(args, port)...)
+	cmd.Env = append(os.Environ(), "MODELWIRE_BENCH_PORT="+port)
+	if env != "" {
+		cmd.Env = append(cmd.Env, env)
+	}
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	base := "http://127.0.0.1:" + port
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get(base + "/health"); err == nil {
 			resp.Body.Close()
 			return base
 		}
 		if time.Since(start) > 30*time.Second {
-			b.Fatal("aimock did not start")
+			b.Fatalf("%s did not start", name)
 		}
 	}
+}
+
+// TestServeForBenchmark is the benchmark's simulator process: with
+// MODELWIRE_BENCH_SERVE set it serves the refund case on
+// MODELWIRE_BENCH_PORT until killed; otherwise it is skipped.
+func TestServeForBenchmark(t *testing.T) {
+	if os.Getenv("MODELWIRE_BENCH_SERVE") == "" {
+		t.Skip("the benchmark's server process")
+	}
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.New(sim.Options{Scenario: sc}).Start(context.Background(), "127.0.0.1:"+os.Getenv("MODELWIRE_BENCH_PORT")); err != nil {
+		t.Fatal(err)
+	}
+	select {}
 }
 
 // aimockFixtures is the refund loop in aimock's fixture language: the

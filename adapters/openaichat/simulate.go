@@ -204,16 +204,6 @@ type simTurn struct {
 	usage     string // the usage object, compact JSON
 }
 
-// jsonText is s as a JSON string, UTF-8 left as is and no HTML escaping
-// (both APIs write raw UTF-8: 中文 arrives as 中文).
-func jsonText(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
 
 // finishReason is the finish_reason for a canonical stop. A refusal is
@@ -322,7 +312,7 @@ type chunker struct {
 }
 
 func (p protocol) newChunker(st simTurn, o adapters.ResponseOptions) *chunker {
-	e := `{"id":` + jsonText(st.id) + `,"object":"chat.completion.chunk","created":` + i64(st.created) + `,"model":` + jsonText(st.model)
+	e := `{"id":` + adapters.JSONString(st.id) + `,"object":"chat.completion.chunk","created":` + i64(st.created) + `,"model":` + adapters.JSONString(st.model)
 	if p.deepseek {
 		e += `,"system_fingerprint":"` + deepSeekFingerprint + `"`
 	} else {
@@ -368,12 +358,12 @@ func (c *chunker) usageChunk(usage string) string { return c.envelope + "]" + c.
 
 // callStart is a call's first tool_calls fragment; callArgs a later one.
 func callStart(it simItem) string {
-	return `{"index":` + strconv.Itoa(it.index) + `,"id":` + jsonText(it.callID) + `,"type":"function","function":{"name":` +
-		jsonText(it.name) + `,"arguments":""}}`
+	return `{"index":` + strconv.Itoa(it.index) + `,"id":` + adapters.JSONString(it.callID) + `,"type":"function","function":{"name":` +
+		adapters.JSONString(it.name) + `,"arguments":""}}`
 }
 
 func callArgs(index int, frag string) string {
-	return `{"index":` + strconv.Itoa(index) + `,"function":{"arguments":` + jsonText(frag) + `}}`
+	return `{"index":` + strconv.Itoa(index) + `,"function":{"arguments":` + adapters.JSONString(frag) + `}}`
 }
 
 // StreamEvents renders a turn as the provider's stream (see the top of the
@@ -415,7 +405,7 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 		switch it.kind {
 		case adapters.KindReasoning:
 			for _, f := range frag(it.text) {
-				delta(adapters.PhaseReasoning, `{"content":null,"reasoning_content":`+jsonText(f)+`}`)
+				delta(adapters.PhaseReasoning, `{"content":null,"reasoning_content":`+adapters.JSONString(f)+`}`)
 			}
 		case adapters.KindMessage:
 			after := ""
@@ -423,11 +413,11 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 				after = `,"reasoning_content":null`
 			}
 			for _, f := range frag(it.text) {
-				delta(adapters.PhaseText, `{"content":`+jsonText(f)+after+`}`)
+				delta(adapters.PhaseText, `{"content":`+adapters.JSONString(f)+after+`}`)
 			}
 		case adapters.KindRefusal:
 			for _, f := range frag(it.text) {
-				delta(adapters.PhaseText, `{"refusal":`+jsonText(f)+`}`)
+				delta(adapters.PhaseText, `{"refusal":`+adapters.JSONString(f)+`}`)
 			}
 		case adapters.KindToolCall:
 			if i > 0 || p.deepseek {
@@ -441,7 +431,7 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 
 	// The finish chunk decides the stop: with [DONE] it is the terminal
 	// (without it a client has no finish_reason at all).
-	finish := jsonText(st.finish)
+	finish := adapters.JSONString(st.finish)
 	if p.deepseek {
 		emit(adapters.PhaseTerminal, c.chunk(`{"content":""}`, finish, st.usage))
 	} else {
@@ -529,7 +519,7 @@ func (p protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte 
 	if !p.deepseek {
 		m.Refusal, m.Annotations = json.RawMessage("null"), json.RawMessage("[]")
 		if hasRefusal {
-			m.Refusal = json.RawMessage(jsonText(refusal.String()))
+			m.Refusal = json.RawMessage(adapters.JSONString(refusal.String()))
 		}
 	}
 	body := simCompletion{ID: st.id, Object: "chat.completion", Created: st.created, Model: st.model,
@@ -631,9 +621,9 @@ func (p protocol) errorBody(e apiError, indent bool) []byte {
 		if s == "" {
 			return "null"
 		}
-		return jsonText(s)
+		return adapters.JSONString(s)
 	}
-	fields := []string{`"message":` + jsonText(e.message), `"type":` + jsonText(e.typ), `"param":` + null(e.param), `"code":` + null(e.code)}
+	fields := []string{`"message":` + adapters.JSONString(e.message), `"type":` + adapters.JSONString(e.typ), `"param":` + null(e.param), `"code":` + null(e.code)}
 	if !indent {
 		return []byte(`{"error":{` + strings.Join(fields, ",") + `}}`)
 	}

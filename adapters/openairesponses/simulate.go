@@ -177,16 +177,6 @@ func simRequestID() string {
 
 // ---- JSON ---------------------------------------------------------------
 
-// simJSON is s as a JSON string, UTF-8 left as is and no HTML escaping
-// (the API writes 中文 as 中文).
-func simJSON(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 func simInt(n int64) string { return strconv.FormatInt(n, 10) }
 
 // simMember is one member of an event envelope, its value raw JSON.
@@ -204,7 +194,7 @@ func simEnvelope(typ string, seq int, members ...simMember) string {
 	var b strings.Builder
 	b.Grow(n)
 	b.WriteString(`{"type":`)
-	b.WriteString(simJSON(typ))
+	b.WriteString(adapters.JSONString(typ))
 	for _, m := range members {
 		b.WriteString(`,"`)
 		b.WriteString(m.key)
@@ -295,43 +285,43 @@ func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
 }
 
 func simOutputText(text string) string {
-	return `{"type":"output_text","annotations":[],"logprobs":[],"text":` + simJSON(text) + `}`
+	return `{"type":"output_text","annotations":[],"logprobs":[],"text":` + adapters.JSONString(text) + `}`
 }
 
 func simRefusalPart(text string) string {
-	return `{"type":"refusal","refusal":` + simJSON(text) + `}`
+	return `{"type":"refusal","refusal":` + adapters.JSONString(text) + `}`
 }
 
 func simSummary(text string) string {
 	if text == "" {
 		return "[]"
 	}
-	return `[{"type":"summary_text","text":` + simJSON(text) + `}]`
+	return `[{"type":"summary_text","text":` + adapters.JSONString(text) + `}]`
 }
 
 // added is the item as output_item.added announces it; done as it closes.
 func (x simItem) added() string {
 	switch x.kind {
 	case adapters.KindReasoning:
-		return `{"id":` + simJSON(x.id) + `,"type":"reasoning","encrypted_content":` + simJSON(x.encrypted) + `,"summary":[]}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"reasoning","encrypted_content":` + adapters.JSONString(x.encrypted) + `,"summary":[]}`
 	case adapters.KindToolCall:
-		return `{"id":` + simJSON(x.id) + `,"type":"function_call","status":"in_progress","arguments":"","call_id":` +
-			simJSON(x.callID) + `,"name":` + simJSON(x.name) + `}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"function_call","status":"in_progress","arguments":"","call_id":` +
+			adapters.JSONString(x.callID) + `,"name":` + adapters.JSONString(x.name) + `}`
 	}
-	return `{"id":` + simJSON(x.id) + `,"type":"message","status":"in_progress","content":[],"role":"assistant"}`
+	return `{"id":` + adapters.JSONString(x.id) + `,"type":"message","status":"in_progress","content":[],"role":"assistant"}`
 }
 
 func (x simItem) done() string {
 	switch x.kind {
 	case adapters.KindReasoning:
-		return `{"id":` + simJSON(x.id) + `,"type":"reasoning","encrypted_content":` + simJSON(x.encrypted) + `,"summary":` + simSummary(x.text) + `}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"reasoning","encrypted_content":` + adapters.JSONString(x.encrypted) + `,"summary":` + simSummary(x.text) + `}`
 	case adapters.KindToolCall:
-		return `{"id":` + simJSON(x.id) + `,"type":"function_call","status":` + simJSON(x.status) + `,"arguments":` + simJSON(x.text) +
-			`,"call_id":` + simJSON(x.callID) + `,"name":` + simJSON(x.name) + `}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"function_call","status":` + adapters.JSONString(x.status) + `,"arguments":` + adapters.JSONString(x.text) +
+			`,"call_id":` + adapters.JSONString(x.callID) + `,"name":` + adapters.JSONString(x.name) + `}`
 	case adapters.KindRefusal:
-		return `{"id":` + simJSON(x.id) + `,"type":"message","status":` + simJSON(x.status) + `,"content":[` + simRefusalPart(x.text) + `],"role":"assistant"}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"message","status":` + adapters.JSONString(x.status) + `,"content":[` + simRefusalPart(x.text) + `],"role":"assistant"}`
 	}
-	return `{"id":` + simJSON(x.id) + `,"type":"message","status":` + simJSON(x.status) + `,"content":[` + simOutputText(x.text) + `],"role":"assistant"}`
+	return `{"id":` + adapters.JSONString(x.id) + `,"type":"message","status":` + adapters.JSONString(x.status) + `,"content":[` + simOutputText(x.text) + `],"role":"assistant"}`
 }
 
 // simEchoed are the request members the Response object repeats, each
@@ -429,11 +419,11 @@ func (st simTurn) object(final bool) string {
 		output = "[" + strings.Join(parts, ",") + "]"
 	}
 	e := st.echo
-	return `{"id":` + simJSON(st.id) + `,"object":"response","created_at":` + simInt(st.created) +
+	return `{"id":` + adapters.JSONString(st.id) + `,"object":"response","created_at":` + simInt(st.created) +
 		`,"status":"` + status + `","background":` + e["background"] + `,"completed_at":` + completedAt +
 		`,"error":null,"frequency_penalty":` + e["frequency_penalty"] + `,"incomplete_details":` + incomplete +
 		`,"instructions":` + e["instructions"] + `,"max_output_tokens":` + e["max_output_tokens"] +
-		`,"max_tool_calls":` + e["max_tool_calls"] + `,"model":` + simJSON(st.model) +
+		`,"max_tool_calls":` + e["max_tool_calls"] + `,"model":` + adapters.JSONString(st.model) +
 		`,"moderation":null,"output":` + output + `,"parallel_tool_calls":` + e["parallel_tool_calls"] +
 		`,"presence_penalty":` + e["presence_penalty"] + `,"previous_response_id":` + e["previous_response_id"] +
 		`,"prompt_cache_key":` + e["prompt_cache_key"] + `,"prompt_cache_retention":` + e["prompt_cache_retention"] +
@@ -459,13 +449,13 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		out = append(out, adapters.WireEvent{Event: typ, Data: simEnvelope(typ, len(out), members...), Phase: ph})
 	}
 	obf := func(delta string) simMember {
-		return simMember{"obfuscation", simJSON(simObfuscation(st.seed, len(out), delta))}
+		return simMember{"obfuscation", adapters.JSONString(simObfuscation(st.seed, len(out), delta))}
 	}
 	ev("response.created", adapters.PhaseStart, simMember{"response", st.object(false)})
 	ev("response.in_progress", adapters.PhaseStart, simMember{"response", st.object(false)})
 	for i, x := range st.items {
 		idx := simMember{"output_index", strconv.Itoa(i)}
-		item := simMember{"item_id", simJSON(x.id)}
+		item := simMember{"item_id", adapters.JSONString(x.id)}
 		ev("response.output_item.added", adapters.PhaseStart, idx, simMember{"item", x.added()})
 		switch x.kind {
 		case adapters.KindReasoning:
@@ -473,34 +463,34 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 				si := simMember{"summary_index", "0"}
 				ev("response.reasoning_summary_part.added", adapters.PhaseStart, item, idx, si, simMember{"part", `{"type":"summary_text","text":""}`})
 				for _, d := range frag(x.text) {
-					ev("response.reasoning_summary_text.delta", adapters.PhaseReasoning, simMember{"delta", simJSON(d)}, item, obf(d), idx, si)
+					ev("response.reasoning_summary_text.delta", adapters.PhaseReasoning, simMember{"delta", adapters.JSONString(d)}, item, obf(d), idx, si)
 				}
-				ev("response.reasoning_summary_text.done", adapters.PhaseItemDone, item, idx, si, simMember{"text", simJSON(x.text)})
+				ev("response.reasoning_summary_text.done", adapters.PhaseItemDone, item, idx, si, simMember{"text", adapters.JSONString(x.text)})
 				ev("response.reasoning_summary_part.done", adapters.PhaseItemDone, item, idx, si,
-					simMember{"part", `{"type":"summary_text","text":` + simJSON(x.text) + `}`})
+					simMember{"part", `{"type":"summary_text","text":` + adapters.JSONString(x.text) + `}`})
 			}
 		case adapters.KindToolCall:
 			for _, d := range frag(x.text) {
-				ev("response.function_call_arguments.delta", adapters.PhaseArgs, simMember{"delta", simJSON(d)}, item, obf(d), idx)
+				ev("response.function_call_arguments.delta", adapters.PhaseArgs, simMember{"delta", adapters.JSONString(d)}, item, obf(d), idx)
 			}
-			ev("response.function_call_arguments.done", adapters.PhaseItemDone, simMember{"arguments", simJSON(x.text)}, item,
-				simMember{"name", simJSON(x.name)}, idx)
+			ev("response.function_call_arguments.done", adapters.PhaseItemDone, simMember{"arguments", adapters.JSONString(x.text)}, item,
+				simMember{"name", adapters.JSONString(x.name)}, idx)
 		case adapters.KindRefusal:
 			ci := simMember{"content_index", "0"}
 			ev("response.content_part.added", adapters.PhaseStart, ci, item, idx, simMember{"part", simRefusalPart("")})
 			for _, d := range frag(x.text) {
-				ev("response.refusal.delta", adapters.PhaseText, ci, simMember{"delta", simJSON(d)}, item, obf(d), idx)
+				ev("response.refusal.delta", adapters.PhaseText, ci, simMember{"delta", adapters.JSONString(d)}, item, obf(d), idx)
 			}
-			ev("response.refusal.done", adapters.PhaseItemDone, ci, item, idx, simMember{"refusal", simJSON(x.text)})
+			ev("response.refusal.done", adapters.PhaseItemDone, ci, item, idx, simMember{"refusal", adapters.JSONString(x.text)})
 			ev("response.content_part.done", adapters.PhaseItemDone, ci, item, idx, simMember{"part", simRefusalPart(x.text)})
 		default:
 			ci := simMember{"content_index", "0"}
 			ev("response.content_part.added", adapters.PhaseStart, ci, item, idx, simMember{"part", simOutputText("")})
 			for _, d := range frag(x.text) {
-				ev("response.output_text.delta", adapters.PhaseText, ci, simMember{"delta", simJSON(d)}, item,
+				ev("response.output_text.delta", adapters.PhaseText, ci, simMember{"delta", adapters.JSONString(d)}, item,
 					simMember{"logprobs", "[]"}, obf(d), idx)
 			}
-			ev("response.output_text.done", adapters.PhaseItemDone, ci, item, simMember{"logprobs", "[]"}, idx, simMember{"text", simJSON(x.text)})
+			ev("response.output_text.done", adapters.PhaseItemDone, ci, item, simMember{"logprobs", "[]"}, idx, simMember{"text", adapters.JSONString(x.text)})
 			ev("response.content_part.done", adapters.PhaseItemDone, ci, item, idx, simMember{"part", simOutputText(x.text)})
 		}
 		ev("response.output_item.done", adapters.PhaseItemDone, idx, simMember{"item", x.done()})
@@ -567,7 +557,7 @@ func (Protocol) LineEnd() string { return "\n" }
 // simErrorBody is the API's error body, pretty-printed as it sends it.
 // param and code are raw JSON (a string or null).
 func simErrorBody(message, typ, param, code string) []byte {
-	return []byte("{\n  \"error\": {\n    \"message\": " + simJSON(message) + ",\n    \"type\": " + simJSON(typ) +
+	return []byte("{\n  \"error\": {\n    \"message\": " + adapters.JSONString(message) + ",\n    \"type\": " + adapters.JSONString(typ) +
 		",\n    \"param\": " + param + ",\n    \"code\": " + code + "\n  }\n}\n")
 }
 
@@ -575,7 +565,7 @@ func simNullable(s string) string {
 	if s == "" {
 		return "null"
 	}
-	return simJSON(s)
+	return adapters.JSONString(s)
 }
 
 // simError is an HTTP error with x-request-id.
@@ -652,7 +642,7 @@ func simStreamErrorType(kind string) (typ, code string) {
 // where the server puts it, and Renumber gives it its place.
 func (Protocol) ErrorEvent(kind, message string) []adapters.WireEvent {
 	typ, code := simStreamErrorType(kind)
-	inner := `{"type":` + simJSON(typ) + `,"code":` + simNullable(code) + `,"message":` + simJSON(message) + `,"param":null}`
+	inner := `{"type":` + adapters.JSONString(typ) + `,"code":` + simNullable(code) + `,"message":` + adapters.JSONString(message) + `,"param":null}`
 	return []adapters.WireEvent{{Event: "error", Data: simEnvelope("error", 0, simMember{"error", inner}), Phase: adapters.PhaseTerminal}}
 }
 

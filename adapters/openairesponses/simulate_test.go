@@ -751,7 +751,7 @@ func TestSimErrorResponses(t *testing.T) {
 		if c.retryAfterSeconds {
 			e.Header.Set("Retry-After", "1") // as the sim server does
 		}
-		want := "{\n  \"error\": {\n    \"message\": " + simJSON(c.message) + ",\n    \"type\": \"" + c.typ + "\",\n    \"param\": " + simNullable(c.param) + ",\n    \"code\": " + simNullable(c.code) + "\n  }\n}\n"
+		want := "{\n  \"error\": {\n    \"message\": " + adapters.JSONString(c.message) + ",\n    \"type\": \"" + c.typ + "\",\n    \"param\": " + simNullable(c.param) + ",\n    \"code\": " + simNullable(c.code) + "\n  }\n}\n"
 		if e.Status != c.wantStatus || string(e.Body) != want || !simReqRe.MatchString(e.Header.Get("x-request-id")) {
 			t.Errorf("%s: %d %s %v", c.kind, e.Status, e.Body, e.Header)
 		}
