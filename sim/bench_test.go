@@ -27,7 +27,11 @@ import (
 // second. With MODELWIRE_AIMOCK=1 the same requests, through the same
 // load loop, also go to @copilotkit/aimock (installed with npm into a
 // temporary directory, serving an equivalent three-turn fixture set), so
-// the two can be compared on one machine:
+// the two can be compared on one machine. aimock streams text in 20
+// character chunks by default, the simulator in token-sized deltas (4.6
+// characters on average over the refund answer), so streams also run
+// against aimock-c5, aimock sending 5-character chunks: the same content
+// in about as many events.
 //
 //	go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
 //	MODELWIRE_AIMOCK=1 go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
@@ -56,9 +60,10 @@ func BenchmarkRefundLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	simBase := startServer(b, ctx, os.Args[0], []string{"-test.run=^TestServeForBenchmark$"}, "MODELWIRE_BENCH_SERVE=1")
-	aimockBase := ""
+	aimockBase, aimock5Base := "", ""
 	if os.Getenv("MODELWIRE_AIMOCK") != "" {
-		aimockBase = startAimock(b, ctx)
+		dir := installAimock(b, ctx)
+		aimockBase, aimock5Base = startAimock(b, ctx, dir, 20), startAimock(b, ctx, dir, 5)
 	}
 	for _, protocol := range benchProtocols {
 		for _, stream := range []bool{true, false} {
@@ -70,6 +75,9 @@ func BenchmarkRefundLoop(b *testing.B) {
 			b.Run("sim/"+protocol+"/"+mode, func(b *testing.B) { load(b, simBase, protocol, loop) })
 			if aimockBase != "" && protocol != adapters.DeepSeekChat {
 				b.Run("aimock/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimockBase, protocol, loop) })
+				if stream {
+					b.Run("aimock-c5/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimock5Base, protocol, loop) })
+				}
 			}
 		}
 	}
@@ -142,9 +150,9 @@ func load(b *testing.B, base, protocol string, loop []*adapters.HTTPRequest) {
 	b.ReportMetric(float64(b.N*len(loop))/b.Elapsed().Seconds(), "req/s")
 }
 
-// startAimock installs aimock into a temporary directory, writes the
-// refund loop as its fixtures and serves them on a free port.
-func startAimock(b *testing.B, ctx context.Context) string {
+// installAimock installs aimock into a temporary directory and writes the
+// refund loop there as its fixtures.
+func installAimock(b *testing.B, ctx context.Context) string {
 	b.Helper()
 	dir := b.TempDir()
 	install := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--silent", "@copilotkit/aimock@"+aimockVersion)
@@ -152,12 +160,17 @@ func startAimock(b *testing.B, ctx context.Context) string {
 	if out, err := install.CombinedOutput(); err != nil {
 		b.Fatalf("npm install @copilotkit/aimock: %v\n%s", err, out)
 	}
-	fixtures := filepath.Join(dir, "refund.json")
-	if err := os.WriteFile(fixtures, aimockFixtures(b), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "refund.json"), aimockFixtures(b), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	return dir
+}
+
+// startAimock serves the refund fixtures, streaming text in chunk-character
+// pieces.
+func startAimock(b *testing.B, ctx context.Context, dir string, chunk int) string {
 	return startServer(b, ctx, "node", []string{filepath.Join(dir, "node_modules/@copilotkit/aimock/dist/cli.js"),
-		"-f", fixtures, "--log-level", "silent", "-p"}, "")
+		"-f", filepath.Join(dir, "refund.json"), "--chunk-size", fmt.Sprint(chunk), "--log-level", "silent", "-p"}, "")
 }
 
 // startServer runs a server process on a free port (its last argument)
