@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // This file is the simulator's side of each wire format: reading a request
@@ -182,6 +184,22 @@ func JSONString(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// MemberNames are the names of a JSON object's members in body order (the
+// providers report the first unknown one as it comes); nil when body is
+// not an object.
+func MemberNames(body []byte) []string {
+	v := gjson.ParseBytes(body)
+	if !v.IsObject() {
+		return nil
+	}
+	var names []string
+	v.ForEach(func(k, _ gjson.Result) bool {
+		names = append(names, k.String())
+		return true
+	})
+	return names
 }
 
 // SimError is an HTTP error the simulator answers with.

@@ -109,14 +109,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent, and GET /v1/models, /models and /v1beta/models.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
 		return
 	}
-	p, _ := registry.Lookup(name)
-	simp, ok := p.(adapters.Simulated)
+	simp, ok := s.simulated(w, r, name)
 	if !ok {
-		http.Error(w, "the simulator cannot speak "+name, http.StatusNotImplemented)
-		return
-	}
-	if e := s.checkKey(simp, name, r); e != nil {
-		writeError(w, e)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20+1))
@@ -132,12 +126,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, serr)
 		return
 	}
-	sc := s.opts.Scenario
-	if h := r.Header.Get(ScenarioHeader); h != "" && s.opts.Lookup != nil {
-		if sc, err = s.opts.Lookup(h); err != nil {
-			writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error()))
-			return
-		}
+	sc, err := s.scenario(r)
+	if err != nil {
+		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error()))
+		return
 	}
 	if sc == nil {
 		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: no scenario loaded"))
@@ -364,33 +356,43 @@ func arrayPiece(i int, data string) string {
 	return lead + b.String()
 }
 
-// checkKey applies RequireKey (nil when the request may pass).
-func (s *Server) checkKey(simp adapters.Simulated, protocol string, r *http.Request) *adapters.SimError {
-	if !s.opts.RequireKey {
-		return nil
-	}
-	return checkKey(simp, protocol, presentedKey(protocol, r), s.opts.Keys[protocol])
-}
-
-// serveModels answers GET on a models path with the scenario's model.
-func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, protocol, id string) {
+// simulated is the protocol's simulator side, once the request's key
+// passes RequireKey; otherwise it has answered the request.
+func (s *Server) simulated(w http.ResponseWriter, r *http.Request, protocol string) (adapters.Simulated, bool) {
 	p, _ := registry.Lookup(protocol)
 	simp, ok := p.(adapters.Simulated)
 	if !ok {
 		http.Error(w, "the simulator cannot speak "+protocol, http.StatusNotImplemented)
-		return
+		return nil, false
 	}
-	if e := s.checkKey(simp, protocol, r); e != nil {
-		writeError(w, e)
-		return
-	}
-	sc := s.opts.Scenario
-	if h := r.Header.Get(ScenarioHeader); h != "" && s.opts.Lookup != nil {
-		var err error
-		if sc, err = s.opts.Lookup(h); err != nil {
-			writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error()))
-			return
+	if s.opts.RequireKey {
+		if e := checkKey(simp, protocol, presentedKey(protocol, r), s.opts.Keys[protocol]); e != nil {
+			writeError(w, e)
+			return nil, false
 		}
+	}
+	return simp, true
+}
+
+// scenario is the one the request names in ScenarioHeader, else the
+// server's (nil when it has none).
+func (s *Server) scenario(r *http.Request) (*session.Scenario, error) {
+	if h := r.Header.Get(ScenarioHeader); h != "" && s.opts.Lookup != nil {
+		return s.opts.Lookup(h)
+	}
+	return s.opts.Scenario, nil
+}
+
+// serveModels answers GET on a models path with the scenario's model.
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, protocol, id string) {
+	simp, ok := s.simulated(w, r, protocol)
+	if !ok {
+		return
+	}
+	sc, err := s.scenario(r)
+	if err != nil {
+		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error()))
+		return
 	}
 	model := "sim-model"
 	if sc != nil && sc.Model != "" {

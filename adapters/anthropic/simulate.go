@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -877,21 +876,9 @@ var knownMembers = map[string]bool{
 // order) it does not know: "x: Extra inputs are not permitted", as its
 // request model forbids extra fields.
 func extraInput(body []byte) *adapters.SimError {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if _, err := dec.Token(); err != nil {
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		if key, _ := tok.(string); !knownMembers[key] {
+	for _, key := range adapters.MemberNames(body) {
+		if !knownMembers[key] {
 			return invalid("%s: Extra inputs are not permitted", key)
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return nil
 		}
 	}
 	return nil

@@ -878,20 +878,7 @@ func simUnknownKey(body []byte, top map[string]json.RawMessage) *adapters.SimErr
 	for _, k := range simKnownKeys {
 		known[k] = true
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if _, err := dec.Token(); err != nil {
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		key, _ := tok.(string)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return nil
-		}
+	for _, key := range adapters.MemberNames(body) {
 		if known[key] {
 			continue
 		}
