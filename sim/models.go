@@ -44,22 +44,67 @@ func modelsRoute(method, path string, h http.Header) (protocol, id string, ok bo
 	return protocol, id, true
 }
 
+// The shapes, members in the order the providers write them (Anthropic's
+// alphabetical, as its reference shows them).
+type (
+	openAIModel struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created,omitempty"`
+		OwnedBy string `json:"owned_by"`
+	}
+	openAIList struct {
+		Object string `json:"object"`
+		Data   []any  `json:"data"`
+	}
+	anthropicModel struct {
+		CreatedAt      string `json:"created_at"`
+		DisplayName    string `json:"display_name"`
+		ID             string `json:"id"`
+		MaxInputTokens int    `json:"max_input_tokens"`
+		MaxTokens      int    `json:"max_tokens"`
+		Type           string `json:"type"`
+	}
+	anthropicList struct {
+		Data    []any  `json:"data"`
+		FirstID string `json:"first_id"`
+		HasMore bool   `json:"has_more"`
+		LastID  string `json:"last_id"`
+	}
+	geminiModel struct {
+		Name                       string   `json:"name"`
+		Version                    string   `json:"version"`
+		DisplayName                string   `json:"displayName"`
+		Description                string   `json:"description"`
+		InputTokenLimit            int      `json:"inputTokenLimit"`
+		OutputTokenLimit           int      `json:"outputTokenLimit"`
+		SupportedGenerationMethods []string `json:"supportedGenerationMethods"`
+		Temperature                float64  `json:"temperature"`
+		TopP                       float64  `json:"topP"`
+		TopK                       int      `json:"topK"`
+		MaxTemperature             float64  `json:"maxTemperature"`
+		Thinking                   bool     `json:"thinking"`
+	}
+	geminiList struct {
+		Models []any `json:"models"`
+	}
+)
+
 // modelObject is the model as protocol describes one.
 func modelObject(protocol, model string) any {
 	switch protocol {
 	case adapters.DeepSeekChat:
-		return map[string]any{"id": model, "object": "model", "owned_by": "deepseek"}
+		return openAIModel{ID: model, Object: "model", OwnedBy: "deepseek"}
 	case adapters.AnthropicMessages:
-		return map[string]any{"type": "model", "id": model, "display_name": model,
-			"created_at": modelsCreated.Format(time.RFC3339), "max_input_tokens": 200000, "max_tokens": 64000}
+		return anthropicModel{CreatedAt: modelsCreated.Format(time.RFC3339), DisplayName: model, ID: model,
+			MaxInputTokens: 200000, MaxTokens: 64000, Type: "model"}
 	case adapters.Gemini:
-		return map[string]any{"name": "models/" + model, "version": "001", "displayName": model,
-			"description":     "The modelwire simulator's model for this scenario.",
-			"inputTokenLimit": 1048576, "outputTokenLimit": 65536,
-			"supportedGenerationMethods": []string{"generateContent", "countTokens"},
-			"temperature":                1, "topP": 0.95, "topK": 64, "maxTemperature": 2, "thinking": true}
+		return geminiModel{Name: "models/" + model, Version: "001", DisplayName: model,
+			Description: "The modelwire simulator's model for this scenario.", InputTokenLimit: 1048576, OutputTokenLimit: 65536,
+			SupportedGenerationMethods: []string{"generateContent", "countTokens"},
+			Temperature:                1, TopP: 0.95, TopK: 64, MaxTemperature: 2, Thinking: true}
 	}
-	return map[string]any{"id": model, "object": "model", "created": modelsCreated.Unix(), "owned_by": "system"}
+	return openAIModel{ID: model, Object: "model", Created: modelsCreated.Unix(), OwnedBy: "system"}
 }
 
 // modelsBody answers a models request: the list, the one model, or the
@@ -78,16 +123,14 @@ func modelsBody(simp adapters.Simulated, protocol, id, model string) ([]byte, *a
 		}
 		return marshalIndent(modelObject(protocol, model)), nil
 	}
-	var page any
+	one := []any{modelObject(protocol, model)}
 	switch protocol {
 	case adapters.AnthropicMessages:
-		page = map[string]any{"data": []any{modelObject(protocol, model)}, "has_more": false, "first_id": model, "last_id": model}
+		return marshalIndent(anthropicList{Data: one, FirstID: model, LastID: model}), nil
 	case adapters.Gemini:
-		page = map[string]any{"models": []any{modelObject(protocol, model)}}
-	default:
-		page = map[string]any{"object": "list", "data": []any{modelObject(protocol, model)}}
+		return marshalIndent(geminiList{Models: one}), nil
 	}
-	return marshalIndent(page), nil
+	return marshalIndent(openAIList{Object: "list", Data: one}), nil
 }
 
 func marshalIndent(v any) []byte {
