@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // This file is the simulator's side of each wire format: reading a request
@@ -112,6 +115,14 @@ type ResponseOptions struct {
 	// Fragment splits text and argument text into realistic pieces; nil
 	// uses the default (a few bytes, never inside a UTF-8 character).
 	Fragment func(s string) []string
+	// Created is the response's creation time in Unix seconds (the server
+	// passes now); 0 derives it from Seed, so tests get the same bytes for
+	// the same seed.
+	Created int64
+	// Request is the request body the response answers: protocols whose
+	// responses echo request parameters (Responses' tools, tool_choice,
+	// text, instructions…) read them from it.
+	Request []byte
 }
 
 // Simulated is implemented by every adapter the simulator can speak.
@@ -184,6 +195,43 @@ func ArgumentText(args json.RawMessage) string {
 		return string(args)
 	}
 	return b.String()
+}
+
+// JSONString is s as a JSON string the way the providers write one: UTF-8
+// as is (中文, not \u4e2d), no HTML escaping. Most simulated text needs
+// no escaping at all and is quoted without the encoder (a stream writes
+// thousands of these).
+func JSONString(s string) string {
+	plain := utf8.ValidString(s)
+	for i := 0; plain && i < len(s); i++ {
+		// 0xe2 starts U+2028 and U+2029, which the encoder escapes.
+		c := s[i]
+		plain = c >= 0x20 && c != '"' && c != '\\' && c != 0xe2
+	}
+	if plain {
+		return `"` + s + `"`
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// MemberNames are the names of a JSON object's members in body order (the
+// providers report the first unknown one as it comes); nil when body is
+// not an object.
+func MemberNames(body []byte) []string {
+	v := gjson.ParseBytes(body)
+	if !v.IsObject() {
+		return nil
+	}
+	var names []string
+	v.ForEach(func(k, _ gjson.Result) bool {
+		names = append(names, k.String())
+		return true
+	})
+	return names
 }
 
 // SimError is an HTTP error the simulator answers with.

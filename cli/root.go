@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/modelwire/modelwire/sim"
 )
 
 // Version is modelwire's version; the release build overrides it with -ldflags.
@@ -26,9 +29,11 @@ const (
 type App struct {
 	DB    string
 	Theme string
-	Out   io.Writer
-	Err   io.Writer
-	In    io.Reader
+	// Pace is the workbench simulator's words a second (--pace).
+	Pace float64
+	Out  io.Writer
+	Err  io.Writer
+	In   io.Reader
 }
 
 // exitError carries an exit code through cobra.
@@ -82,6 +87,7 @@ the built-in simulator.`,
 	}
 	root.PersistentFlags().StringVar(&app.DB, "db", defaultDB(), "SQLite database of sessions (env MODELWIRE_DB)")
 	root.PersistentFlags().StringVar(&app.Theme, "theme", "dark", "colour theme: dark, light or contrast")
+	root.Flags().Float64Var(&app.Pace, "pace", sim.DefaultPace, "the workbench simulator's pace, words a second (0: as fast as it goes)")
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
 	root.SetIn(app.In)
@@ -92,6 +98,14 @@ the built-in simulator.`,
 		root.AddCommand(c(app))
 	}
 	return root
+}
+
+// checkPace rejects a --pace that is not a finite, non-negative number.
+func checkPace(pace float64) error {
+	if !(pace >= 0) || math.IsInf(pace, 0) {
+		return usageErr("--pace must be a number of words a second, 0 or more (0: no pacing)")
+	}
+	return nil
 }
 
 // defaultDB is $MODELWIRE_DB, else $XDG_DATA_HOME/modelwire/modelwire.db,

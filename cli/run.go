@@ -25,6 +25,7 @@ type runFlags struct {
 	scenario, protocol, provider, model, baseURL string
 	stream, noStream, json, regenerate           bool
 	approve, fault, history                      string
+	pace                                         float64
 	timeouts                                     session.Timeouts
 }
 
@@ -62,6 +63,7 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 	fl.BoolVar(&f.noStream, "no-stream", false, "ask for whole JSON responses")
 	fl.StringVar(&f.approve, "approve", "manual", "tool approval: auto, reject or manual")
 	fl.StringVar(&f.fault, "fault", "", "faults for the simulator, comma-separated (NAME or NAME:always)")
+	fl.Float64Var(&f.pace, "pace", 0, "the simulator's pace, words a second (0: as fast as it goes)")
 	fl.StringVar(&f.history, "history", "full", "openai-responses history: full or previous-response-id")
 	fl.BoolVar(&f.regenerate, "regenerate", true, "when parse, schema or domain fails, ask the model once more with the exact error (--regenerate=false: stop at the first failure)")
 	fl.BoolVar(&f.json, "json", false, "print JSON lines: canonical events, decisions, results, and the session result")
@@ -126,6 +128,9 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	if f.fault != "" && f.provider != adapters.ProviderSim {
 		return usageErr("--fault applies to the built-in simulator only (--provider sim)")
 	}
+	if err := checkPace(f.pace); err != nil {
+		return err
+	}
 	if _, err := adapters.CapabilitiesFor(f.provider, f.protocol); err != nil {
 		return usageErr("%v", err)
 	}
@@ -134,7 +139,7 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	defer stop()
 	baseURL := f.baseURL
 	if f.provider == adapters.ProviderSim && baseURL == "" {
-		srv := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults})
+		srv := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Pace: f.pace})
 		simCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		if baseURL, err = srv.Start(simCtx, "127.0.0.1:0"); err != nil {

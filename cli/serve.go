@@ -18,20 +18,28 @@ func init() { register(newServeCmd) }
 func newServeCmd(app *App) *cobra.Command {
 	var addr, scenario, fault string
 	var delayMS int
+	var pace float64
+	var requireKey bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the simulator as a standalone server for any client (SDKs, curl)",
 		Long: `Serve the built-in simulator: every protocol's endpoints as the real providers
 have them, answering from the scenario's script (the turn is chosen from each
 request's own history, so any correct client drives it), checking requests the way
-the providers do, and injecting faults on demand. Any API key is accepted.
+the providers do, and injecting faults on demand. Any API key is accepted, unless
+--require-key: then a request needs one, in the provider's own header, and gets the
+provider's own authentication error without; where OPENAI_API_KEY, DEEPSEEK_API_KEY,
+ANTHROPIC_API_KEY or GEMINI_API_KEY is set, the key must also be that one.
 
 Endpoints: POST /v1/responses, /v1/chat/completions, /chat/completions (DeepSeek),
 /v1/messages, /v1beta/models/{model}:generateContent and
-/v1beta/models/{model}:streamGenerateContent?alt=sse. A request header
+/v1beta/models/{model}:streamGenerateContent (?alt=sse for SSE, else one JSON
+array); GET /v1/models (Anthropic's with an anthropic-version header), /models
+(DeepSeek) and /v1beta/models list the scenario's model. A request header
 X-Modelwire-Scenario picks another scenario for that request.`,
 		Example: `  modelwire serve --addr 127.0.0.1:8787
-  modelwire serve --scenario refund/fenced --delay-ms 40
+  modelwire serve --scenario refund/fenced --pace 20
+  OPENAI_API_KEY=sk-test modelwire serve --require-key
   modelwire serve --fault rate-limit,disconnect-mid-args:always`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,9 +54,17 @@ X-Modelwire-Scenario picks another scenario for that request.`,
 			if delayMS < 0 {
 				return usageErr("--delay-ms must not be negative")
 			}
+			if err := checkPace(pace); err != nil {
+				return err
+			}
+			keys := map[string]string{}
+			for protocol, env := range sim.KeyEnv {
+				keys[protocol] = os.Getenv(env)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Delay: time.Duration(delayMS) * time.Millisecond})
+			srv := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Delay: time.Duration(delayMS) * time.Millisecond,
+				Pace: pace, RequireKey: requireKey, Keys: keys})
 			url, err := srv.Start(ctx, addr)
 			if err != nil {
 				return usageErr("cannot listen on %s: %v", addr, err)
@@ -56,6 +72,9 @@ X-Modelwire-Scenario picks another scenario for that request.`,
 			fmt.Fprintf(app.Out, "modelwire simulator on %s (scenario %s", url, sc.FullName())
 			if fault != "" {
 				fmt.Fprintf(app.Out, ", faults %s", faults)
+			}
+			if requireKey {
+				fmt.Fprint(app.Out, ", keys required")
 			}
 			fmt.Fprintf(app.Out, ")\n  OpenAI base URL:    %s/v1\n  Anthropic base URL: %s\n  Gemini base URL:    %s\n  DeepSeek base URL:  %s\nCtrl-C stops it.\n", url, url, url, url)
 			<-ctx.Done()
@@ -66,6 +85,8 @@ X-Modelwire-Scenario picks another scenario for that request.`,
 	cmd.Flags().StringVar(&scenario, "scenario", "refund", "scenario whose script answers")
 	cmd.Flags().StringVar(&fault, "fault", "", "faults, comma-separated (NAME or NAME:always): "+fmt.Sprint(sim.FaultNames()))
 	cmd.Flags().IntVar(&delayMS, "delay-ms", 0, "pause between stream events, in ms")
+	cmd.Flags().Float64Var(&pace, "pace", 0, "stream content at this many words a second (0: as fast as it goes)")
+	cmd.Flags().BoolVar(&requireKey, "require-key", false, "answer requests without a key (or with another than $OPENAI_API_KEY etc., where set) with the provider's auth error")
 	completeWith(cmd, "fault", sim.FaultNames())
 	completeWith(cmd, "scenario", samples.Names())
 	return cmd

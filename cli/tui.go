@@ -35,6 +35,9 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 	if _, err := themes.ByName(app.Theme); err != nil {
 		return usageErr("%v", err)
 	}
+	if err := checkPace(app.Pace); err != nil {
+		return err
+	}
 	noColor := os.Getenv("NO_COLOR") != ""
 	if noColor {
 		lipgloss.SetColorProfile(termenv.Ascii)
@@ -54,7 +57,7 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 		opts.Replay = id
 	}
 	opts.Theme, opts.NoColor, opts.Log = app.Theme, noColor, log
-	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log}
+	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log, Pace: app.Pace}
 	opts.Library = ui.StoreLibrary{DB: db}
 	ctx := cmd.Context()
 	if ctx == nil {

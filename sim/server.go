@@ -6,6 +6,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,8 +36,16 @@ type Options struct {
 	// Lookup resolves ScenarioHeader values; nil disables the header.
 	Lookup func(name string) (*session.Scenario, error)
 	Faults *Faults
-	// Delay paces stream events so a person can watch the lanes fill.
+	// Delay is a fixed pause between stream events.
 	Delay time.Duration
+	// Pace paces stream content for people, in words a second: a turn's
+	// words arrive at that rate (0: as fast as the connection goes).
+	Pace float64
+	// RequireKey makes a request without an API key, or with one other
+	// than Keys[protocol] when that is set, get the provider's own
+	// authentication error.
+	RequireKey bool
+	Keys       map[string]string
 	// SlowFirstByte is how long the slow-first-byte fault waits.
 	SlowFirstByte time.Duration
 	// StallFor bounds the stall fault (it also ends when the client goes).
@@ -100,17 +109,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		countTokens(w, name, p.(adapters.Simulated), body)
 		return
 	}
+	if protocol, id, ok := modelsRoute(r.Method, r.URL.Path, r.Header); ok {
+		s.serveModels(w, r, protocol, id)
+		return
+	}
 	name, ok := route(r.Method, r.URL.Path)
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
+		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent, and GET /v1/models, /models and /v1beta/models.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
 		return
 	}
-	p, _ := registry.Lookup(name)
-	simp, ok := p.(adapters.Simulated)
+	simp, ok := s.simulated(w, r, name)
 	if !ok {
-		http.Error(w, "the simulator cannot speak "+name, http.StatusNotImplemented)
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20+1))
@@ -126,12 +137,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, serr)
 		return
 	}
-	sc := s.opts.Scenario
-	if h := r.Header.Get(ScenarioHeader); h != "" && s.opts.Lookup != nil {
-		if sc, err = s.opts.Lookup(h); err != nil {
-			writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error()))
-			return
-		}
+	sc, err := s.scenario(r)
+	if err != nil {
+		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error()))
+		return
 	}
 	if sc == nil {
 		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: no scenario loaded"))
@@ -205,7 +214,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = sc.Model
 	}
-	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage}
+	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage,
+		Created: time.Now().Unix(), Request: body}
 	if id := simp.ResponseID(o); id != "" {
 		s.remember(id, simp, &mt, o, turn, in)
 	}
@@ -269,8 +279,11 @@ func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.Model
 	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: in.Results, calls: calls}
 }
 
-// stream writes the turn as SSE, applying the stream faults.
+// stream writes the turn as SSE, applying the stream faults; Gemini's
+// streamGenerateContent without alt=sse gets the same chunks as one JSON
+// array, written as they come, as the API sends it.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, protocol string, mt adapters.ModelTurn, o adapters.ResponseOptions) {
+	array := protocol == adapters.Gemini && r.URL.Query().Get("alt") != "sse"
 	events := simp.StreamEvents(mt, o)
 	f := s.opts.Faults
 	cut, stall := -1, -1
@@ -283,29 +296,36 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 	case f.take("stall", true):
 		stall = len(events) / 2
 	}
-	if f.take("error-after-200", true) {
+	// reshape takes a fault that moves, adds or drops events.
+	reshaped := false
+	reshape := func(name string) bool {
+		ok := f.take(name, true)
+		reshaped = reshaped || ok
+		return ok
+	}
+	if reshape("error-after-200") {
 		at := max(1, len(events)/2)
 		events = append(events[:at:at], simp.ErrorEvent("overloaded_error", "Overloaded")...)
 	}
-	if f.take("no-terminal", true) {
+	if reshape("no-terminal") {
 		events = dropPhase(events, adapters.PhaseTerminal)
 	}
-	if f.take("malformed-event", true) {
+	if reshape("malformed-event") {
 		at := max(1, len(events)/3)
 		bad := events[at]
 		bad.Data = bad.Data[:len(bad.Data)/2]
 		events = insert(events, at, bad)
 	}
-	if f.take("unknown-event", true) {
+	if reshape("unknown-event") {
 		events = insert(events, max(1, len(events)/4), simp.UnknownEvent())
 	}
-	if f.take("duplicate-events", true) {
+	if reshape("duplicate-events") {
 		// Responses events repeat with their sequence_number; Gemini's SDK
 		// rejects any field but data, so its repeats carry nothing to tell
 		// them apart (as a real duplicate would); the others get SSE ids.
 		events = duplicate(events, protocol != adapters.OpenAIResponses && protocol != adapters.Gemini)
 	}
-	if f.take("late-event", true) {
+	if reshape("late-event") {
 		for i := len(events) - 1; i >= 0; i-- {
 			if events[i].Phase == adapters.PhaseText || events[i].Phase == adapters.PhaseArgs {
 				events = append(events, events[i])
@@ -319,18 +339,22 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 	// carries its own number and a repeat keeps the one it repeats.
 	if rn, ok := simp.(interface {
 		Renumber([]adapters.WireEvent) []adapters.WireEvent
-	}); ok {
+	}); ok && reshaped {
 		events = rn.Renumber(events)
 	}
 	for k, v := range simp.ResponseHeaders(true) {
 		w.Header()[k] = v
 	}
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	if array {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	}
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	nl := simp.LineEnd()
 	ctx := r.Context()
+	pause := contentPause(mt, events, s.opts.Pace)
 	for i, ev := range events {
 		if i == cut {
 			if flusher != nil {
@@ -348,28 +372,117 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 			}
 			return
 		}
-		if s.opts.Delay > 0 && i > 0 {
+		wait := pause
+		if !isContent(ev.Phase) {
+			wait = 0
+		}
+		if i > 0 {
+			wait += s.opts.Delay
+		}
+		// Events go out as the connection takes them: what is written
+		// is flushed before each pause, so a paced stream arrives event
+		// by event, and an unpaced one in the writer's 4 KB pieces (a
+		// syscall per event would be most of its cost).
+		if wait > 0 {
+			if flusher != nil {
+				flusher.Flush()
+			}
 			select {
-			case <-time.After(s.opts.Delay):
+			case <-time.After(wait):
 			case <-ctx.Done():
 				return
 			}
 		}
 		var b strings.Builder
-		if ev.Event != "" {
-			b.WriteString("event: " + ev.Event + nl)
+		switch {
+		case array:
+			b.WriteString(arrayPiece(i, ev.Data))
+		default:
+			if ev.Event != "" {
+				b.WriteString("event: " + ev.Event + nl)
+			}
+			if ev.ID != "" {
+				b.WriteString("id: " + ev.ID + nl)
+			}
+			b.WriteString("data: " + ev.Data + nl + nl)
 		}
-		if ev.ID != "" {
-			b.WriteString("id: " + ev.ID + nl)
-		}
-		b.WriteString("data: " + ev.Data + nl + nl)
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return
 		}
-		if flusher != nil {
-			flusher.Flush()
+	}
+	if array {
+		_, _ = io.WriteString(w, "\n]")
+	}
+}
+
+// arrayPiece is chunk i of a JSON-array stream: "[" or the separator, then
+// the chunk pretty-printed as Google prints them (a malformed chunk, from
+// the malformed-event fault, as it is).
+func arrayPiece(i int, data string) string {
+	lead := "\n,\r\n"
+	if i == 0 {
+		lead = "["
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(data), "", "  ") != nil {
+		return lead + data
+	}
+	return lead + b.String()
+}
+
+// simulated is the protocol's simulator side, once the request's key
+// passes RequireKey; otherwise it has answered the request.
+func (s *Server) simulated(w http.ResponseWriter, r *http.Request, protocol string) (adapters.Simulated, bool) {
+	p, _ := registry.Lookup(protocol)
+	simp, ok := p.(adapters.Simulated)
+	if !ok {
+		http.Error(w, "the simulator cannot speak "+protocol, http.StatusNotImplemented)
+		return nil, false
+	}
+	if s.opts.RequireKey {
+		if e := checkKey(simp, protocol, presentedKey(protocol, r), s.opts.Keys[protocol]); e != nil {
+			writeError(w, e)
+			return nil, false
 		}
 	}
+	return simp, true
+}
+
+// scenario is the one the request names in ScenarioHeader, else the
+// server's (nil when it has none).
+func (s *Server) scenario(r *http.Request) (*session.Scenario, error) {
+	if h := r.Header.Get(ScenarioHeader); h != "" && s.opts.Lookup != nil {
+		return s.opts.Lookup(h)
+	}
+	return s.opts.Scenario, nil
+}
+
+// serveModels answers GET on a models path with the scenario's model.
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, protocol, id string) {
+	simp, ok := s.simulated(w, r, protocol)
+	if !ok {
+		return
+	}
+	sc, err := s.scenario(r)
+	if err != nil {
+		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error()))
+		return
+	}
+	model := "sim-model"
+	if sc != nil && sc.Model != "" {
+		model = sc.Model
+	}
+	body, e := modelsBody(simp, protocol, id, model)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	for k, v := range simp.ResponseHeaders(false) {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 func writeError(w http.ResponseWriter, e *adapters.SimError) {

@@ -71,6 +71,8 @@ type EngineBackend struct {
 	Getenv  func(string) string
 	Version string
 	Log     *slog.Logger
+	// Pace is the simulator's words a second (0: no pacing).
+	Pace float64
 }
 
 // Run runs one session to its end.
@@ -87,7 +89,7 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 		}
 		simCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		if base, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults}).Start(simCtx, "127.0.0.1:0"); err != nil {
+		if base, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Pace: b.Pace}).Start(simCtx, "127.0.0.1:0"); err != nil {
 			return fmt.Errorf("starting the simulator: %w", err)
 		}
 	}

@@ -214,16 +214,6 @@ func render(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
 	return st
 }
 
-// jsonText is s as a JSON string, UTF-8 left as is and no HTML escaping
-// (the API writes raw UTF-8: 中文 arrives as 中文).
-func jsonText(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
 
 func (st simTurn) cacheCreation() string {
@@ -258,7 +248,7 @@ func (st simTurn) deltaUsage() string {
 
 // message is the Message object; content is raw JSON.
 func (st simTurn) message(content, stopReason, stopDetails, usage string) string {
-	return `{"model":` + jsonText(st.model) + `,"id":` + jsonText(st.id) +
+	return `{"model":` + adapters.JSONString(st.model) + `,"id":` + adapters.JSONString(st.id) +
 		`,"type":"message","role":"assistant","content":` + content +
 		`,"stop_reason":` + stopReason + `,"stop_sequence":null,"stop_details":` + stopDetails +
 		`,"usage":` + usage + `}`
@@ -287,13 +277,13 @@ func (protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		start := `{"type":"content_block_start","index":` + idx + `,"content_block":`
 		delta := func(ph adapters.Phase, typ, key, value string) adapters.WireEvent {
 			return ev("content_block_delta", ph, `{"type":"content_block_delta","index":`+idx+
-				`,"delta":{"type":"`+typ+`","`+key+`":`+jsonText(value)+`}}`)
+				`,"delta":{"type":"`+typ+`","`+key+`":`+adapters.JSONString(value)+`}}`)
 		}
 		switch b.kind {
 		case adapters.KindReasoning:
 			out = append(out, ev("content_block_start", adapters.PhaseStart, start+`{"type":"thinking","thinking":"","signature":""}}`))
 		case adapters.KindToolCall:
-			out = append(out, ev("content_block_start", adapters.PhaseStart, start+`{"type":"tool_use","id":`+jsonText(b.id)+`,"name":`+jsonText(b.name)+`,"input":{}}}`))
+			out = append(out, ev("content_block_start", adapters.PhaseStart, start+`{"type":"tool_use","id":`+adapters.JSONString(b.id)+`,"name":`+adapters.JSONString(b.name)+`,"input":{}}}`))
 		default:
 			out = append(out, ev("content_block_start", adapters.PhaseStart, start+`{"type":"text","text":""}}`))
 		}
@@ -323,7 +313,7 @@ func (protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 	// message_delta carries the stop_reason: with message_stop it is the
 	// terminal (without it a client has no stop reason at all).
 	out = append(out,
-		ev("message_delta", adapters.PhaseTerminal, `{"type":"message_delta","delta":{"stop_reason":`+jsonText(st.stopReason)+
+		ev("message_delta", adapters.PhaseTerminal, `{"type":"message_delta","delta":{"stop_reason":`+adapters.JSONString(st.stopReason)+
 			`,"stop_sequence":null,"stop_details":`+st.stopDetails+`},"usage":`+st.deltaUsage()+`}`),
 		ev("message_stop", adapters.PhaseTerminal, `{"type":"message_stop"}`))
 	return out
@@ -341,15 +331,15 @@ func (protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 		}
 		switch b.kind {
 		case adapters.KindReasoning:
-			c.WriteString(`{"type":"thinking","thinking":` + jsonText(b.text) + `,"signature":` + jsonText(b.signature) + `}`)
+			c.WriteString(`{"type":"thinking","thinking":` + adapters.JSONString(b.text) + `,"signature":` + adapters.JSONString(b.signature) + `}`)
 		case adapters.KindToolCall:
-			c.WriteString(`{"type":"tool_use","id":` + jsonText(b.id) + `,"name":` + jsonText(b.name) + `,"input":` + bodyInput(b.text) + `}`)
+			c.WriteString(`{"type":"tool_use","id":` + adapters.JSONString(b.id) + `,"name":` + adapters.JSONString(b.name) + `,"input":` + bodyInput(b.text) + `}`)
 		default:
-			c.WriteString(`{"type":"text","text":` + jsonText(b.text) + `}`)
+			c.WriteString(`{"type":"text","text":` + adapters.JSONString(b.text) + `}`)
 		}
 	}
 	c.WriteByte(']')
-	return []byte(st.message(c.String(), jsonText(st.stopReason), st.stopDetails, st.usage(false)))
+	return []byte(st.message(c.String(), adapters.JSONString(st.stopReason), st.stopDetails, st.usage(false)))
 }
 
 // bodyInput is a tool_use block's input: the arguments when they are a JSON
@@ -425,9 +415,9 @@ func errorType(status int, kind string) (string, int) {
 }
 
 func errorBody(typ, message, requestID string) []byte {
-	s := `{"type":"error","error":{"type":` + jsonText(typ) + `,"message":` + jsonText(message) + `}`
+	s := `{"type":"error","error":{"type":` + adapters.JSONString(typ) + `,"message":` + adapters.JSONString(message) + `}`
 	if requestID != "" {
-		s += `,"request_id":` + jsonText(requestID)
+		s += `,"request_id":` + adapters.JSONString(requestID)
 	}
 	return []byte(s + "}")
 }
@@ -560,6 +550,9 @@ func (protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 	}
 	if top == nil {
 		return nil, invalid("Input should be a valid dictionary or object to extract fields from")
+	}
+	if e := extraInput(body); e != nil {
+		return nil, e
 	}
 	in := &adapters.Inbound{}
 
@@ -865,6 +858,31 @@ func (protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 	}
 	readChoices(body, in)
 	return in, nil
+}
+
+// knownMembers are the request members the API reads: anthropic-sdk-go
+// v2.15.0 MessageNewParams and BetaMessageNewParams (beta members are
+// accepted whatever the anthropic-beta header says), plus the sampling
+// members and stream the SDK sets apart.
+var knownMembers = map[string]bool{
+	"model": true, "messages": true, "max_tokens": true, "system": true, "metadata": true,
+	"stop_sequences": true, "stream": true, "temperature": true, "top_k": true, "top_p": true,
+	"thinking": true, "tool_choice": true, "tools": true, "service_tier": true, "container": true,
+	"cache_control": true, "inference_geo": true, "output_config": true, "output_format": true,
+	"speed": true, "diagnostics": true, "context_management": true, "mcp_servers": true,
+	"compaction": true, "fallbacks": true, "thread": true,
+}
+
+// extraInput is the API's answer to the first top-level member (in body
+// order) it does not know: "x: Extra inputs are not permitted", as its
+// request model forbids extra fields.
+func extraInput(body []byte) *adapters.SimError {
+	for _, key := range adapters.MemberNames(body) {
+		if !knownMembers[key] {
+			return invalid("%s: Extra inputs are not permitted", key)
+		}
+	}
+	return nil
 }
 
 // integer reads a JSON integer (1024 or 1024.0, not "1024").

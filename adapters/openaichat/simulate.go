@@ -73,8 +73,9 @@ const (
 	defaultDeepSeekModel = "deepseek-v4-flash"
 	openAIFingerprint    = "fp_b3f1157249"
 	deepSeekFingerprint  = "fp_8802369eaa_prod0820_fp8_kvcache"
-	// simEpoch is the created time of seed 0 (2026-01-05); a response's
-	// created is simEpoch + seed, so the bytes follow the seed alone.
+	// simEpoch is the created time of seed 0 (2026-01-05) when the server
+	// gives no time: created is then simEpoch + seed, so the bytes follow
+	// the seed alone.
 	simEpoch = 1767571200
 )
 
@@ -203,16 +204,6 @@ type simTurn struct {
 	usage     string // the usage object, compact JSON
 }
 
-// jsonText is s as a JSON string, UTF-8 left as is and no HTML escaping
-// (both APIs write raw UTF-8: 中文 arrives as 中文).
-func jsonText(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
 
 // finishReason is the finish_reason for a canonical stop. A refusal is
@@ -233,7 +224,10 @@ func (p protocol) finishReason(s adapters.StopReason, refusalText bool) string {
 }
 
 func (p protocol) render(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
-	st := simTurn{id: p.ResponseID(o), model: o.Model, created: simEpoch + int64(o.Seed%(1<<32))}
+	st := simTurn{id: p.ResponseID(o), model: o.Model, created: o.Created}
+	if st.created == 0 { // no clock given: follow the seed
+		st.created = simEpoch + int64(o.Seed%(1<<32))
+	}
 	if st.model == "" {
 		st.model = defaultOpenAIModel
 		if p.deepseek {
@@ -318,7 +312,7 @@ type chunker struct {
 }
 
 func (p protocol) newChunker(st simTurn, o adapters.ResponseOptions) *chunker {
-	e := `{"id":` + jsonText(st.id) + `,"object":"chat.completion.chunk","created":` + i64(st.created) + `,"model":` + jsonText(st.model)
+	e := `{"id":` + adapters.JSONString(st.id) + `,"object":"chat.completion.chunk","created":` + i64(st.created) + `,"model":` + adapters.JSONString(st.model)
 	if p.deepseek {
 		e += `,"system_fingerprint":"` + deepSeekFingerprint + `"`
 	} else {
@@ -364,12 +358,12 @@ func (c *chunker) usageChunk(usage string) string { return c.envelope + "]" + c.
 
 // callStart is a call's first tool_calls fragment; callArgs a later one.
 func callStart(it simItem) string {
-	return `{"index":` + strconv.Itoa(it.index) + `,"id":` + jsonText(it.callID) + `,"type":"function","function":{"name":` +
-		jsonText(it.name) + `,"arguments":""}}`
+	return `{"index":` + strconv.Itoa(it.index) + `,"id":` + adapters.JSONString(it.callID) + `,"type":"function","function":{"name":` +
+		adapters.JSONString(it.name) + `,"arguments":""}}`
 }
 
 func callArgs(index int, frag string) string {
-	return `{"index":` + strconv.Itoa(index) + `,"function":{"arguments":` + jsonText(frag) + `}}`
+	return `{"index":` + strconv.Itoa(index) + `,"function":{"arguments":` + adapters.JSONString(frag) + `}}`
 }
 
 // StreamEvents renders a turn as the provider's stream (see the top of the
@@ -411,7 +405,7 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 		switch it.kind {
 		case adapters.KindReasoning:
 			for _, f := range frag(it.text) {
-				delta(adapters.PhaseReasoning, `{"content":null,"reasoning_content":`+jsonText(f)+`}`)
+				delta(adapters.PhaseReasoning, `{"content":null,"reasoning_content":`+adapters.JSONString(f)+`}`)
 			}
 		case adapters.KindMessage:
 			after := ""
@@ -419,11 +413,11 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 				after = `,"reasoning_content":null`
 			}
 			for _, f := range frag(it.text) {
-				delta(adapters.PhaseText, `{"content":`+jsonText(f)+after+`}`)
+				delta(adapters.PhaseText, `{"content":`+adapters.JSONString(f)+after+`}`)
 			}
 		case adapters.KindRefusal:
 			for _, f := range frag(it.text) {
-				delta(adapters.PhaseText, `{"refusal":`+jsonText(f)+`}`)
+				delta(adapters.PhaseText, `{"refusal":`+adapters.JSONString(f)+`}`)
 			}
 		case adapters.KindToolCall:
 			if i > 0 || p.deepseek {
@@ -437,7 +431,7 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 
 	// The finish chunk decides the stop: with [DONE] it is the terminal
 	// (without it a client has no finish_reason at all).
-	finish := jsonText(st.finish)
+	finish := adapters.JSONString(st.finish)
 	if p.deepseek {
 		emit(adapters.PhaseTerminal, c.chunk(`{"content":""}`, finish, st.usage))
 	} else {
@@ -525,7 +519,7 @@ func (p protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte 
 	if !p.deepseek {
 		m.Refusal, m.Annotations = json.RawMessage("null"), json.RawMessage("[]")
 		if hasRefusal {
-			m.Refusal = json.RawMessage(jsonText(refusal.String()))
+			m.Refusal = json.RawMessage(adapters.JSONString(refusal.String()))
 		}
 	}
 	body := simCompletion{ID: st.id, Object: "chat.completion", Created: st.created, Model: st.model,
@@ -627,9 +621,9 @@ func (p protocol) errorBody(e apiError, indent bool) []byte {
 		if s == "" {
 			return "null"
 		}
-		return jsonText(s)
+		return adapters.JSONString(s)
 	}
-	fields := []string{`"message":` + jsonText(e.message), `"type":` + jsonText(e.typ), `"param":` + null(e.param), `"code":` + null(e.code)}
+	fields := []string{`"message":` + adapters.JSONString(e.message), `"type":` + adapters.JSONString(e.typ), `"param":` + null(e.param), `"code":` + null(e.code)}
 	if !indent {
 		return []byte(`{"error":{` + strings.Join(fields, ",") + `}}`)
 	}
@@ -1029,6 +1023,9 @@ func (p protocol) CheckRequest(method, path string, h http.Header, body []byte) 
 		if e := required(); e != nil {
 			return nil, e
 		}
+		if e := c.unrecognized(); e != nil {
+			return nil, e
+		}
 	}
 	order := make([]int, 0, len(fields))
 	if p.deepseek {
@@ -1071,6 +1068,32 @@ func (p protocol) CheckRequest(method, path string, h http.Header, body []byte) 
 		return nil, c.invalid("deepseek-reasoner does not support this tool_choice", "", "")
 	}
 	return &c.in, nil
+}
+
+// openAIMembers are the request members api.openai.com's Chat Completions
+// reads (openai-go v3.98.0 ChatCompletionNewParams, plus stream).
+var openAIMembers = map[string]bool{
+	"model": true, "messages": true, "audio": true, "frequency_penalty": true, "function_call": true,
+	"functions": true, "logit_bias": true, "logprobs": true, "max_completion_tokens": true,
+	"max_tokens": true, "metadata": true, "modalities": true, "moderation": true, "n": true,
+	"parallel_tool_calls": true, "prediction": true, "presence_penalty": true, "prompt_cache_key": true,
+	"prompt_cache_options": true, "prompt_cache_retention": true, "reasoning_effort": true,
+	"response_format": true, "safety_identifier": true, "seed": true, "service_tier": true, "stop": true,
+	"store": true, "stream": true, "stream_options": true, "temperature": true, "tool_choice": true,
+	"tools": true, "top_logprobs": true, "top_p": true, "user": true, "verbosity": true,
+	"web_search_options": true,
+}
+
+// unrecognized is OpenAI's answer to the first member (in body order) it
+// does not know, e.g. DeepSeek's thinking sent to OpenAI. DeepSeek's
+// parser skips members it does not know, so only OpenAI has it.
+func (c *checker) unrecognized() *adapters.SimError {
+	for _, k := range c.top.keys {
+		if !openAIMembers[k] {
+			return c.invalid("Unrecognized request argument supplied: "+k, "", "")
+		}
+	}
+	return nil
 }
 
 func (c *checker) model(v jval) *adapters.SimError {

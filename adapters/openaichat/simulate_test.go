@@ -737,7 +737,13 @@ func TestSimCheckRequestAccepts(t *testing.T) {
 	// Pretty-printed bodies read the same.
 	for _, p := range simDialects {
 		var v any
-		_ = json.Unmarshal([]byte(`{"model":"m","thinking":{"type":"disabled"},"messages":[`+simUser+`,`+simCall1("call_a")+`,`+simTool("call_a")+`]}`), &v)
+		// DeepSeek's thinking (off: the call needs no reasoning passed
+		// back) is an argument OpenAI does not recognise.
+		setting := `"thinking":{"type":"disabled"}`
+		if !p.deepseek {
+			setting = `"temperature":1`
+		}
+		_ = json.Unmarshal([]byte(`{"model":"m",`+setting+`,"messages":[`+simUser+`,`+simCall1("call_a")+`,`+simTool("call_a")+`]}`), &v)
 		pretty, _ := json.MarshalIndent(v, "", "\t")
 		if in, e := p.CheckRequest("POST", p.path(), nil, pretty); e != nil || in.ModelTurns != 1 || len(in.Results) != 1 || in.Results[0].Name != "get_order_line" {
 			t.Errorf("%s: pretty body: %+v %v", simName(p), in, e)

@@ -10,12 +10,15 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
 )
@@ -42,8 +45,8 @@ import (
 //   - delta events carry an "obfuscation" string that pads delta+padding
 //     to 16 characters (" calculator" → 5, "," → 15 in the recordings);
 //     output_text deltas also carry "logprobs":[].
-//     function_call_arguments.done has no "name" (recordings; openai-go
-//     v3.98.0 ResponseFunctionCallArgumentsDoneEvent).
+//     function_call_arguments.done carries the call's "name" (the API
+//     reference's event; the older recordings above lack it).
 //   - the Response object's members in the API's order, as the 2026-08
 //     recordings show them (completed_at, frequency_penalty, moderation,
 //     presence_penalty, prompt_cache_retention, reasoning.context/mode,
@@ -94,7 +97,14 @@ const (
 	simSaltFrac      = 0x66726163 // "frac"
 )
 
-func simCreated(seed uint64) int64 { return simEpoch + int64(seed%(1<<24)) }
+// simCreated is the response's created_at: the server's now, or for a
+// rendering without one a time that follows the seed.
+func simCreated(o adapters.ResponseOptions) int64 {
+	if o.Created != 0 {
+		return o.Created
+	}
+	return simEpoch + int64(o.Seed%(1<<24))
+}
 
 // simID is prefix + account + "00" + time + 4 digits + "8190" + 16 digits.
 func simID(prefix string, seed, salt uint64, at int64) string {
@@ -167,16 +177,6 @@ func simRequestID() string {
 
 // ---- JSON ---------------------------------------------------------------
 
-// simJSON is s as a JSON string, UTF-8 left as is and no HTML escaping
-// (the API writes 中文 as 中文).
-func simJSON(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
 func simInt(n int64) string { return strconv.FormatInt(n, 10) }
 
 // simMember is one member of an event envelope, its value raw JSON.
@@ -186,10 +186,15 @@ type simMember struct{ key, raw string }
 // in alphabetical order, sequence_number among them.
 func simEnvelope(typ string, seq int, members ...simMember) string {
 	members = append(members, simMember{"sequence_number", strconv.Itoa(seq)})
-	sort.Slice(members, func(i, j int) bool { return members[i].key < members[j].key })
+	slices.SortFunc(members, func(a, b simMember) int { return strings.Compare(a.key, b.key) })
+	n := 16 + len(typ)
+	for _, m := range members {
+		n += len(m.key) + len(m.raw) + 4
+	}
 	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(`{"type":`)
-	b.WriteString(simJSON(typ))
+	b.WriteString(adapters.JSONString(typ))
 	for _, m := range members {
 		b.WriteString(`,"`)
 		b.WriteString(m.key)
@@ -221,11 +226,12 @@ type simTurn struct {
 	// incomplete is incomplete_details.reason when truncated:
 	// max_output_tokens, or content_filter for a refusal without text.
 	incomplete string
-	usage      string // the usage object
+	usage      string            // the usage object
+	echo       map[string]string // the request settings the object repeats (simEcho)
 }
 
 func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
-	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o.Seed), truncated: t.Stop == adapters.StopTruncated, incomplete: "max_output_tokens"}
+	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o), truncated: t.Stop == adapters.StopTruncated, incomplete: "max_output_tokens", echo: simEcho(o.Request)}
 	if t.Stop == adapters.StopRefusal && !hasKind(t.Items, adapters.KindRefusal) {
 		// A refusal with no refusal text is the content filter cutting
 		// the response off.
@@ -290,54 +296,132 @@ func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
 }
 
 func simOutputText(text string) string {
-	return `{"type":"output_text","annotations":[],"logprobs":[],"text":` + simJSON(text) + `}`
+	return `{"type":"output_text","annotations":[],"logprobs":[],"text":` + adapters.JSONString(text) + `}`
 }
 
 func simRefusalPart(text string) string {
-	return `{"type":"refusal","refusal":` + simJSON(text) + `}`
+	return `{"type":"refusal","refusal":` + adapters.JSONString(text) + `}`
 }
 
 func simSummary(text string) string {
 	if text == "" {
 		return "[]"
 	}
-	return `[{"type":"summary_text","text":` + simJSON(text) + `}]`
+	return `[{"type":"summary_text","text":` + adapters.JSONString(text) + `}]`
 }
 
 // added is the item as output_item.added announces it; done as it closes.
 func (x simItem) added() string {
 	switch x.kind {
 	case adapters.KindReasoning:
-		return `{"id":` + simJSON(x.id) + `,"type":"reasoning","encrypted_content":` + simJSON(x.encrypted) + `,"summary":[]}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"reasoning","encrypted_content":` + adapters.JSONString(x.encrypted) + `,"summary":[]}`
 	case adapters.KindToolCall:
-		return `{"id":` + simJSON(x.id) + `,"type":"function_call","status":"in_progress","arguments":"","call_id":` +
-			simJSON(x.callID) + `,"name":` + simJSON(x.name) + `}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"function_call","status":"in_progress","arguments":"","call_id":` +
+			adapters.JSONString(x.callID) + `,"name":` + adapters.JSONString(x.name) + `}`
 	}
-	return `{"id":` + simJSON(x.id) + `,"type":"message","status":"in_progress","content":[],"role":"assistant"}`
+	return `{"id":` + adapters.JSONString(x.id) + `,"type":"message","status":"in_progress","content":[],"role":"assistant"}`
 }
 
 func (x simItem) done() string {
 	switch x.kind {
 	case adapters.KindReasoning:
-		return `{"id":` + simJSON(x.id) + `,"type":"reasoning","encrypted_content":` + simJSON(x.encrypted) + `,"summary":` + simSummary(x.text) + `}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"reasoning","encrypted_content":` + adapters.JSONString(x.encrypted) + `,"summary":` + simSummary(x.text) + `}`
 	case adapters.KindToolCall:
-		return `{"id":` + simJSON(x.id) + `,"type":"function_call","status":` + simJSON(x.status) + `,"arguments":` + simJSON(x.text) +
-			`,"call_id":` + simJSON(x.callID) + `,"name":` + simJSON(x.name) + `}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"function_call","status":` + adapters.JSONString(x.status) + `,"arguments":` + adapters.JSONString(x.text) +
+			`,"call_id":` + adapters.JSONString(x.callID) + `,"name":` + adapters.JSONString(x.name) + `}`
 	case adapters.KindRefusal:
-		return `{"id":` + simJSON(x.id) + `,"type":"message","status":` + simJSON(x.status) + `,"content":[` + simRefusalPart(x.text) + `],"role":"assistant"}`
+		return `{"id":` + adapters.JSONString(x.id) + `,"type":"message","status":` + adapters.JSONString(x.status) + `,"content":[` + simRefusalPart(x.text) + `],"role":"assistant"}`
 	}
-	return `{"id":` + simJSON(x.id) + `,"type":"message","status":` + simJSON(x.status) + `,"content":[` + simOutputText(x.text) + `],"role":"assistant"}`
+	return `{"id":` + adapters.JSONString(x.id) + `,"type":"message","status":` + adapters.JSONString(x.status) + `,"content":[` + simOutputText(x.text) + `],"role":"assistant"}`
+}
+
+// simEchoed are the request members the Response object repeats, each
+// with what it shows when the request leaves the member out or null. The
+// API echoes the request's own values (the refund request's tools, its
+// json_schema text format, tool_choice, parallel_tool_calls:false…) so a
+// client can see which settings the answer was made under.
+var simEchoed = map[string]string{
+	"background":             "false",
+	"frequency_penalty":      "0",
+	"instructions":           "null",
+	"max_output_tokens":      "null",
+	"max_tool_calls":         "null",
+	"metadata":               "{}",
+	"parallel_tool_calls":    "true",
+	"presence_penalty":       "0",
+	"previous_response_id":   "null",
+	"prompt_cache_key":       "null",
+	"prompt_cache_retention": `"in_memory"`,
+	"safety_identifier":      "null",
+	"store":                  "true",
+	"temperature":            "1",
+	"text":                   `{"format":{"type":"text"},"verbosity":"medium"}`,
+	"tool_choice":            `"auto"`,
+	"tools":                  "[]",
+	"top_logprobs":           "0",
+	"top_p":                  "1",
+	"truncation":             `"disabled"`,
+	"user":                   "null",
+}
+
+// simEcho reads the echoed members from the request body (checked
+// already), compacted: an event's data is one line. text gains the
+// default verbosity, and reasoning is the default with the request's
+// effort and summary. One gjson pass: this runs for every response.
+func simEcho(body []byte) map[string]string {
+	echo := make(map[string]string, len(simEchoed)+1)
+	for k, v := range simEchoed {
+		echo[k] = v
+	}
+	effort, summary := `"medium"`, `"auto"`
+	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
+		key := k.String()
+		if _, ok := simEchoed[key]; ok && v.Type != gjson.Null {
+			echo[key] = simCompactRaw(v.Raw)
+		}
+		if key == "reasoning" {
+			if e := v.Get("effort"); e.Type == gjson.String {
+				effort = e.Raw
+			}
+			if s := v.Get("summary"); s.Type == gjson.String {
+				summary = s.Raw
+			}
+		}
+		return true
+	})
+	if text := echo["text"]; strings.HasPrefix(text, "{") && !gjson.Get(text, "verbosity").Exists() {
+		sep := ","
+		if len(gjson.Parse(text).Map()) == 0 {
+			sep = ""
+		}
+		echo["text"] = strings.TrimSuffix(text, "}") + sep + `"verbosity":"medium"}`
+	}
+	echo["reasoning"] = `{"context":"current_turn","effort":` + effort + `,"mode":"standard","summary":` + summary + `}`
+	return echo
+}
+
+// simCompactRaw is a raw JSON value on one line.
+func simCompactRaw(raw string) string {
+	if !strings.ContainsAny(raw, " \t\r\n") {
+		return raw
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(raw)) != nil {
+		return raw
+	}
+	return b.String()
 }
 
 // object is the Response object: in progress (no output, usage null) or
-// final (status completed or incomplete, its output and usage).
+// final (status completed or incomplete, its output and usage), with the
+// request's settings echoed.
 func (st simTurn) object(final bool) string {
 	status, completedAt, incomplete, output, usage, tier := "in_progress", "null", "null", "[]", "null", "auto"
 	if final {
 		status, tier, usage = "completed", "default", st.usage
 		completedAt = simInt(st.created + 1 + int64(len(st.items))/2)
 		if st.truncated {
-			status, completedAt, incomplete = "incomplete", "null", `{"reason":`+simJSON(st.incomplete)+`}`
+			status, completedAt, incomplete = "incomplete", "null", `{"reason":`+adapters.JSONString(st.incomplete)+`}`
 		}
 		parts := make([]string, len(st.items))
 		for i, x := range st.items {
@@ -345,18 +429,21 @@ func (st simTurn) object(final bool) string {
 		}
 		output = "[" + strings.Join(parts, ",") + "]"
 	}
-	return `{"id":` + simJSON(st.id) + `,"object":"response","created_at":` + simInt(st.created) +
-		`,"status":"` + status + `","background":false,"completed_at":` + completedAt +
-		`,"error":null,"frequency_penalty":0,"incomplete_details":` + incomplete +
-		`,"instructions":null,"max_output_tokens":null,"max_tool_calls":null,"model":` + simJSON(st.model) +
-		`,"moderation":null,"output":` + output + `,"parallel_tool_calls":true,"presence_penalty":0` +
-		`,"previous_response_id":null,"prompt_cache_key":null,"prompt_cache_retention":"in_memory"` +
-		`,"reasoning":{"context":"current_turn","effort":"medium","mode":"standard","summary":"auto"}` +
-		`,"safety_identifier":null,"service_tier":"` + tier + `","store":true,"temperature":1` +
-		`,"text":{"format":{"type":"text"},"verbosity":"medium"},"tool_choice":"auto"` +
+	e := st.echo
+	return `{"id":` + adapters.JSONString(st.id) + `,"object":"response","created_at":` + simInt(st.created) +
+		`,"status":"` + status + `","background":` + e["background"] + `,"completed_at":` + completedAt +
+		`,"error":null,"frequency_penalty":` + e["frequency_penalty"] + `,"incomplete_details":` + incomplete +
+		`,"instructions":` + e["instructions"] + `,"max_output_tokens":` + e["max_output_tokens"] +
+		`,"max_tool_calls":` + e["max_tool_calls"] + `,"model":` + adapters.JSONString(st.model) +
+		`,"moderation":null,"output":` + output + `,"parallel_tool_calls":` + e["parallel_tool_calls"] +
+		`,"presence_penalty":` + e["presence_penalty"] + `,"previous_response_id":` + e["previous_response_id"] +
+		`,"prompt_cache_key":` + e["prompt_cache_key"] + `,"prompt_cache_retention":` + e["prompt_cache_retention"] +
+		`,"reasoning":` + e["reasoning"] + `,"safety_identifier":` + e["safety_identifier"] +
+		`,"service_tier":"` + tier + `","store":` + e["store"] + `,"temperature":` + e["temperature"] +
+		`,"text":` + e["text"] + `,"tool_choice":` + e["tool_choice"] +
 		`,"tool_usage":{"image_gen":{"input_tokens":0,"input_tokens_details":{"image_tokens":0,"text_tokens":0},"output_tokens":0,"output_tokens_details":{"image_tokens":0,"text_tokens":0},"total_tokens":0},"web_search":{"num_requests":0}}` +
-		`,"tools":[],"top_logprobs":0,"top_p":1,"truncation":"disabled","usage":` + usage +
-		`,"user":null,"metadata":{}}`
+		`,"tools":` + e["tools"] + `,"top_logprobs":` + e["top_logprobs"] + `,"top_p":` + e["top_p"] +
+		`,"truncation":` + e["truncation"] + `,"usage":` + usage + `,"user":` + e["user"] + `,"metadata":` + e["metadata"] + `}`
 }
 
 // ---- Simulated ------------------------------------------------------------
@@ -373,13 +460,13 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		out = append(out, adapters.WireEvent{Event: typ, Data: simEnvelope(typ, len(out), members...), Phase: ph})
 	}
 	obf := func(delta string) simMember {
-		return simMember{"obfuscation", simJSON(simObfuscation(st.seed, len(out), delta))}
+		return simMember{"obfuscation", adapters.JSONString(simObfuscation(st.seed, len(out), delta))}
 	}
 	ev("response.created", adapters.PhaseStart, simMember{"response", st.object(false)})
 	ev("response.in_progress", adapters.PhaseStart, simMember{"response", st.object(false)})
 	for i, x := range st.items {
 		idx := simMember{"output_index", strconv.Itoa(i)}
-		item := simMember{"item_id", simJSON(x.id)}
+		item := simMember{"item_id", adapters.JSONString(x.id)}
 		ev("response.output_item.added", adapters.PhaseStart, idx, simMember{"item", x.added()})
 		switch x.kind {
 		case adapters.KindReasoning:
@@ -387,33 +474,34 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 				si := simMember{"summary_index", "0"}
 				ev("response.reasoning_summary_part.added", adapters.PhaseStart, item, idx, si, simMember{"part", `{"type":"summary_text","text":""}`})
 				for _, d := range frag(x.text) {
-					ev("response.reasoning_summary_text.delta", adapters.PhaseReasoning, simMember{"delta", simJSON(d)}, item, obf(d), idx, si)
+					ev("response.reasoning_summary_text.delta", adapters.PhaseReasoning, simMember{"delta", adapters.JSONString(d)}, item, obf(d), idx, si)
 				}
-				ev("response.reasoning_summary_text.done", adapters.PhaseItemDone, item, idx, si, simMember{"text", simJSON(x.text)})
+				ev("response.reasoning_summary_text.done", adapters.PhaseItemDone, item, idx, si, simMember{"text", adapters.JSONString(x.text)})
 				ev("response.reasoning_summary_part.done", adapters.PhaseItemDone, item, idx, si,
-					simMember{"part", `{"type":"summary_text","text":` + simJSON(x.text) + `}`})
+					simMember{"part", `{"type":"summary_text","text":` + adapters.JSONString(x.text) + `}`})
 			}
 		case adapters.KindToolCall:
 			for _, d := range frag(x.text) {
-				ev("response.function_call_arguments.delta", adapters.PhaseArgs, simMember{"delta", simJSON(d)}, item, obf(d), idx)
+				ev("response.function_call_arguments.delta", adapters.PhaseArgs, simMember{"delta", adapters.JSONString(d)}, item, obf(d), idx)
 			}
-			ev("response.function_call_arguments.done", adapters.PhaseItemDone, simMember{"arguments", simJSON(x.text)}, item, idx)
+			ev("response.function_call_arguments.done", adapters.PhaseItemDone, simMember{"arguments", adapters.JSONString(x.text)}, item,
+				simMember{"name", adapters.JSONString(x.name)}, idx)
 		case adapters.KindRefusal:
 			ci := simMember{"content_index", "0"}
 			ev("response.content_part.added", adapters.PhaseStart, ci, item, idx, simMember{"part", simRefusalPart("")})
 			for _, d := range frag(x.text) {
-				ev("response.refusal.delta", adapters.PhaseText, ci, simMember{"delta", simJSON(d)}, item, obf(d), idx)
+				ev("response.refusal.delta", adapters.PhaseText, ci, simMember{"delta", adapters.JSONString(d)}, item, obf(d), idx)
 			}
-			ev("response.refusal.done", adapters.PhaseItemDone, ci, item, idx, simMember{"refusal", simJSON(x.text)})
+			ev("response.refusal.done", adapters.PhaseItemDone, ci, item, idx, simMember{"refusal", adapters.JSONString(x.text)})
 			ev("response.content_part.done", adapters.PhaseItemDone, ci, item, idx, simMember{"part", simRefusalPart(x.text)})
 		default:
 			ci := simMember{"content_index", "0"}
 			ev("response.content_part.added", adapters.PhaseStart, ci, item, idx, simMember{"part", simOutputText("")})
 			for _, d := range frag(x.text) {
-				ev("response.output_text.delta", adapters.PhaseText, ci, simMember{"delta", simJSON(d)}, item,
+				ev("response.output_text.delta", adapters.PhaseText, ci, simMember{"delta", adapters.JSONString(d)}, item,
 					simMember{"logprobs", "[]"}, obf(d), idx)
 			}
-			ev("response.output_text.done", adapters.PhaseItemDone, ci, item, simMember{"logprobs", "[]"}, idx, simMember{"text", simJSON(x.text)})
+			ev("response.output_text.done", adapters.PhaseItemDone, ci, item, simMember{"logprobs", "[]"}, idx, simMember{"text", adapters.JSONString(x.text)})
 			ev("response.content_part.done", adapters.PhaseItemDone, ci, item, idx, simMember{"part", simOutputText(x.text)})
 		}
 		ev("response.output_item.done", adapters.PhaseItemDone, idx, simMember{"item", x.done()})
@@ -440,7 +528,7 @@ func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 
 // ResponseID is the resp_ id a rendered response carries for the seed.
 func (Protocol) ResponseID(o adapters.ResponseOptions) string {
-	return simID("resp_", o.Seed, simSaltResponse, simCreated(o.Seed))
+	return simID("resp_", o.Seed, simSaltResponse, simCreated(o))
 }
 
 // simRateLimits sets the x-ratelimit-* headers (protocols.md §6.4).
@@ -480,7 +568,7 @@ func (Protocol) LineEnd() string { return "\n" }
 // simErrorBody is the API's error body, pretty-printed as it sends it.
 // param and code are raw JSON (a string or null).
 func simErrorBody(message, typ, param, code string) []byte {
-	return []byte("{\n  \"error\": {\n    \"message\": " + simJSON(message) + ",\n    \"type\": " + simJSON(typ) +
+	return []byte("{\n  \"error\": {\n    \"message\": " + adapters.JSONString(message) + ",\n    \"type\": " + adapters.JSONString(typ) +
 		",\n    \"param\": " + param + ",\n    \"code\": " + code + "\n  }\n}\n")
 }
 
@@ -488,7 +576,7 @@ func simNullable(s string) string {
 	if s == "" {
 		return "null"
 	}
-	return simJSON(s)
+	return adapters.JSONString(s)
 }
 
 // simError is an HTTP error with x-request-id.
@@ -565,7 +653,7 @@ func simStreamErrorType(kind string) (typ, code string) {
 // where the server puts it, and Renumber gives it its place.
 func (Protocol) ErrorEvent(kind, message string) []adapters.WireEvent {
 	typ, code := simStreamErrorType(kind)
-	inner := `{"type":` + simJSON(typ) + `,"code":` + simNullable(code) + `,"message":` + simJSON(message) + `,"param":null}`
+	inner := `{"type":` + adapters.JSONString(typ) + `,"code":` + simNullable(code) + `,"message":` + adapters.JSONString(message) + `,"param":null}`
 	return []adapters.WireEvent{{Event: "error", Data: simEnvelope("error", 0, simMember{"error", inner}), Phase: adapters.PhaseTerminal}}
 }
 
@@ -801,20 +889,7 @@ func simUnknownKey(body []byte, top map[string]json.RawMessage) *adapters.SimErr
 	for _, k := range simKnownKeys {
 		known[k] = true
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if _, err := dec.Token(); err != nil {
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		key, _ := tok.(string)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return nil
-		}
+	for _, key := range adapters.MemberNames(body) {
 		if known[key] {
 			continue
 		}

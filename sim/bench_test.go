@@ -1,0 +1,254 @@
+package sim_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/adapterstest"
+	"github.com/modelwire/modelwire/samples"
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/sim"
+)
+
+// The simulator's throughput on the refund loop: the case's three requests
+// (one call; two parallel calls; the final answer) replayed as a client
+// sends them, per protocol, streaming and not, reported as requests a
+// second. With MODELWIRE_AIMOCK=1 the same requests, through the same
+// load loop, also go to @copilotkit/aimock (installed with npm into a
+// temporary directory, serving an equivalent three-turn fixture set), so
+// the two can be compared on one machine. aimock streams text in 20
+// character chunks by default, the simulator in token-sized deltas (4.6
+// characters on average over the refund answer), so streams also run
+// against aimock-c5, aimock sending 5-character chunks: the same content
+// in about as many events.
+//
+//	go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
+//	MODELWIRE_AIMOCK=1 go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
+//
+// Both servers run as processes of their own (the simulator in this test
+// binary, re-run with MODELWIRE_BENCH_SERVE set), on loopback HTTP/1.1
+// with keep-alive; the client reads every response body to its end and
+// checks the status.
+
+// aimockVersion is the aimock release the comparison installs.
+const aimockVersion = "1.43.0"
+
+// benchProtocols are the protocols both servers speak (aimock has no
+// DeepSeek path; the simulator's DeepSeek shares Chat's code).
+var benchProtocols = []string{adapters.OpenAIResponses, adapters.OpenAIChat, adapters.AnthropicMessages, adapters.Gemini, adapters.DeepSeekChat}
+
+func BenchmarkRefundLoop(b *testing.B) {
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	recorder, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	simBase := startServer(b, ctx, os.Args[0], []string{"-test.run=^TestServeForBenchmark$"}, "MODELWIRE_BENCH_SERVE=1")
+	aimockBase, aimock5Base := "", ""
+	if os.Getenv("MODELWIRE_AIMOCK") != "" {
+		dir := installAimock(b, ctx)
+		aimockBase, aimock5Base = startAimock(b, ctx, dir, 20), startAimock(b, ctx, dir, 5)
+	}
+	for _, protocol := range benchProtocols {
+		for _, stream := range []bool{true, false} {
+			mode := "stream"
+			if !stream {
+				mode = "body"
+			}
+			loop := recordLoop(b, sc, recorder, protocol, stream)
+			b.Run("sim/"+protocol+"/"+mode, func(b *testing.B) { load(b, simBase, protocol, loop) })
+			if aimockBase != "" && protocol != adapters.DeepSeekChat {
+				b.Run("aimock/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimockBase, protocol, loop) })
+				if stream {
+					b.Run("aimock-c5/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimock5Base, protocol, loop) })
+				}
+			}
+		}
+	}
+}
+
+// recordLoop runs the refund case once against the simulator and keeps
+// the three requests the session sent.
+func recordLoop(b *testing.B, sc *session.Scenario, base, protocol string, stream bool) []*adapters.HTTPRequest {
+	b.Helper()
+	cfg := session.Config{Scenario: sc, Protocol: protocol, Provider: session.Provider{Name: adapters.ProviderSim, BaseURL: base, Key: "sim-key"},
+		Stream: stream, History: adapters.HistoryFull, Policy: session.PolicyAuto}
+	s, err := session.New(cfg, nil, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := s.Run(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(res.Requests) != 3 {
+		b.Fatalf("%s: the refund loop sent %d requests, want 3", protocol, len(res.Requests))
+	}
+	return res.Requests
+}
+
+// load replays the loop b.N times from parallel clients and reports
+// requests a second.
+func load(b *testing.B, base, protocol string, loop []*adapters.HTTPRequest) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer client.CloseIdleConnections()
+	send := func(w *adapters.HTTPRequest) error {
+		req, err := http.NewRequest(w.Method, session.Provider{BaseURL: base}.URL(w.Path), bytes.NewReader(w.Body))
+		if err != nil {
+			return err
+		}
+		for k, v := range w.Headers {
+			req.Header.Set(k, v)
+		}
+		session.Provider{Key: "sim-key"}.Authorize(req.Header, protocol)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s %s: %d %.300s", w.Method, w.Path, resp.StatusCode, body)
+		}
+		return nil
+	}
+	for _, w := range loop { // once untimed: both servers must answer every turn
+		if err := send(w); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			for _, w := range loop {
+				if err := send(w); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N*len(loop))/b.Elapsed().Seconds(), "req/s")
+}
+
+// installAimock installs aimock into a temporary directory and writes the
+// refund loop there as its fixtures.
+func installAimock(b *testing.B, ctx context.Context) string {
+	b.Helper()
+	dir := b.TempDir()
+	install := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--silent", "@copilotkit/aimock@"+aimockVersion)
+	install.Dir = dir
+	if out, err := install.CombinedOutput(); err != nil {
+		b.Fatalf("npm install @copilotkit/aimock: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "refund.json"), aimockFixtures(b), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// startAimock serves the refund fixtures, streaming text in chunk-character
+// pieces.
+func startAimock(b *testing.B, ctx context.Context, dir string, chunk int) string {
+	return startServer(b, ctx, "node", []string{filepath.Join(dir, "node_modules/@copilotkit/aimock/dist/cli.js"),
+		"-f", filepath.Join(dir, "refund.json"), "--chunk-size", fmt.Sprint(chunk), "--log-level", "silent", "-p"}, "")
+}
+
+// startServer runs a server process on a free port (its last argument)
+// and waits until it answers.
+func startServer(b *testing.B, ctx context.Context, name string, args []string, env string) string {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	cmd := exec.CommandContext(ctx, name, append(args, port)...)
+	cmd.Env = append(os.Environ(), "MODELWIRE_BENCH_PORT="+port)
+	if env != "" {
+		cmd.Env = append(cmd.Env, env)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	base := "http://127.0.0.1:" + port
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(base + "/health"); err == nil {
+			resp.Body.Close()
+			return base
+		}
+		if time.Since(start) > 30*time.Second {
+			b.Fatalf("%s did not start", name)
+		}
+	}
+}
+
+// TestServeForBenchmark is the benchmark's simulator process: with
+// MODELWIRE_BENCH_SERVE set it serves the refund case on
+// MODELWIRE_BENCH_PORT until killed; otherwise it is skipped.
+func TestServeForBenchmark(t *testing.T) {
+	if os.Getenv("MODELWIRE_BENCH_SERVE") == "" {
+		t.Skip("the benchmark's server process")
+	}
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.New(sim.Options{Scenario: sc}).Start(context.Background(), "127.0.0.1:"+os.Getenv("MODELWIRE_BENCH_PORT")); err != nil {
+		t.Fatal(err)
+	}
+	select {}
+}
+
+// aimockFixtures is the refund loop in aimock's fixture language: the
+// first request (no tool result yet) gets the order-line call, the one
+// ending in the order line's result gets the two parallel calls, the one
+// ending in the policy's result gets the final answer.
+func aimockFixtures(b *testing.B) []byte {
+	type call struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	calls := func(cs []adapterstest.RefundCall) []call {
+		out := make([]call, len(cs))
+		for i, c := range cs {
+			out[i] = call{c.Name, json.RawMessage(c.Arguments)}
+		}
+		return out
+	}
+	fx := map[string]any{"fixtures": []any{
+		map[string]any{"match": map[string]any{"toolResultContains": "EV-POLICY-aftersale-v3"},
+			"response": map[string]any{"content": adapterstest.RefundModelText}},
+		map[string]any{"match": map[string]any{"toolResultContains": "EV-ORDER-O-2048-L1"},
+			"response": map[string]any{"toolCalls": calls(adapterstest.RefundTurn2)}},
+		map[string]any{"match": map[string]any{"hasToolResult": false},
+			"response": map[string]any{"toolCalls": calls(adapterstest.RefundTurn1)}},
+	}}
+	out, err := json.Marshal(fx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+package sim
+
+import (
+	"time"
+	"unicode"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// DefaultPace is the workbench's pace, in words a second: slow enough to
+// watch the lanes fill and read along, quick enough that the refund case's
+// three turns take seconds, not minutes.
+const DefaultPace = 30
+
+// words counts what a reader takes in: runs of letters and digits, and
+// each Han, kana or Hangul character on its own (Chinese has no spaces,
+// and the refund case's draft reply is Chinese).
+func words(s string) int {
+	n, inWord := 0, false
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+			n++
+			inWord = false
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if !inWord {
+				n++
+			}
+			inWord = true
+		default:
+			inWord = false
+		}
+	}
+	return n
+}
+
+// contentPause is the pause before each content event (text, reasoning
+// and argument deltas) so that the turn's words arrive at pace words a
+// second: the turn's words over pace, shared evenly by its content events.
+// Zero when pace is zero or the stream carries no content events.
+func contentPause(mt adapters.ModelTurn, events []adapters.WireEvent, pace float64) time.Duration {
+	if pace <= 0 {
+		return 0
+	}
+	n := 0
+	for _, ev := range events {
+		if isContent(ev.Phase) {
+			n++
+		}
+	}
+	total := 0
+	for _, it := range mt.Items {
+		total += words(it.Text) + words(adapters.ArgumentText(it.Arguments))
+	}
+	if n == 0 || total == 0 {
+		return 0
+	}
+	return time.Duration(float64(total) / pace / float64(n) * float64(time.Second))
+}
+
+func isContent(ph adapters.Phase) bool {
+	return ph == adapters.PhaseText || ph == adapters.PhaseReasoning || ph == adapters.PhaseArgs
+}
