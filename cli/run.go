@@ -62,7 +62,7 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 	fl.BoolVar(&f.noStream, "no-stream", false, "ask for whole JSON responses")
 	fl.StringVar(&f.approve, "approve", "manual", "tool approval: auto, reject or manual")
 	fl.StringVar(&f.fault, "fault", "", "faults for the simulator, comma-separated (NAME or NAME:always)")
-	fl.StringVar(&f.history, "history", "full", "openai-responses history: full or previous-response-id")
+	fl.StringVar(&f.history, "history", "full", "history: full, or previous-response-id (openai-responses previous_response_id, gemini-interactions previous_interaction_id)")
 	fl.BoolVar(&f.json, "json", false, "print JSON lines: canonical events, decisions, results, and the session result")
 	fl.DurationVar(&f.timeouts.Connect, "connect-timeout", session.DefaultTimeouts.Connect, "limit on connecting")
 	fl.DurationVar(&f.timeouts.FirstEvent, "first-event-timeout", session.DefaultTimeouts.FirstEvent, "limit from sending to the first event")

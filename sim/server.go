@@ -53,6 +53,17 @@ type Server struct {
 type storedResponse struct {
 	depth  int  // model turns up to and including this response
 	stored bool // store was not false: it can be continued
+	// calls are the response's function calls, call id → name, kept for
+	// protocols that check a continuation's results against them.
+	calls map[string]string
+}
+
+// chainChecker is a protocol with server-side state whose own words the
+// server uses when a continuation does not hold: an unknown previous id,
+// or a tool result that answers no call of the response it continues.
+type chainChecker interface {
+	UnknownPrevious(id string) *adapters.SimError
+	UnmatchedResult(callID string) *adapters.SimError
 }
 
 // New builds a simulator.
@@ -80,6 +91,8 @@ func route(method, path string) (string, bool) {
 		return adapters.DeepSeekChat, true
 	case "/v1/messages":
 		return adapters.AnthropicMessages, true
+	case "/v1beta/interactions":
+		return adapters.GeminiInteractions, true
 	}
 	if strings.HasPrefix(path, "/v1beta/models/") && (strings.HasSuffix(path, ":generateContent") || strings.HasSuffix(path, ":streamGenerateContent")) {
 		return adapters.Gemini, true
@@ -93,7 +106,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
+		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages, /v1beta/models/{model}:generateContent|streamGenerateContent and /v1beta/interactions.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
 		return
 	}
 	p, _ := registry.Lookup(name)
@@ -128,13 +141,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	turn := in.ModelTurns
+	chain, checksChain := simp.(chainChecker)
 	if in.PreviousResponseID != "" {
 		s.mu.Lock()
 		prev, ok := s.responses[in.PreviousResponseID]
 		s.mu.Unlock()
 		if !ok || !prev.stored {
+			if checksChain {
+				writeError(w, chain.UnknownPrevious(in.PreviousResponseID))
+				return
+			}
 			writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("Previous response with id '%s' not found.", in.PreviousResponseID)))
 			return
+		}
+		if checksChain {
+			for i, r := range in.Results {
+				name, ok := prev.calls[r.CallID]
+				if !ok {
+					writeError(w, chain.UnmatchedResult(r.CallID))
+					return
+				}
+				if r.Name == "" {
+					in.Results[i].Name = name
+				}
+			}
 		}
 		turn += prev.depth
 	}
@@ -179,8 +209,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage}
 	if id := simp.ResponseID(o); id != "" {
+		stored := storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store}
+		if checksChain {
+			stored.calls = callsOf(p, simp, mt, o, in.Stream)
+		}
 		s.mu.Lock()
-		s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store}
+		s.responses[id] = stored
 		s.mu.Unlock()
 	}
 	if !in.Stream {
@@ -296,6 +330,27 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 			flusher.Flush()
 		}
 	}
+}
+
+// callsOf reads the function calls of the response as the client gets it
+// (stream or body), as a client decodes them (call id → name).
+func callsOf(p adapters.Protocol, simp adapters.Simulated, mt adapters.ModelTurn, o adapters.ResponseOptions, stream bool) map[string]string {
+	var events []adapters.Event
+	if stream {
+		d := p.NewDecoder()
+		for _, e := range simp.StreamEvents(mt, o) {
+			events = append(events, d.Decode(adapters.RawEvent{Event: e.Event, Data: e.Data})...)
+		}
+	} else {
+		events = p.DecodeBody(simp.Body(mt, o))
+	}
+	calls := map[string]string{}
+	for _, ev := range events {
+		if ev.Type == adapters.EvItemStarted && ev.Kind == string(adapters.KindToolCall) {
+			calls[ev.CallID] = ev.Name
+		}
+	}
+	return calls
 }
 
 func writeError(w http.ResponseWriter, e *adapters.SimError) {
