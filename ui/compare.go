@@ -14,7 +14,7 @@ import (
 	"github.com/modelwire/modelwire/session"
 )
 
-// compareDialog shows the same canonical request encoded for all five
+// compareDialog shows the same canonical request encoded for all six
 // protocols: first a table of where each part goes (each source, the
 // tools, a tool result, the output schema), then one protocol's body at a
 // time (←/→) with the top-level fields that not every protocol has marked.
@@ -284,7 +284,7 @@ func (d *compareDialog) View(w, h int) string {
 		d.off = min(d.off, maxOff)
 		lines = append(lines[:bodyStart:bodyStart], lines[min(len(lines), bodyStart+d.off):]...)
 	}
-	return d.c.box("Compare: one request, five protocols", lines, "←→ protocol · ↑↓ scroll · esc close", w, h)
+	return d.c.box("Compare: one request, six protocols", lines, "←→ protocol · ↑↓ scroll · esc close", w, h)
 }
 
 // body renders the selected protocol's body with marks on the top-level
