@@ -116,7 +116,13 @@ func newCompareDialog(c *Common, sc *session.Scenario, rc RunConfig) *compareDia
 	if sc.Output.Name != "" {
 		row := compareRow{what: "output schema"}
 		for _, col := range d.cols {
-			row.cells = append(row.cells, pathOfValue(col.req, sc.Output.Name, true))
+			// Where the schema's name travels; Gemini's formats have no
+			// name, so the field map says where the schema went.
+			cell := pathOfValue(col.req, sc.Output.Name, true)
+			if cell == "—" {
+				cell = fieldOf(col, "output_schema")
+			}
+			row.cells = append(row.cells, cell)
 		}
 		d.rows = append(d.rows, row)
 	}
