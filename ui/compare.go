@@ -24,7 +24,6 @@ type compareDialog struct {
 	off   int
 	cols  []compareCol
 	rows  []compareRow
-	w     int
 	cache map[cmpKey][]string
 }
 
