@@ -60,15 +60,7 @@ func textContent(s string) gi.Content { return gi.NewContent(gi.TextContent{Text
 // and the output schema.
 func interactionParams(t *testing.T, sc *session.Scenario) gi.CreateModelInteraction {
 	t.Helper()
-	var system, task string
-	for _, s := range sc.Sources {
-		switch {
-		case s.Role == adapters.RoleSystem && system == "":
-			system = s.Text
-		case s.Role == adapters.RoleUser && task == "":
-			task = s.Text
-		}
-	}
+	system, task := systemAndTask(sc)
 	p := gi.CreateModelInteraction{
 		Model:             gi.Model(sc.Model),
 		SystemInstruction: ptr(system),

@@ -141,12 +141,10 @@ type simInteraction struct {
 	Model       string        `json:"model"`
 }
 
+// simMarshal is compact JSON with <>& left as they are.
 func simMarshal(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := adapters.MarshalBody(v)
+	return string(b)
 }
 
 // ---- rendering a turn -------------------------------------------------
