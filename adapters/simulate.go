@@ -62,7 +62,9 @@ type Inbound struct {
 	ModelTurns int
 	// Results are the tool results the request carries, in order.
 	Results []ToolResult
-	// PreviousResponseID and Store are OpenAI Responses' chaining fields.
+	// PreviousResponseID and Store are the chaining fields of the stateful
+	// APIs: OpenAI Responses' previous_response_id, the Interactions API's
+	// previous_interaction_id.
 	PreviousResponseID string
 	Store              *bool
 	MaxOutputTokens    int
