@@ -14,12 +14,14 @@ type Parts struct {
 	System    []Source
 	Developer []Source
 	User      []Source
+	// All are the sources in request order, for protocols that keep it.
+	All []Source
 }
 
 // SplitSources sorts req's sources by role. A source with an unknown role
 // is an error, so nothing is dropped silently.
 func SplitSources(req *Request) (Parts, error) {
-	var p Parts
+	p := Parts{All: req.Sources}
 	for _, s := range req.Sources {
 		switch s.Role {
 		case RoleSystem:
@@ -38,18 +40,16 @@ func SplitSources(req *Request) (Parts, error) {
 	return p, nil
 }
 
-// SourceText is the text a source is sent as. Context material is wrapped
-// in a tag that names it and its trust label, so the model (and a reader of
-// the wire request) can tell material from instructions.
+// SourceText is the text a source is sent as. Context material with a
+// Label is wrapped in a tag that names it and its trust label, so the
+// model (and a reader of the wire request) can tell material from
+// instructions; without a Label its text is sent as written (the refund
+// case's material carries its own tags, as the chapter prints them).
 func SourceText(s Source) string {
-	if s.Role != RoleContext {
+	if s.Role != RoleContext || s.Label == "" {
 		return s.Text
 	}
-	label := s.Label
-	if label == "" {
-		label = s.ID
-	}
-	return fmt.Sprintf("<context source=%q trust=%q label=%q>\n%s\n</context>", s.ID, s.Trust, label, s.Text)
+	return fmt.Sprintf("<context source=%q trust=%q label=%q>\n%s\n</context>", s.ID, s.Trust, s.Label, s.Text)
 }
 
 // SchemaInstruction is the text used when a protocol cannot carry an

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -70,6 +71,57 @@ type Inbound struct {
 	MaxOutputTokens    int
 	// Tools are the names of the tools the request offers.
 	Tools []string
+
+	// What the request lets the model do, in canonical words, so one
+	// simulated model obeys every protocol's switches alike.
+
+	// Protocol is the wire format the request came in (the server sets it).
+	Protocol string
+	// Choice is the tool choice the request states; Mode "" when it
+	// states none (the provider default, auto). Allowed narrows the
+	// tools the model may call (Gemini allowedFunctionNames).
+	Choice  ToolChoice
+	Allowed []string
+	// Serial: the request forbids parallel calls (parallel_tool_calls
+	// false, Anthropic disable_parallel_tool_use).
+	Serial bool
+	// Reasoning: the request asks to see reasoning (OpenAI reasoning,
+	// Anthropic thinking, Gemini includeThoughts, DeepSeek thinking mode).
+	Reasoning bool
+}
+
+// MayCall reports whether the request lets the model call the tool name.
+func (in *Inbound) MayCall(name string) bool {
+	if in.Choice.Mode == ToolChoiceNone {
+		return false
+	}
+	if in.Choice.Mode == ToolChoiceNamed && in.Choice.Name != name {
+		return false
+	}
+	if len(in.Allowed) > 0 && !slices.Contains(in.Allowed, name) {
+		return false
+	}
+	return slices.Contains(in.Tools, name)
+}
+
+// WithCallIDs gives every tool call of t that has no call id the one id(n)
+// returns, n counting the turn's calls from 0: a protocol's simulator
+// names the ids its rendering will carry, so the server can remember
+// which calls a stored response issued.
+func WithCallIDs(t ModelTurn, id func(n int) string) ModelTurn {
+	items := append([]OutputItem(nil), t.Items...)
+	calls := 0
+	for i, it := range items {
+		if it.Kind != KindToolCall {
+			continue
+		}
+		if it.CallID == "" {
+			items[i].CallID = id(calls)
+		}
+		calls++
+	}
+	t.Items = items
+	return t
 }
 
 // ResponseOptions shape one simulated response.

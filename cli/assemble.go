@@ -49,9 +49,6 @@ landed in which field.`,
 			if turn < 1 {
 				return usageErr("--turn counts from 1")
 			}
-			if turn > len(sc.Script) {
-				return usageErr("scenario %s has %d turns; there is no turn %d", sc.FullName(), len(sc.Script), turn)
-			}
 			h := adapters.HistoryFull
 			switch history {
 			case "full":
@@ -176,16 +173,13 @@ func printAssembled(app *App, w *adapters.HTTPRequest) {
 	for _, k := range keys {
 		fmt.Fprintf(o, "%s: %s\n", k, hs[k])
 	}
+	// Indent the body as sent: keys keep the order the client sends them.
 	var pretty bytes.Buffer
-	enc := json.NewEncoder(&pretty)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	var v any
-	d := json.NewDecoder(bytes.NewReader(w.Body))
-	d.UseNumber()
-	_ = d.Decode(&v)
-	_ = enc.Encode(v)
-	fmt.Fprintf(o, "\n%s\n", pretty.String())
+	if json.Indent(&pretty, w.Body, "", "  ") != nil {
+		pretty.Reset()
+		pretty.Write(w.Body)
+	}
+	fmt.Fprintf(o, "\n%s\n\n", pretty.String())
 	fmt.Fprintln(o, "where each source went:")
 	rows := [][3]string{{"SOURCE", "TRUST", "FIELD"}}
 	for _, m := range w.Map {

@@ -47,19 +47,19 @@ func fieldOf(a assembled, source string) string {
 // what a teacher projects: check it for each protocol.
 func TestAssemblePlacesSources(t *testing.T) {
 	want := map[string][3]string{ // protocol: system rules, skill, unverified history
-		"openai-responses":   {"instructions", "input[0].content[0].text", "input[1].content[3].text"},
-		"openai-chat":        {"messages[0].content", "messages[1].content", "messages[2].content[3].text"},
-		"anthropic-messages": {"system[0].text", "system[1].text", "messages[0].content[3].text"},
-		"gemini":             {"systemInstruction.parts[0].text", "systemInstruction.parts[1].text", "contents[0].parts[3].text"},
+		"openai-responses":   {"input[0].content", "input[1].content", "input[3].content[3].text"},
+		"openai-chat":        {"messages[0].content", "messages[1].content", "messages[2].content[4].text"},
+		"anthropic-messages": {"system[0].text", "system[1].text", "messages[0].content[4].text"},
+		"gemini":             {"systemInstruction.parts[0].text", "systemInstruction.parts[1].text", "contents[0].parts[4].text"},
 	}
 	for p, w := range want {
 		a := assembleJSON(t, "--protocol", p)
-		got := [3]string{fieldOf(a, "system-rules"), fieldOf(a, "skill:refund_assessment@1.2"), fieldOf(a, "history:unverified-claim")}
+		got := [3]string{fieldOf(a, "system-rules"), fieldOf(a, "skill:refund_assessment@1.2"), fieldOf(a, "history:unverified")}
 		if got != w {
 			t.Errorf("%s: fields %q, want %q", p, got, w)
 		}
 		for _, m := range a.Map {
-			if m.Source == "history:unverified-claim" && m.Trust != "unverified" {
+			if m.Source == "history:unverified" && m.Trust != "unverified" {
 				t.Errorf("%s: the history claim is labelled %q", p, m.Trust)
 			}
 		}
@@ -113,7 +113,7 @@ func TestAssembleLaterTurnsCarryHistory(t *testing.T) {
 		!strings.Contains(errs, "openai-responses and gemini-interactions") {
 		t.Fatalf("previous-response-id on gemini: exit %d %s", code, errs)
 	}
-	if code, _, errs := runMain(t, "", "assemble", "--turn", "9"); code != 2 || !strings.Contains(errs, "has 3 turns") {
+	if code, _, errs := runMain(t, "", "assemble", "--turn", "9"); code != 2 || !strings.Contains(errs, "ended after 3 requests") {
 		t.Fatalf("exit %d %s", code, errs)
 	}
 }
@@ -123,7 +123,7 @@ func TestAssembleTextShowsTheMap(t *testing.T) {
 	if code != 0 {
 		t.Fatal(errs)
 	}
-	for _, want := range []string{"POST /v1beta/models/refund-model:streamGenerateContent?alt=sse", "x-goog-api-key: [redacted]", "where each source went:", "history:unverified-claim", "systemInstruction.parts[1].text", "degraded:"} {
+	for _, want := range []string{"POST /v1beta/models/refund-model:streamGenerateContent?alt=sse", "x-goog-api-key: [redacted]", "where each source went:", "history:unverified", "systemInstruction.parts[1].text", "degraded:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}

@@ -1,232 +1,393 @@
 package samples
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 )
 
-// refundBackend is the refund case's fictional backend snapshot, as
-// written in refund.json's "backend".
-type refundBackend struct {
-	Orders   map[string]map[string]orderLine `json:"orders"`
-	Ledger   map[string]ledger               `json:"ledger"`
-	Policies map[string]struct {
-		MaxRefund             string   `json:"max_refund"`
-		QualityRefundRequires []string `json:"quality_refund_requires"`
-	} `json:"policies"`
-	QualityEvidence map[string]bool `json:"quality_evidence"`
-}
+// The refund case's simulated model. It is a model, not a tape: it reads
+// the request it was sent — which tools are declared, the tool choice,
+// whether calls may run in parallel, and the tool results it carries — and
+// answers as the chapter's model would. Its knowledge is the task (order
+// O-2048, line L1, 150 yuan requested, an unverified history that said 150
+// yuan); its answer is computed from the observations, so an edited or
+// rejected tool result changes what it says.
+//
+// Each variant is a behaviour of this model, not another script:
+//
+//	wrong-cap        trusts the unverified history for the cap
+//	fenced           wraps its answer in a markdown fence
+//	missing-field    leaves evidence_ids out
+//	claims-refunded  writes a draft that says the refund was made
+//	bad-args         drops line_id from its first call, then corrects it
+//	sequential       never calls tools in parallel
+//	refusal          refuses
 
-type orderLine struct {
-	SKU       string `json:"sku"`
-	Title     string `json:"title"`
-	PaidCents int64  `json:"paid_cents"`
-	Currency  string `json:"currency"`
-	Status    string `json:"status"`
-	PolicyID  string `json:"policy_id"`
-}
+const (
+	refundOrderID        = "O-2048"
+	refundLineID         = "L1"
+	refundRequestedCents = 15000
+	refundHistoryCents   = 15000 // what the unverified history claimed
+)
 
-type ledger struct {
-	RefundedCents    int64             `json:"refunded_cents"`
-	PendingHoldCents int64             `json:"pending_hold_cents"`
-	Entries          []json.RawMessage `json:"entries"`
-}
+const (
+	toolOrder  = "get_order_line"
+	toolLedger = "get_refund_ledger"
+	toolPolicy = "get_refund_policy"
+)
 
-// wireRefund gives the refund case its read-only tools (they read the
-// backend snapshot) and its computed domain checks.
+// wireRefund gives the built-in refund case its simulated model.
 func wireRefund(sc *session.Scenario) error {
-	var be refundBackend
-	if err := json.Unmarshal(sc.Backend, &be); err != nil {
-		return fmt.Errorf("backend: %v", err)
-	}
-	sc.Executors = map[string]session.Executor{
-		"get_order_line": func(_ context.Context, raw json.RawMessage) (string, bool) {
-			var a struct{ OrderID, LineID string }
-			if err := decodeArgs(raw, &a); err != nil {
-				return err.Error(), true
-			}
-			ol, ok := be.Orders[a.OrderID][a.LineID]
-			if !ok {
-				return toolError("not_found", fmt.Sprintf("no order line %s/%s", a.OrderID, a.LineID)), true
-			}
-			return result(map[string]any{
-				"evidence_id": "EV-ORDER-" + a.OrderID + "-" + a.LineID, "order_id": a.OrderID, "line_id": a.LineID,
-				"sku": ol.SKU, "title": ol.Title, "paid_cents": ol.PaidCents, "currency": ol.Currency,
-				"status": ol.Status, "policy_id": ol.PolicyID,
-			}), false
-		},
-		"get_refund_ledger": func(_ context.Context, raw json.RawMessage) (string, bool) {
-			var a struct{ OrderID, LineID string }
-			if err := decodeArgs(raw, &a); err != nil {
-				return err.Error(), true
-			}
-			l, ok := be.Ledger[a.OrderID+"/"+a.LineID]
-			if !ok {
-				return toolError("not_found", fmt.Sprintf("no ledger for %s/%s", a.OrderID, a.LineID)), true
-			}
-			return result(map[string]any{
-				"evidence_id": "EV-LEDGER-" + a.OrderID + "-" + a.LineID, "refunded_cents": l.RefundedCents,
-				"pending_hold_cents": l.PendingHoldCents, "currency": "CNY", "entries": l.Entries,
-			}), false
-		},
-		"get_refund_policy": func(_ context.Context, raw json.RawMessage) (string, bool) {
-			var a struct{ PolicyID string }
-			if err := decodeArgs(raw, &a); err != nil {
-				return err.Error(), true
-			}
-			p, ok := be.Policies[a.PolicyID]
-			if !ok {
-				return toolError("not_found", "no policy "+a.PolicyID), true
-			}
-			// The policy service also reports whether the evidence its rule
-			// needs is on file for the case under review.
-			onFile := true
-			for _, has := range be.QualityEvidence {
-				onFile = onFile && has
-			}
-			return result(map[string]any{
-				"evidence_id": "EV-POLICY-" + a.PolicyID, "policy_id": a.PolicyID, "max_refund": p.MaxRefund,
-				"quality_refund_requires": p.QualityRefundRequires, "quality_evidence_on_file": onFile,
-			}), false
-		},
-	}
-	sc.ComputedCheck = refundChecks
+	sc.Responder = refundModel(sc.Variant)
 	return nil
 }
 
-// decodeArgs reads snake_case arguments into a struct of CamelCase fields.
-func decodeArgs(raw json.RawMessage, v any) error {
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fmt.Errorf("arguments are not a JSON object: %v", err)
-	}
-	fixed := map[string]any{}
-	for k, val := range m {
-		fixed[strings.ReplaceAll(k, "_", "")] = val
-	}
-	b, _ := json.Marshal(fixed)
-	return json.Unmarshal(b, v)
+// refundObs is what one request's tool results tell the model.
+type refundObs struct {
+	ok       map[string]map[string]any // latest successful result per tool
+	failed   map[string]bool           // the latest result of the tool is an error
+	attempts map[string]int            // results per tool, errors included
+	callIDs  map[string]bool
 }
 
-func result(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func toolError(code, msg string) string {
-	return result(map[string]string{"error": code, "message": msg})
-}
-
-// claimsRefund matches a draft that says money was (or is being) paid
-// back, which a read-only check must never say.
-var claimsRefund = regexp.MustCompile(`已(为您|经)?(办理|完成|成功)?退款|退款已(完成|办理|到账|成功)|已原路退回|款项将.{0,12}退回|\b(has been|was) refunded\b`)
-
-// refundChecks are the refund case's business rules, recomputed from what
-// the tools really returned in this session.
-func refundChecks(out json.RawMessage, obs *session.Observations) []session.CheckResult {
-	var a struct {
-		OrderID    string   `json:"order_id"`
-		LineID     string   `json:"line_id"`
-		Requested  int64    `json:"requested_refund_cents"`
-		MaxRefund  int64    `json:"max_refund_cents"`
-		Decision   string   `json:"decision"`
-		Issues     []string `json:"issues"`
-		Evidence   []string `json:"evidence_ids"`
-		DraftReply string   `json:"draft_reply"`
-	}
-	_ = json.Unmarshal(out, &a)
-	var res []session.CheckResult
-	add := func(id string, pass bool, format string, args ...any) {
-		res = append(res, session.CheckResult{ID: id, Pass: pass, Detail: fmt.Sprintf(format, args...)})
-	}
-
-	seen := obs.EvidenceIDs()
-	var unseen []string
-	for _, id := range a.Evidence {
-		if !seen[id] {
-			unseen = append(unseen, id)
+func readRefundObs(results []adapters.ToolResult) refundObs {
+	o := refundObs{ok: map[string]map[string]any{}, failed: map[string]bool{}, attempts: map[string]int{}, callIDs: map[string]bool{}}
+	for _, r := range results {
+		o.attempts[r.Name]++
+		o.callIDs[r.CallID] = true
+		var m map[string]any
+		if !r.IsError && json.Unmarshal([]byte(r.Content), &m) == nil && m["status"] != "error" {
+			o.ok[r.Name], o.failed[r.Name] = m, false
+			continue
 		}
+		o.failed[r.Name] = true
 	}
-	switch {
-	case len(a.Evidence) == 0:
-		add("evidence-observed", false, "evidence_ids is empty")
-	case len(unseen) > 0:
-		add("evidence-observed", false, "cites evidence never observed this session: %s", strings.Join(unseen, ", "))
-	default:
-		add("evidence-observed", true, "all %d evidence ids were observed", len(a.Evidence))
-	}
-
-	order, okO := obs.Result("get_order_line")
-	led, okL := obs.Result("get_refund_ledger")
-	policy, okP := obs.Result("get_refund_policy")
-	if !okO || !okL {
-		add("cap-from-observations", false, "the cap cannot be derived: the order line or the ledger was never observed")
-		return res
-	}
-	cap := num(order["paid_cents"]) - num(led["refunded_cents"]) - num(led["pending_hold_cents"])
-	add("cap-from-observations", a.MaxRefund == cap, "max_refund_cents is %d; paid %d − refunded %d − pending %d = %d",
-		a.MaxRefund, num(order["paid_cents"]), num(led["refunded_cents"]), num(led["pending_hold_cents"]), cap)
-
-	exceeds := a.Requested > cap
-	evidenceMissing := okP && policy["quality_evidence_on_file"] == false
-	want := "approve"
-	if exceeds || evidenceMissing {
-		want = "needs_review"
-	}
-	add("decision-follows-facts", a.Decision == want, "decision is %q; the facts (requested %d vs cap %d, quality evidence on file: %v) give %q",
-		a.Decision, a.Requested, cap, !evidenceMissing, want)
-
-	var missing []string
-	if exceeds && !anyContains(a.Issues, "cap", "exceed", "超") {
-		missing = append(missing, "the exceeded cap")
-	}
-	if evidenceMissing && !anyContains(a.Issues, "evidence", "quality", "凭证") {
-		missing = append(missing, "the missing quality evidence")
-	}
-	sort.Strings(missing)
-	add("issues-named", len(missing) == 0, "issues %q must name %s", a.Issues, orNothing(missing))
-
-	add("ids-match", a.OrderID == str(order["order_id"]) && a.LineID == str(order["line_id"]),
-		"answer is about %s/%s; observed %s/%s", a.OrderID, a.LineID, str(order["order_id"]), str(order["line_id"]))
-
-	if m := claimsRefund.FindString(a.DraftReply); m != "" {
-		add("draft-read-only", false, "the draft claims a refund was made (%q), but this check is read-only", m)
-	} else {
-		add("draft-read-only", true, "the draft makes no refund claim")
-	}
-	return res
+	return o
 }
 
-func anyContains(list []string, subs ...string) bool {
-	for _, s := range list {
-		for _, sub := range subs {
-			if strings.Contains(strings.ToLower(s), sub) {
-				return true
+func refundModel(variant string) session.Responder {
+	return func(in *adapters.Inbound) (adapters.ModelTurn, error) {
+		if variant == "refusal" {
+			return adapters.ModelTurn{Stop: adapters.StopRefusal, Items: []adapters.OutputItem{{Kind: adapters.KindRefusal, Text: "抱歉，我无法协助处理这个请求。"}}}, nil
+		}
+		obs := readRefundObs(in.Results)
+		calls := refundCalls(variant, in, obs)
+		var turn adapters.ModelTurn
+		if len(calls) > 0 {
+			turn = adapters.ModelTurn{Stop: adapters.StopToolCall, Items: calls}
+			if in.Reasoning {
+				turn.Items = append([]adapters.OutputItem{{Kind: adapters.KindReasoning, Text: callReasoning(calls)}}, calls...)
+			}
+			return turn, nil
+		}
+		a := assess(variant, obs)
+		turn = adapters.ModelTurn{Stop: adapters.StopFinal, Items: []adapters.OutputItem{{Kind: adapters.KindMessage, Text: a.text(variant)}}}
+		if in.Reasoning {
+			turn.Items = append([]adapters.OutputItem{{Kind: adapters.KindReasoning, Text: a.reasoning()}}, turn.Items...)
+		}
+		return turn, nil
+	}
+}
+
+// refundCalls are the calls the model proposes next: the order line
+// first, then the ledger and the policy (from the order's facts), each
+// only if the request lets it call that tool. A lookup that failed is not
+// asked again — the answer says what could not be assessed — except the
+// bad-args model's own malformed first call, which it corrects.
+func refundCalls(variant string, in *adapters.Inbound, obs refundObs) []adapters.OutputItem {
+	var want []adapters.OutputItem
+	order, haveOrder := obs.ok[toolOrder]
+	switch {
+	case haveOrder:
+		args := func(keys ...string) json.RawMessage {
+			m := map[string]any{}
+			for _, k := range keys {
+				m[k] = order[k]
+			}
+			return orderedArgs(keys, m)
+		}
+		if obs.attempts[toolLedger] == 0 {
+			want = append(want, call(toolLedger, args("order_id", "line_id")))
+		}
+		if obs.attempts[toolPolicy] == 0 {
+			want = append(want, call(toolPolicy, args("category", "received_at", "reason")))
+		}
+	case obs.attempts[toolOrder] == 0 && variant == "bad-args":
+		want = append(want, call(toolOrder, json.RawMessage(`{"order_id":"`+refundOrderID+`"}`)))
+	case obs.attempts[toolOrder] == 0 || variant == "bad-args" && obs.attempts[toolOrder] == 1:
+		want = append(want, call(toolOrder, json.RawMessage(`{"order_id":"`+refundOrderID+`","line_id":"`+refundLineID+`"}`)))
+	}
+	if in.Choice.Mode == adapters.ToolChoiceRequired || in.Choice.Mode == adapters.ToolChoiceNamed {
+		want = forced(in, want, order)
+	}
+	var out []adapters.OutputItem
+	for _, c := range want {
+		if !in.MayCall(c.Name) {
+			continue
+		}
+		if len(out) > 0 && (in.Serial || variant == "sequential") {
+			break
+		}
+		out = append(out, c)
+	}
+	for i := range out {
+		out[i].CallID, out[i].ID = callIDs(in.Protocol, out[i].Name, obs.callIDs)
+		obs.callIDs[out[i].CallID] = true
+	}
+	return out
+}
+
+// forced: a request that requires a call gets one even when the model has
+// what it needs — the named tool, or the first it would call anyway.
+func forced(in *adapters.Inbound, want []adapters.OutputItem, order map[string]any) []adapters.OutputItem {
+	if in.Choice.Mode == adapters.ToolChoiceNamed {
+		for _, c := range want {
+			if c.Name == in.Choice.Name {
+				return []adapters.OutputItem{c}
 			}
 		}
 	}
-	return false
-}
-
-func orNothing(xs []string) string {
-	if len(xs) == 0 {
-		return "nothing more"
+	if len(want) > 0 && in.Choice.Mode == adapters.ToolChoiceRequired {
+		return want
 	}
-	return strings.Join(xs, " and ")
+	args := json.RawMessage(`{"order_id":"` + refundOrderID + `","line_id":"` + refundLineID + `"}`)
+	all := []adapters.OutputItem{call(toolOrder, args), call(toolLedger, args)}
+	if order != nil {
+		all = append(all, call(toolPolicy, orderedArgs([]string{"category", "received_at", "reason"}, order)))
+	}
+	for _, c := range all {
+		if in.MayCall(c.Name) {
+			return []adapters.OutputItem{c}
+		}
+	}
+	return nil
 }
 
-func num(v any) int64 {
+func call(name string, args json.RawMessage) adapters.OutputItem {
+	return adapters.OutputItem{Kind: adapters.KindToolCall, Name: name, Arguments: args}
+}
+
+// orderedArgs writes an argument object with its keys in the given order,
+// as the chapter prints them.
+func orderedArgs(keys []string, m map[string]any) json.RawMessage {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, _ := json.Marshal(m[k])
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return json.RawMessage(b.String())
+}
+
+// callIDs are the chapter's ids for each protocol: Responses
+// call_order/fc_order (13.6.4–13.6.5), Anthropic toolu_…, DeepSeek call_d…;
+// a repeated call gets a numbered suffix so ids stay unique.
+func callIDs(protocol, tool string, used map[string]bool) (callID, itemID string) {
+	short := map[string]string{toolOrder: "order", toolLedger: "ledger", toolPolicy: "policy"}[tool]
+	prefix := "call_"
+	switch protocol {
+	case adapters.AnthropicMessages:
+		prefix = "toolu_"
+	case adapters.Gemini:
+		return "", "" // Gemini's calls carry no id; results match by name
+	}
+	base := prefix + short
+	callID = base
+	for n := 2; used[callID]; n++ {
+		callID = base + "_" + strconv.Itoa(n)
+	}
+	return callID, "fc_" + strings.TrimPrefix(callID, prefix)
+}
+
+func callReasoning(calls []adapters.OutputItem) string {
+	if calls[0].Name == toolOrder {
+		return "先查商品行：历史里“还能退150元”的说法未经核实，金额必须以工具结果为准。"
+	}
+	return "商品行已给出类别、签收时间和原因；账务与适用政策互不依赖，分别查询。"
+}
+
+// assessment is the model's answer, computed from the observations.
+type assessment struct {
+	cap             *int64
+	issues          []string
+	evidence        []string
+	decision        string
+	evidenceMissing bool
+	unavailable     []string // core sources that could not be read
+}
+
+func assess(variant string, obs refundObs) assessment {
+	var a assessment
+	order, okO := obs.ok[toolOrder]
+	ledger, okL := obs.ok[toolLedger]
+	policy, okP := obs.ok[toolPolicy]
+	for _, src := range []struct {
+		name, what string
+		ok         bool
+		res        map[string]any
+	}{{toolOrder, "商品行信息", okO, order}, {toolLedger, "账务记录", okL, ledger}, {toolPolicy, "适用政策", okP, policy}} {
+		if !src.ok {
+			a.unavailable = append(a.unavailable, src.what)
+			continue
+		}
+		if id, ok := src.res["evidence_id"].(string); ok {
+			a.evidence = append(a.evidence, id)
+		}
+	}
+	if okO && okL {
+		c := cents(order["paid_cents"]) - cents(ledger["successful_refund_cents"]) - cents(ledger["pending_hold_cents"])
+		a.cap = &c
+	}
+	if variant == "wrong-cap" {
+		c := int64(refundHistoryCents)
+		a.cap = &c
+	}
+	a.evidenceMissing = okO && order["quality_evidence"] == "missing" && (!okP || policy["quality_evidence_required"] == true)
+	if a.cap != nil && refundRequestedCents > *a.cap {
+		a.issues = append(a.issues, "requested_amount_exceeds_cap")
+	}
+	if a.evidenceMissing {
+		a.issues = append(a.issues, "quality_evidence_missing")
+	}
+	if a.cap != nil && *a.cap != refundHistoryCents {
+		a.issues = append(a.issues, "unverified_history_amount_conflict")
+	}
+	for _, u := range []struct{ name, issue string }{{toolOrder, "order_line_unavailable"}, {toolLedger, "ledger_unavailable"}, {toolPolicy, "policy_unavailable"}} {
+		if _, ok := obs.ok[u.name]; !ok {
+			a.issues = append(a.issues, u.issue)
+		}
+	}
+	switch {
+	case len(a.unavailable) > 0:
+		a.decision = "unable_to_assess"
+	case len(a.issues) > 0:
+		a.decision = "needs_review"
+	default:
+		a.decision = "ready_for_review"
+	}
+	if a.issues == nil {
+		a.issues = []string{}
+	}
+	if a.evidence == nil {
+		a.evidence = []string{}
+	}
+	return a
+}
+
+func cents(v any) int64 {
 	f, _ := v.(float64)
 	return int64(f)
 }
 
-func str(v any) string {
-	s, _ := v.(string)
-	return s
+func yuan(c int64) string {
+	return strconv.FormatFloat(float64(c)/100, 'f', -1, 64)
+}
+
+// draft is the reply draft, stating exactly what the fields say.
+func (a assessment) draft(variant string) string {
+	var b strings.Builder
+	b.WriteString("经核查，")
+	if a.cap != nil {
+		fmt.Fprintf(&b, "该商品目前资金维度可退上限为%s元", yuan(*a.cap))
+		if refundRequestedCents > *a.cap {
+			fmt.Fprintf(&b, "，低于本次申请的%s元。", yuan(refundRequestedCents))
+		} else {
+			fmt.Fprintf(&b, "，不低于本次申请的%s元。", yuan(refundRequestedCents))
+		}
+	}
+	if variant == "claims-refunded" {
+		b.WriteString("已为您办理退款，款项将在1至3个工作日内原路退回。")
+		return b.String()
+	}
+	if a.evidenceMissing {
+		b.WriteString("申请仍需补充质量凭证，暂不能确认满足全部售后条件。")
+	}
+	if len(a.unavailable) > 0 {
+		fmt.Fprintf(&b, "%s暂不可用，", strings.Join(a.unavailable, "、"))
+		if a.cap == nil {
+			b.WriteString("无法确认当前可退金额。")
+		} else {
+			b.WriteString("暂不能确认满足全部售后条件。")
+		}
+	}
+	b.WriteString("以上为核查结果，未提交退款。")
+	return b.String()
+}
+
+// text is the final answer as the model writes it: one JSON object with
+// the schema's fields in the chapter's order.
+func (a assessment) text(variant string) string {
+	fields := []struct {
+		key string
+		val any
+	}{
+		{"order_id", refundOrderID}, {"line_id", refundLineID}, {"decision", a.decision}, {"currency", "CNY"},
+		{"requested_refund_cents", refundRequestedCents}, {"max_refund_cents", a.cap}, {"issues", a.issues},
+		{"evidence_ids", a.evidence}, {"reply_draft", a.draft(variant)},
+	}
+	if variant == "missing-field" {
+		fields = slices.DeleteFunc(fields, func(f struct {
+			key string
+			val any
+		}) bool {
+			return f.key == "evidence_ids"
+		})
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.key)
+		v, _ := marshalNoEscape(f.val)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	if variant == "fenced" {
+		var pretty strings.Builder
+		_ = indentTo(&pretty, b.String())
+		return "```json\n" + pretty.String() + "\n```"
+	}
+	return b.String()
+}
+
+func (a assessment) reasoning() string {
+	if a.cap == nil {
+		return "核心来源不可用（" + strings.Join(a.unavailable, "、") + "），无法计算可退上限，结论 unable_to_assess。"
+	}
+	return fmt.Sprintf("可退上限按账务计算为 %d 分，申请 %d 分；问题：%s。结论 %s。", *a.cap, refundRequestedCents, strings.Join(a.issues, "、"), a.decision)
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping (the draft is
+// shown to people as it is).
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	err := e.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
+}
+
+func indentTo(w *strings.Builder, s string) error {
+	var b bytes.Buffer
+	err := json.Indent(&b, []byte(s), "", "  ")
+	w.Write(b.Bytes())
+	return err
 }

@@ -237,6 +237,7 @@ func (s *Session) Request(history []adapters.Turn) *adapters.Request {
 		req.Store = &yes
 	}
 	req.Turns = history
+	req.Choice = s.cfg.Scenario.ChoiceFor(history)
 	return req
 }
 

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/expr-lang/expr/vm"
+
 	"github.com/modelwire/modelwire/adapters"
 )
 
@@ -28,7 +30,12 @@ type Scenario struct {
 	Limits      adapters.Limits         `json:"limits"`
 	// Backend is the (fictional) data the tools read, shown to the user.
 	Backend json.RawMessage `json:"backend,omitempty"`
-	Checks  []Check         `json:"checks,omitempty"`
+	// FinalTurn changes the tool choice once the evidence is complete (the
+	// chapter's third request keeps its tools and sends tool_choice none).
+	FinalTurn *FinalTurn `json:"final_turn,omitempty"`
+	// Facts are computed from the observations before the checks run.
+	Facts  []Fact  `json:"facts,omitempty"`
+	Checks []Check `json:"checks,omitempty"`
 	// Notes are markdown teaching notes per protocol step (see Step names).
 	Notes map[string]string `json:"notes,omitempty"`
 	// Script is the model's side, for the simulator: one turn per request.
@@ -45,10 +52,24 @@ type Scenario struct {
 
 	toolSchemas   map[string]*Schema
 	outputSchema  *Schema
-	ComputedCheck func(out json.RawMessage, obs *Observations) []CheckResult `json:"-"`
-	// Executors run tools in Go (the refund case reads its backend this
-	// way); tools without one use their canned results or command.
+	factPrograms  []*vm.Program
+	checkPrograms []*vm.Program // per check; nil for pointer checks
+	// Executors run tools in Go; tools without one use their canned
+	// results or command.
 	Executors map[string]Executor `json:"-"`
+	// Responder is a built-in case's simulated model in Go (it reads the
+	// request and computes its answer); nil plays Script.
+	Responder Responder `json:"-"`
+}
+
+// Responder answers one request as a simulated model would.
+type Responder func(in *adapters.Inbound) (adapters.ModelTurn, error)
+
+// FinalTurn is the tool choice the application sends once every tool in
+// After has a successful result.
+type FinalTurn struct {
+	After      []string            `json:"after"`
+	ToolChoice adapters.ToolChoice `json:"tool_choice"`
 }
 
 // ScenarioTool is a tool definition plus how it answers.
@@ -76,15 +97,22 @@ type Variant struct {
 	Description string `json:"description"`
 	// FailsAt is the validation layer this variant is meant to fail
 	// ("" when it passes: it teaches something else).
-	FailsAt string               `json:"fails_at,omitempty"`
-	Script  []adapters.ModelTurn `json:"script"`
-	Note    string               `json:"note,omitempty"`
+	FailsAt string `json:"fails_at,omitempty"`
+	// Script replaces the base script; a built-in case without one has
+	// the behaviour in its Go responder.
+	Script []adapters.ModelTurn `json:"script,omitempty"`
+	Note   string               `json:"note,omitempty"`
 }
 
-// Check is a declarative business check on the final JSON answer.
+// Check is a declarative business check on the final JSON answer: an
+// expression that must be true (see expr.go), or a value at a pointer
+// compared with a constant or another pointer.
 type Check struct {
-	ID      string          `json:"id"`
-	Pointer string          `json:"pointer"`
+	ID   string `json:"id"`
+	Expr string `json:"expr,omitempty"`
+	// Show names the values a failure detail prints (expressions).
+	Show    []string        `json:"show,omitempty"`
+	Pointer string          `json:"pointer,omitempty"`
 	Equals  json.RawMessage `json:"equals,omitempty"`
 	OneOf   []any           `json:"one_of,omitempty"`
 	Exists  *bool           `json:"exists,omitempty"`
@@ -184,7 +212,9 @@ func ParseScenario(file string, data []byte, variant string) (*Scenario, error) 
 		if !ok {
 			return nil, &ScenarioError{File: file, Pointer: "/variants", Problem: fmt.Sprintf("no variant %q (have %s)", variant, strings.Join(sc.VariantNames(), ", "))}
 		}
-		sc.Script = v.Script
+		if len(v.Script) > 0 {
+			sc.Script = v.Script
+		}
 		sc.Variant = variant
 	}
 	return &sc, nil
@@ -249,9 +279,32 @@ func (sc *Scenario) prepare() error {
 			return err
 		}
 	}
+	for i, f := range sc.Facts {
+		p, err := compileExpr(f.Expr)
+		if err != nil {
+			return sc.fail(fmt.Sprintf("/facts/%d/expr", i), "%s", oneLine(err.Error(), 200))
+		}
+		sc.factPrograms = append(sc.factPrograms, p)
+	}
 	for i, c := range sc.Checks {
-		if !strings.HasPrefix(c.Pointer, "/") {
-			return sc.fail(fmt.Sprintf("/checks/%d/pointer", i), "a JSON pointer starts with /")
+		var prog *vm.Program
+		switch {
+		case c.Expr != "":
+			p, err := compileExpr(c.Expr)
+			if err != nil {
+				return sc.fail(fmt.Sprintf("/checks/%d/expr", i), "%s", oneLine(err.Error(), 200))
+			}
+			prog = p
+		case !strings.HasPrefix(c.Pointer, "/"):
+			return sc.fail(fmt.Sprintf("/checks/%d/pointer", i), "a check needs an expr, or a JSON pointer (which starts with /)")
+		}
+		sc.checkPrograms = append(sc.checkPrograms, prog)
+	}
+	if ft := sc.FinalTurn; ft != nil {
+		for i, name := range ft.After {
+			if sc.toolSchemas[name] == nil {
+				return sc.fail(fmt.Sprintf("/final_turn/after/%d", i), "names tool %q, which is not defined", name)
+			}
 		}
 	}
 	if sc.TurnLimit == 0 {
@@ -292,6 +345,27 @@ func (sc *Scenario) Tool(name string) (*ScenarioTool, bool) {
 		}
 	}
 	return nil, false
+}
+
+// ChoiceFor is the tool choice of the request that follows turns: the
+// final turn's once every tool it waits for has a successful result.
+func (sc *Scenario) ChoiceFor(turns []adapters.Turn) adapters.ToolChoice {
+	ft := sc.FinalTurn
+	if ft == nil {
+		return sc.ToolChoice
+	}
+	ok := map[string]bool{}
+	for _, t := range turns {
+		for _, r := range t.Results {
+			ok[r.Name] = ok[r.Name] || !r.IsError
+		}
+	}
+	for _, name := range ft.After {
+		if !ok[name] {
+			return sc.ToolChoice
+		}
+	}
+	return ft.ToolChoice
 }
 
 // Request builds the canonical request of the scenario's first turn.

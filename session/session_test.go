@@ -130,9 +130,14 @@ func TestManualDecisions(t *testing.T) {
 			t.Fatalf("approved call's result %+v", r)
 		}
 	}
-	// The model never saw the ledger, so its cap cannot be trusted.
-	if res.Passed() {
-		t.Fatal("a session whose ledger call was rejected passed the domain layer")
+	// The model never saw the ledger: it cannot state a cap, and says so.
+	var out struct {
+		Decision  string `json:"decision"`
+		MaxRefund *int64 `json:"max_refund_cents"`
+	}
+	_ = json.Unmarshal(res.Output, &out)
+	if out.Decision != "unable_to_assess" || out.MaxRefund != nil || !res.Passed() {
+		t.Fatalf("after a rejected ledger call: decision %q cap %v layers %+v", out.Decision, out.MaxRefund, res.Layers)
 	}
 }
 
@@ -168,8 +173,10 @@ func TestPolicies(t *testing.T) {
 			t.Fatalf("decision %+v", d.Decision)
 		}
 	}
-	if res.Layers[4].Status != session.Fail || !strings.Contains(res.Layers[4].Detail, "never observed") {
-		t.Fatalf("domain %+v", res.Layers[4])
+	// Nothing was observed: the honest answer is unable_to_assess with no
+	// amount and no evidence, and the domain layer accepts exactly that.
+	if !strings.Contains(string(res.Output), `"decision":"unable_to_assess"`) || !strings.Contains(string(res.Output), `"max_refund_cents":null`) || !res.Passed() {
+		t.Fatalf("all calls rejected: %s %+v", res.Output, res.Layers)
 	}
 	if _, err := session.New(session.Config{Scenario: &session.Scenario{}, Protocol: adapters.OpenAIChat, Provider: session.Provider{Name: "sim"}, Policy: session.PolicyManual}, nil, nil, nil); !errors.Is(err, session.ErrNoDecider) {
 		t.Fatalf("manual without a decider: %v", err)

@@ -249,18 +249,24 @@ func judgeDomain(sc *Scenario, obj json.RawMessage, obs *Observations) LayerResu
 	return r
 }
 
-// RunChecks runs the scenario's declarative checks and its computed ones.
+// RunChecks runs the scenario's checks on an answer, with the facts
+// computed from this session's observations.
 func RunChecks(sc *Scenario, obj json.RawMessage, obs *Observations) []CheckResult {
 	var doc any
 	d := json.NewDecoder(bytes.NewReader(obj))
 	d.UseNumber()
 	_ = d.Decode(&doc)
+	var answer any
+	_ = json.Unmarshal(obj, &answer)
+	env := exprEnv(answer, obs)
+	sc.computeFacts(env)
 	var out []CheckResult
-	for _, c := range sc.Checks {
+	for i, c := range sc.Checks {
+		if i < len(sc.checkPrograms) && sc.checkPrograms[i] != nil {
+			out = append(out, runExprCheck(c, sc.checkPrograms[i], env))
+			continue
+		}
 		out = append(out, runCheck(c, doc))
-	}
-	if sc.ComputedCheck != nil {
-		out = append(out, sc.ComputedCheck(obj, obs)...)
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -51,16 +52,15 @@ type Server struct {
 }
 
 type storedResponse struct {
-	depth  int  // model turns up to and including this response
-	stored bool // store was not false: it can be continued
-	// calls are the response's function calls, call id → name, kept for
-	// protocols that check a continuation's results against them.
-	calls map[string]string
+	depth   int                   // model turns up to and including this response
+	stored  bool                  // store was not false: it can be continued
+	results []adapters.ToolResult // every tool result the chain carried
+	calls   map[string]string     // call_id → tool name, of every call the chain issued
 }
 
 // chainChecker is a protocol with server-side state whose own words the
 // server uses when a continuation does not hold: an unknown previous id,
-// or a tool result that answers no call of the response it continues.
+// or a tool result that answers no call of the chain it continues.
 type chainChecker interface {
 	UnknownPrevious(id string) *adapters.SimError
 	UnmatchedResult(callID string) *adapters.SimError
@@ -140,6 +140,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	in.Protocol = name
 	turn := in.ModelTurns
 	chain, checksChain := simp.(chainChecker)
 	if in.PreviousResponseID != "" {
@@ -155,22 +156,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if checksChain {
-			for i, r := range in.Results {
-				name, ok := prev.calls[r.CallID]
-				if !ok {
+			for _, r := range in.Results {
+				if _, ok := prev.calls[r.CallID]; !ok {
 					writeError(w, chain.UnmatchedResult(r.CallID))
 					return
-				}
-				if r.Name == "" {
-					in.Results[i].Name = name
 				}
 			}
 		}
 		turn += prev.depth
+		// The chain carries the earlier calls and results: the model sees
+		// them as if they had been resent.
+		for i, r := range in.Results {
+			if r.Name == "" {
+				in.Results[i].Name = prev.calls[r.CallID]
+			}
+		}
+		in.Results = append(append([]adapters.ToolResult(nil), prev.results...), in.Results...)
 	}
-	if turn >= len(sc.Script) {
+	if turn >= max(len(sc.Script), 1)+sc.TurnLimit {
 		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error",
-			fmt.Sprintf("simulator: scenario %s has %d model turns; this request's history already holds %d", sc.FullName(), len(sc.Script), turn)))
+			fmt.Sprintf("simulator: scenario %s allows %d turns; this request's history already holds %d", sc.FullName(), sc.TurnLimit, turn)))
 		return
 	}
 
@@ -196,7 +201,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	mt := sc.Script[turn]
+	mt, err := answer(sc, in, body)
+	if err != nil {
+		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: "+err.Error()))
+		return
+	}
 	if f.take("refusal", true) {
 		mt = refusalTurn(mt)
 	}
@@ -209,13 +218,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage}
 	if id := simp.ResponseID(o); id != "" {
-		stored := storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store}
-		if checksChain {
-			stored.calls = callsOf(p, simp, mt, o, in.Stream)
-		}
-		s.mu.Lock()
-		s.responses[id] = stored
-		s.mu.Unlock()
+		s.remember(id, simp, &mt, o, turn, in)
 	}
 	if !in.Stream {
 		for k, v := range simp.ResponseHeaders(false) {
@@ -227,6 +230,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, r, simp, name, mt, o)
+}
+
+// remember keeps a response the client may continue with
+// previous_response_id: its depth, the results its chain carried and the
+// calls it issued, by call_id.
+func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.ModelTurn, o adapters.ResponseOptions, turn int, in *adapters.Inbound) {
+	if a, ok := simp.(interface {
+		AssignCallIDs(adapters.ModelTurn, adapters.ResponseOptions) adapters.ModelTurn
+	}); ok {
+		*mt = a.AssignCallIDs(*mt, o)
+	}
+	calls := map[string]string{}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prev, ok := s.responses[in.PreviousResponseID]; ok {
+		maps.Copy(calls, prev.calls)
+	}
+	for _, it := range mt.Items {
+		if it.Kind == adapters.KindToolCall {
+			calls[it.CallID] = it.Name
+		}
+	}
+	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: in.Results, calls: calls}
 }
 
 // stream writes the turn as SSE, applying the stream faults.
@@ -330,27 +356,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 			flusher.Flush()
 		}
 	}
-}
-
-// callsOf reads the function calls of the response as the client gets it
-// (stream or body), as a client decodes them (call id → name).
-func callsOf(p adapters.Protocol, simp adapters.Simulated, mt adapters.ModelTurn, o adapters.ResponseOptions, stream bool) map[string]string {
-	var events []adapters.Event
-	if stream {
-		d := p.NewDecoder()
-		for _, e := range simp.StreamEvents(mt, o) {
-			events = append(events, d.Decode(adapters.RawEvent{Event: e.Event, Data: e.Data})...)
-		}
-	} else {
-		events = p.DecodeBody(simp.Body(mt, o))
-	}
-	calls := map[string]string{}
-	for _, ev := range events {
-		if ev.Type == adapters.EvItemStarted && ev.Kind == string(adapters.KindToolCall) {
-			calls[ev.CallID] = ev.Name
-		}
-	}
-	return calls
 }
 
 func writeError(w http.ResponseWriter, e *adapters.SimError) {

@@ -7,35 +7,28 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"sort"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
 )
 
-// The refund case (from a textbook chapter on LLM API protocols; the facts
-// are fictional): a read-only check of a 150 yuan refund request over three
-// tools. These are the values every protocol's refund captures carry.
+// The refund case's captures in testdata were recorded from an earlier
+// version of the case (its own evidence ids and policy lookup); these are
+// the values they carry, for the decoder tests that read them.
 const (
-	RefundModelText = `{"order_id":"O-2048","line_id":"L1","currency":"CNY","requested_refund_cents":15000,"max_refund_cents":13000,"decision":"needs_review","issues":["requested_exceeds_refundable_cap","quality_evidence_missing"],"evidence_ids":["EV-ORDER-O-2048-L1","EV-LEDGER-O-2048-L1","EV-POLICY-aftersale-v3"],"draft_reply":"您好，您申请退款 150 元。根据订单记录，该商品实付 180 元，已退 30 元，另有 20 元处于待处理冻结，目前最多可退 130 元；且尚缺质量问题凭证。我们已转人工复核，复核前不会执行任何退款。"}`
+	CaptureModelText = `{"order_id":"O-2048","line_id":"L1","currency":"CNY","requested_refund_cents":15000,"max_refund_cents":13000,"decision":"needs_review","issues":["requested_exceeds_refundable_cap","quality_evidence_missing"],"evidence_ids":["EV-ORDER-O-2048-L1","EV-LEDGER-O-2048-L1","EV-POLICY-aftersale-v3"],"draft_reply":"您好，您申请退款 150 元。根据订单记录，该商品实付 180 元，已退 30 元，另有 20 元处于待处理冻结，目前最多可退 130 元；且尚缺质量问题凭证。我们已转人工复核，复核前不会执行任何退款。"}`
 )
 
-// RefundCall is one scripted tool call of the refund case.
-type RefundCall struct {
-	Name      string
-	Arguments string // compact JSON, as the model sends it
-	Result    string // the tool result the application feeds back
-}
-
-// RefundTurn1 .. RefundTurn3 are the model's three turns: one call, two
-// parallel calls, then the final JSON.
+// CaptureTurn1 and CaptureTurn2 are the captures' calls and results.
 var (
-	RefundTurn1 = []RefundCall{{
+	CaptureTurn1 = []RefundCall{{
 		Name:      "get_order_line",
 		Arguments: `{"order_id":"O-2048","line_id":"L1"}`,
 		Result:    `{"evidence_id":"EV-ORDER-O-2048-L1","order_id":"O-2048","line_id":"L1","sku":"KB-87-BLK","title":"机械键盘（黑色）","paid_cents":18000,"currency":"CNY","status":"delivered","policy_id":"aftersale-v3"}`,
 	}}
-	RefundTurn2 = []RefundCall{{
+	CaptureTurn2 = []RefundCall{{
 		Name:      "get_refund_ledger",
 		Arguments: `{"order_id":"O-2048","line_id":"L1"}`,
 		Result:    `{"evidence_id":"EV-LEDGER-O-2048-L1","refunded_cents":3000,"pending_hold_cents":2000,"currency":"CNY","entries":[{"kind":"refund","cents":3000,"at":"2026-10-02"},{"kind":"pending_hold","cents":2000,"at":"2026-11-18"}]}`,
@@ -46,39 +39,75 @@ var (
 	}}
 )
 
-// RefundTools are the case's three read-only tools with strict schemas.
-func RefundTools() []adapters.Tool {
-	orderLine := `{"type":"object","properties":{"order_id":{"type":"string","pattern":"^O-[0-9]{4}$","description":"订单号，如 O-2048"},"line_id":{"type":"string","pattern":"^L[0-9]+$","description":"订单行号，如 L1"}},"required":["order_id","line_id"],"additionalProperties":false}`
-	policy := `{"type":"object","properties":{"policy_id":{"type":"string","description":"售后政策编号"}},"required":["policy_id"],"additionalProperties":false}`
-	return []adapters.Tool{
-		{Name: "get_order_line", Description: "只读：查询订单行的实付金额（整数分，CNY）、状态与适用的售后政策编号。", Parameters: json.RawMessage(orderLine), Strict: true},
-		{Name: "get_refund_ledger", Description: "只读：查询订单行的退款台账：已退金额与待处理冻结金额（整数分）。", Parameters: json.RawMessage(orderLine), Strict: true},
-		{Name: "get_refund_policy", Description: "只读：按编号查询售后政策的退款上限规则与所需凭证。", Parameters: json.RawMessage(policy), Strict: true},
-	}
+// The refund case as the textbook chapter prints it (13.6.3–13.6.6; the
+// facts are fictional): a read-only check of a 150 yuan refund request
+// over three tools. Literal, so a test fails when samples/refund.json or
+// the simulator drifts from the chapter.
+const (
+	RefundModelText = `{"order_id":"O-2048","line_id":"L1","decision":"needs_review","currency":"CNY","requested_refund_cents":15000,"max_refund_cents":13000,"issues":["requested_amount_exceeds_cap","quality_evidence_missing","unverified_history_amount_conflict"],"evidence_ids":["E-order","E-ledger","E-policy"],"reply_draft":"经核查，该商品目前资金维度可退上限为130元，低于本次申请的150元。申请仍需补充质量凭证，暂不能确认满足全部售后条件。以上为核查结果，未提交退款。"}`
+)
+
+// RefundCall is one scripted tool call of the refund case.
+type RefundCall struct {
+	Name      string
+	Arguments string // compact JSON, as the model sends it
+	Result    string // the tool result the application feeds back
 }
+
+// RefundTurn1 and RefundTurn2 are the model's calls: the order line, then
+// the ledger and the policy in parallel, with the chapter's results.
+var (
+	RefundTurn1 = []RefundCall{{
+		Name:      "get_order_line",
+		Arguments: `{"order_id":"O-2048","line_id":"L1"}`,
+		Result:    `{"status":"ok","evidence_id":"E-order","order_id":"O-2048","line_id":"L1","currency":"CNY","paid_cents":18000,"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue","quality_evidence":"missing","observed_at":"2026-10-20T10:00:01+08:00"}`,
+	}}
+	RefundTurn2 = []RefundCall{{
+		Name:      "get_refund_ledger",
+		Arguments: `{"order_id":"O-2048","line_id":"L1"}`,
+		Result:    `{"status":"ok","evidence_id":"E-ledger","snapshot":"L42","currency":"CNY","successful_refund_cents":3000,"pending_hold_cents":2000}`,
+	}, {
+		Name:      "get_refund_policy",
+		Arguments: `{"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}`,
+		Result:    `{"status":"ok","evidence_id":"E-policy","version":"aftersale-v3","within_7_days":true,"quality_evidence_required":true}`,
+	}}
+)
+
+// refundFile is samples/refund.json as the adapters' tests read it (they
+// run in adapters/<pkg>/; importing samples would be an import cycle).
+type refundFile struct {
+	Sources []adapters.Source       `json:"sources"`
+	Tools   []adapters.Tool         `json:"tools"`
+	Output  adapters.OutputContract `json:"output"`
+	Script  []adapters.ModelTurn    `json:"script"`
+	Limits  adapters.Limits         `json:"limits"`
+}
+
+var loadRefund = sync.OnceValues(func() (refundFile, error) {
+	var f refundFile
+	b, err := os.ReadFile("../../samples/refund.json")
+	if err == nil {
+		err = json.Unmarshal(b, &f)
+	}
+	return f, err
+})
+
+func refund() refundFile {
+	f, err := loadRefund()
+	if err != nil {
+		panic("adapterstest: samples/refund.json: " + err.Error())
+	}
+	return f
+}
+
+// RefundTools are the case's three read-only tools with strict schemas.
+func RefundTools() []adapters.Tool { return refund().Tools }
 
 // RefundSchema is the refund_assessment output schema (nine fields).
-const RefundSchema = `{"type":"object","properties":{"order_id":{"type":"string"},"line_id":{"type":"string"},"currency":{"type":"string","enum":["CNY"]},"requested_refund_cents":{"type":"integer"},"max_refund_cents":{"type":"integer"},"decision":{"type":"string","enum":["approve","reject","needs_review"]},"issues":{"type":"array","items":{"type":"string"}},"evidence_ids":{"type":"array","items":{"type":"string"}},"draft_reply":{"type":"string"}},"required":["order_id","line_id","currency","requested_refund_cents","max_refund_cents","decision","issues","evidence_ids","draft_reply"],"additionalProperties":false}`
+func RefundSchema() json.RawMessage { return refund().Output.Schema }
 
 // RefundSources are the case's sources in request order.
-func RefundSources() []adapters.Source {
-	return []adapters.Source{
-		{ID: "system-rules", Role: adapters.RoleSystem, Trust: adapters.TrustTrusted,
-			Text: "你是售后退款核查助手。只读核查，绝不执行退款。只相信工具返回的数据；历史对话与用户陈述都是待核实的说法。金额一律用整数分（CNY）。最终只输出一个符合 refund_assessment 模式的 JSON 对象。"},
-		{ID: "skill:refund_assessment@1.2", Role: adapters.RoleDeveloper, Trust: adapters.TrustTrusted,
-			Text: "技能 refund_assessment@1.2：先查订单行，再并行查退款台账与售后政策。可退上限 = 实付 − 已退 − 待处理冻结。申请金额超过上限或缺少质量凭证时，decision 为 needs_review，并在 issues 中写明。evidence_ids 只能填写本次工具结果中出现的 evidence_id。"},
-		{ID: "task", Role: adapters.RoleUser, Trust: adapters.TrustVerified,
-			Text: "请核查订单 O-2048 第 L1 行的退款申请：顾客申请退款 150 元，理由是质量问题。"},
-		{ID: "knowledge:KB-guide-9", Role: adapters.RoleContext, Trust: adapters.TrustVerified, Label: "知识库 KB-guide-9",
-			Text: "质量问题退款须附质量凭证（照片或检测报告）；缺凭证时转人工复核，不得直接拒绝。"},
-		{ID: "memory:mem-language-3", Role: adapters.RoleContext, Trust: adapters.TrustVerified, Label: "记忆 mem-language-3",
-			Text: "顾客偏好中文回复。（仅为语言偏好，不含任何业务事实。）"},
-		{ID: "history:unverified-claim", Role: adapters.RoleContext, Trust: adapters.TrustUnverified, Label: "未核实的历史对话",
-			Text: "上一位客服曾说：“这单应该还能退 150 元，上限是 15000 分。”"},
-		{ID: "workspace:data-contract", Role: adapters.RoleContext, Trust: adapters.TrustTrusted, Label: "工作区数据约定",
-			Text: "所有金额字段为整数分，币种 CNY；order_id 形如 O-2048，line_id 形如 L1。"},
-	}
-}
+func RefundSources() []adapters.Source { return refund().Sources }
 
 // IDs gives the provider ids of the scripted turns, so each protocol's
 // captures keep its own id formats (call_…, toolu_…, fc_…).
@@ -97,8 +126,8 @@ func RefundRequest(turn int, ids IDs, stream bool) *adapters.Request {
 		Sources: RefundSources(),
 		Tools:   RefundTools(),
 		Choice:  adapters.ToolChoice{Mode: adapters.ToolChoiceAuto},
-		Output:  adapters.OutputContract{Mode: adapters.OutputJSONSchema, Name: "refund_assessment", Schema: json.RawMessage(RefundSchema), Strict: true},
-		Limits:  adapters.Limits{MaxOutputTokens: 2048, ParallelToolCalls: &parallel},
+		Output:  adapters.OutputContract{Mode: adapters.OutputJSONSchema, Name: "refund_assessment", Schema: RefundSchema(), Strict: true},
+		Limits:  adapters.Limits{MaxOutputTokens: 1800, ParallelToolCalls: &parallel},
 		Stream:  stream,
 		History: adapters.HistoryFull,
 	}
@@ -131,37 +160,59 @@ type Script struct {
 	Turns []adapters.ModelTurn
 }
 
-// RefundScripts loads the refund case's script and its variants (sorted)
-// from samples/refund.json, read as JSON: an adapter package importing
-// samples would be an import cycle. Tests run in adapters/<pkg>/.
+// RefundScripts are the refund case's script (samples/refund.json) and, as
+// scripts, what each of its model's behaviours sends — a reasoning turn, a
+// malformed call, a fenced or shortened answer, a refusal, one call per
+// turn — so every renderer is tried on each shape.
 func RefundScripts(t testing.TB) []Script {
 	t.Helper()
-	b, err := os.ReadFile("../../samples/refund.json")
+	f, err := loadRefund()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f struct {
-		Script   []adapters.ModelTurn `json:"script"`
-		Variants map[string]struct {
-			Script []adapters.ModelTurn `json:"script"`
-		} `json:"variants"`
+	base := f.Script
+	if len(base) != 3 {
+		t.Fatalf("refund.json: %d turns in the script, want 3", len(base))
 	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
+	final := func(text string) adapters.ModelTurn {
+		return adapters.ModelTurn{Stop: adapters.StopFinal, Items: []adapters.OutputItem{{Kind: adapters.KindMessage, Text: text}}}
 	}
-	out := []Script{{"refund", f.Script}}
-	names := make([]string, 0, len(f.Variants))
-	for n := range f.Variants {
-		names = append(names, n)
+	think := func(t adapters.ModelTurn, text string) adapters.ModelTurn {
+		t.Items = append([]adapters.OutputItem{{Kind: adapters.KindReasoning, Text: text}}, t.Items...)
+		return t
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		out = append(out, Script{"refund/" + n, f.Variants[n].Script})
+	call1, ledger, policy := base[0].Items[0], base[1].Items[0], base[1].Items[1]
+	one := func(c adapters.OutputItem) adapters.ModelTurn {
+		return adapters.ModelTurn{Stop: adapters.StopToolCall, Items: []adapters.OutputItem{c}}
 	}
-	if len(out) < 8 || len(out[0].Turns) != 3 {
-		t.Fatalf("refund.json: %d scripts, %d turns in the main one", len(out), len(out[0].Turns))
+	bad := call1
+	bad.Arguments = json.RawMessage(`{"order_id":"O-2048"}`)
+	var answer map[string]any
+	_ = json.Unmarshal([]byte(RefundModelText), &answer)
+	delete(answer, "evidence_ids")
+	missing, _ := json.Marshal(answer)
+	scripts := []Script{
+		{"refund", base},
+		{"refund/bad-args", []adapters.ModelTurn{one(bad), think(one(call1), "工具返回参数错误：缺少 line_id。按模式补全后重试。"), base[1], base[2]}},
+		{"refund/claims-refunded", []adapters.ModelTurn{base[0], base[1], final(strings.Replace(RefundModelText, "未提交退款", "已为您办理退款", 1))}},
+		{"refund/fenced", []adapters.ModelTurn{base[0], base[1], final("```json\n" + RefundModelText + "\n```")}},
+		{"refund/missing-field", []adapters.ModelTurn{base[0], base[1], final(string(missing))}},
+		{"refund/refusal", []adapters.ModelTurn{{Stop: adapters.StopRefusal, Items: []adapters.OutputItem{{Kind: adapters.KindRefusal, Text: "抱歉，我无法协助处理这个请求。"}}}}},
+		{"refund/sequential", []adapters.ModelTurn{base[0], one(ledger), one(policy), base[2]}},
+		{"refund/wrong-cap", []adapters.ModelTurn{
+			think(base[0], "先查商品行：历史里“还能退150元”的说法未经核实，金额必须以工具结果为准。"),
+			think(base[1], "商品行已给出类别、签收时间和原因；账务与适用政策互不依赖，分别查询。"),
+			think(final(strings.Replace(RefundModelText, `"max_refund_cents":13000`, `"max_refund_cents":15000`, 1)), "历史说还能退150元，就按150元。")}},
 	}
-	return out
+	// Every turn reports usage, as the base script's do.
+	for _, sc := range scripts {
+		for i := range sc.Turns {
+			if sc.Turns[i].Usage.InputTokens == nil {
+				sc.Turns[i].Usage = adapters.Usage{InputTokens: adapters.Int(int64(1500 + 100*i)), OutputTokens: adapters.Int(40), CacheReadTokens: adapters.Int(0)}
+			}
+		}
+	}
+	return scripts
 }
 
 // SSE writes simulated events as the simulator's server does.

@@ -97,7 +97,7 @@ func TestRefundTurns(t *testing.T) {
 			if len(s.ToolCalls) != 1 || s.ToolCalls[0].Name != "get_order_line" || s.ToolCalls[0].CallID != "toolu_01Kq7XvT3nB8dR2sLp5WmYcA" {
 				t.Fatalf("tool calls = %+v", s.ToolCalls)
 			}
-			argsEqual(t, s.ToolCalls[0].Arguments, adapterstest.RefundTurn1[0].Arguments)
+			argsEqual(t, s.ToolCalls[0].Arguments, adapterstest.CaptureTurn1[0].Arguments)
 			if len(s.Diagnostics) != 0 {
 				t.Errorf("diagnostics: %v", s.Diagnostics)
 			}
@@ -107,7 +107,7 @@ func TestRefundTurns(t *testing.T) {
 			if s.StopReason != adapters.StopToolCall || len(s.ToolCalls) != 2 {
 				t.Fatalf("stop %s, calls %+v", s.StopReason, s.ToolCalls)
 			}
-			for i, c := range adapterstest.RefundTurn2 {
+			for i, c := range adapterstest.CaptureTurn2 {
 				if s.ToolCalls[i].Name != c.Name {
 					t.Errorf("call %d = %s, want %s (output order)", i, s.ToolCalls[i].Name, c.Name)
 				}
@@ -119,7 +119,7 @@ func TestRefundTurns(t *testing.T) {
 			if s.Terminal != adapters.StatusCompleted || s.StopReason != adapters.StopFinal {
 				t.Errorf("terminal = %s/%s", s.Terminal, s.StopReason)
 			}
-			if s.Text != adapterstest.RefundModelText {
+			if s.Text != adapterstest.CaptureModelText {
 				t.Errorf("text = %q", s.Text)
 			}
 			// input = input_tokens 412 + cache_read 1920 + cache_creation 0.
@@ -218,8 +218,8 @@ func TestInterleavedBlocks(t *testing.T) {
 	if len(s.ToolCalls) != 2 || len(s.IncompleteToolCalls) != 0 {
 		t.Fatalf("calls %+v incomplete %+v", s.ToolCalls, s.IncompleteToolCalls)
 	}
-	argsEqual(t, s.ToolCalls[0].Arguments, adapterstest.RefundTurn2[0].Arguments)
-	argsEqual(t, s.ToolCalls[1].Arguments, adapterstest.RefundTurn2[1].Arguments)
+	argsEqual(t, s.ToolCalls[0].Arguments, adapterstest.CaptureTurn2[0].Arguments)
+	argsEqual(t, s.ToolCalls[1].Arguments, adapterstest.CaptureTurn2[1].Arguments)
 }
 
 func TestRefusalKeepsTextAsText(t *testing.T) {

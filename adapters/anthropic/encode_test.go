@@ -103,10 +103,10 @@ func TestEncodeRefundShapes(t *testing.T) {
 			if hr.Headers["anthropic-version"] != "2023-06-01" || hr.Headers["content-type"] != "application/json" || len(hr.Headers) != 2 {
 				t.Errorf("headers = %v", hr.Headers)
 			}
-			if !strings.HasPrefix(string(hr.Body), `{"model":"refund-model","max_tokens":2048,"system":[`) {
+			if !strings.HasPrefix(string(hr.Body), `{"model":"refund-model","max_tokens":1800,"system":[`) {
 				t.Errorf("body does not start with model, max_tokens, system: %.80s", hr.Body)
 			}
-			if !strings.Contains(string(hr.Body), `"<context source=\"knowledge:KB-guide-9\"`) {
+			if !strings.Contains(string(hr.Body), `"<knowledge_context source=\"merchant-kb\"`) {
 				t.Error("the wire body escapes < in context tags")
 			}
 			// system: the rules, then the skill (no developer role), each its own block.
@@ -115,11 +115,11 @@ func TestEncodeRefundShapes(t *testing.T) {
 			}
 			jsonEq(t, "system[0]", at(t, body, "system[0]"), asJSON(map[string]string{"type": "text", "text": sources[0].Text}))
 			jsonEq(t, "system[1]", at(t, body, "system[1]"), asJSON(map[string]string{"type": "text", "text": sources[1].Text}))
-			// The first user message: task + four labelled context sources.
-			if at(t, body, "messages[0].role") != "user" || len(at(t, body, "messages[0].content").([]any)) != 5 {
+			// The first user message: the task + the five parts of the context package.
+			if at(t, body, "messages[0].role") != "user" || len(at(t, body, "messages[0].content").([]any)) != 6 {
 				t.Errorf("messages[0] = %s", asJSON(at(t, body, "messages[0]")))
 			}
-			if s := at(t, body, "messages[0].content[1].text").(string); !strings.HasPrefix(s, `<context source="knowledge:KB-guide-9" trust="verified" label="知识库 KB-guide-9">`) {
+			if s := at(t, body, "messages[0].content[2].text").(string); !strings.HasPrefix(s, `<knowledge_context source="merchant-kb" document_id="KB-guide-9"`) {
 				t.Errorf("context block = %q", s)
 			}
 			// Tools with strict schemas, tool_choice auto (parallel allowed).
@@ -131,8 +131,8 @@ func TestEncodeRefundShapes(t *testing.T) {
 				}
 			}
 			jsonEq(t, "tool_choice", at(t, body, "tool_choice"), `{"type":"auto"}`)
-			jsonEq(t, "output_config", at(t, body, "output_config"), `{"format":{"type":"json_schema","schema":`+adapterstest.RefundSchema+`}}`)
-			if body["max_tokens"] != 2048.0 || body["stream"] != true || body["thinking"] != nil {
+			jsonEq(t, "output_config", at(t, body, "output_config"), `{"format":{"type":"json_schema","schema":`+string(adapterstest.RefundSchema())+`}}`)
+			if body["max_tokens"] != 1800.0 || body["stream"] != true || body["thinking"] != nil {
 				t.Errorf("max_tokens %v stream %v thinking %v", body["max_tokens"], body["stream"], body["thinking"])
 			}
 			// History.
@@ -148,7 +148,7 @@ func TestEncodeRefundShapes(t *testing.T) {
 			if turn == 3 {
 				jsonEq(t, "messages[3]", msgs[3], `{"role":"assistant","content":[`+
 					`{"type":"tool_use","id":"toolu_01Lm4YwU8cP2eS6tHq9XnZdB","name":"get_refund_ledger","input":{"order_id":"O-2048","line_id":"L1"}},`+
-					`{"type":"tool_use","id":"toolu_01Np6ZxV2dQ4fT8uJr3YoAeC","name":"get_refund_policy","input":{"policy_id":"aftersale-v3"}}]}`)
+					`{"type":"tool_use","id":"toolu_01Np6ZxV2dQ4fT8uJr3YoAeC","name":"get_refund_policy","input":{"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}}]}`)
 				// ONE user message, tool_result blocks first, in call order.
 				jsonEq(t, "messages[4]", msgs[4], asJSON(map[string]any{"role": "user", "content": []any{
 					map[string]any{"type": "tool_result", "tool_use_id": "toolu_01Lm4YwU8cP2eS6tHq9XnZdB", "content": adapterstest.RefundTurn2[0].Result},
@@ -272,9 +272,9 @@ func TestEncodeLimits(t *testing.T) {
 	})
 	t.Run("thinking budget below max_tokens", func(t *testing.T) {
 		req := adapterstest.RefundRequest(1, refundIDs, true)
-		req.Limits.Reasoning = "high" // max_tokens 2048
+		req.Limits.Reasoning = "high" // max_tokens 1800
 		hr, body := encode(t, req, adapters.ProviderAnthropic)
-		jsonEq(t, "thinking", body["thinking"], `{"type":"enabled","budget_tokens":2047}`)
+		jsonEq(t, "thinking", body["thinking"], `{"type":"enabled","budget_tokens":1799}`)
 		if !strings.Contains(strings.Join(hr.Degradations, "\n"), "budget") {
 			t.Errorf("degradations %q", hr.Degradations)
 		}

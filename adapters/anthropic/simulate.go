@@ -863,6 +863,7 @@ func (protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 		}
 		i = j
 	}
+	readChoices(body, in)
 	return in, nil
 }
 

@@ -726,7 +726,7 @@ func TestSimCheckRequestAcceptsEncode(t *testing.T) {
 			if e != nil {
 				t.Fatalf("turn %d: %s", turn, e.Body)
 			}
-			if in.ModelTurns != turn-1 || in.Stream != stream || in.Model != "refund-model" || in.MaxOutputTokens != 2048 ||
+			if in.ModelTurns != turn-1 || in.Stream != stream || in.Model != "refund-model" || in.MaxOutputTokens != 1800 ||
 				strings.Join(in.Tools, ",") != "get_order_line,get_refund_ledger,get_refund_policy" {
 				t.Errorf("turn %d: %+v", turn, in)
 			}

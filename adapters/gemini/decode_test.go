@@ -383,21 +383,21 @@ func TestRefund(t *testing.T) {
 		t.Run("turn1"+suffix, func(t *testing.T) {
 			_, s := decode(t, "refund_turn1"+suffix)
 			wantTerminal(t, s, adapters.StatusCompleted, adapters.StopToolCall, "STOP")
-			wantCalls(t, s, adapterstest.RefundTurn1)
+			wantCalls(t, s, adapterstest.CaptureTurn1)
 			wantUsage(t, s, 1187, 24+213, 0, 213)
 			wantDiags(t, s)
 		})
 		t.Run("turn2"+suffix, func(t *testing.T) {
 			_, s := decode(t, "refund_turn2"+suffix)
 			wantTerminal(t, s, adapters.StatusCompleted, adapters.StopToolCall, "STOP")
-			wantCalls(t, s, adapterstest.RefundTurn2)
+			wantCalls(t, s, adapterstest.CaptureTurn2)
 			wantUsage(t, s, 1352, 41+167, 0, 167)
 			wantDiags(t, s)
 		})
 		t.Run("turn3"+suffix, func(t *testing.T) {
 			_, s := decode(t, "refund_turn3"+suffix)
 			wantTerminal(t, s, adapters.StatusCompleted, adapters.StopFinal, "STOP")
-			if s.Text != adapterstest.RefundModelText {
+			if s.Text != adapterstest.CaptureModelText {
 				t.Fatalf("text = %q", s.Text)
 			}
 			if len(s.ToolCalls) != 0 {

@@ -174,7 +174,7 @@ func TestEncodeRefundShape(t *testing.T) {
 	if gc["maxOutputTokens"] != 2048.0 || gc["responseMimeType"] != "application/json" {
 		t.Fatalf("generationConfig = %v", gc)
 	}
-	jsonEqual(t, "responseJsonSchema", gc["responseJsonSchema"], adapterstest.RefundSchema)
+	jsonEqual(t, "responseJsonSchema", gc["responseJsonSchema"], string(adapterstest.RefundSchema()))
 	if _, ok := gc["responseSchema"]; ok {
 		t.Fatal("responseSchema (OpenAPI subset) must not be sent")
 	}
@@ -208,7 +208,7 @@ func TestEncodeMapResolves(t *testing.T) {
 			v := at(t, b, m.Field)
 			switch {
 			case m.Source == "output_schema":
-				jsonEqual(t, m.Field, v, adapterstest.RefundSchema)
+				jsonEqual(t, m.Field, v, string(adapterstest.RefundSchema()))
 				if m.Trust != adapters.TrustTrusted || m.Note == "" {
 					t.Fatalf("output_schema mapping %+v", m)
 				}

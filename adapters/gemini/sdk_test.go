@@ -358,7 +358,7 @@ func TestSDKRequestBody(t *testing.T) {
 		ToolConfig:            &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeAuto}},
 		MaxOutputTokens:       2048,
 		ResponseMIMEType:      "application/json",
-		ResponseJsonSchema:    obj(adapterstest.RefundSchema),
+		ResponseJsonSchema:    obj(string(adapterstest.RefundSchema())),
 	}
 	for _, err := range c.Models.GenerateContentStream(context.Background(), "gemini-2.5-flash", contents, config) {
 		if err != nil {

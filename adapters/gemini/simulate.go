@@ -1137,6 +1137,7 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 		prevRole = roles[i]
 		i = j
 	}
+	readChoices(body, in)
 	return in, nil
 }
 

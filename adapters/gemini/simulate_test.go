@@ -631,7 +631,7 @@ func TestSimSDKLoop(t *testing.T) {
 					}
 					simSDKCheck(t, turn, adapters.ResponseOptions{Model: "gemini-2.5-flash"}, v)
 					in := srv.seen[i]
-					if in.ModelTurns != i || in.Stream != streaming || in.Model != "gemini-2.5-flash" || in.MaxOutputTokens != 2048 || len(in.Tools) != 3 {
+					if in.ModelTurns != i || in.Stream != streaming || in.Model != "gemini-2.5-flash" || in.MaxOutputTokens != 1800 || len(in.Tools) != 3 {
 						t.Fatalf("turn %d: inbound %+v", i+1, in)
 					}
 					// The results of the whole history, each with the id the
@@ -796,7 +796,7 @@ func TestSimCheckRequestValid(t *testing.T) {
 					if serr != nil {
 						t.Fatalf("%d %s", serr.Status, serr.Body)
 					}
-					if in.Model != "refund-model" || in.Stream != streaming || in.ModelTurns != turn-1 || in.MaxOutputTokens != 2048 ||
+					if in.Model != "refund-model" || in.Stream != streaming || in.ModelTurns != turn-1 || in.MaxOutputTokens != 1800 ||
 						!reflect.DeepEqual(in.Tools, []string{"get_order_line", "get_refund_ledger", "get_refund_policy"}) {
 						t.Fatalf("inbound %+v", in)
 					}

@@ -120,6 +120,33 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 	if t := gc.Get("temperature"); t.Exists() && (t.Type != gjson.Number || t.Num < 0 || t.Num > 2) {
 		return nil, simInvalid("Invalid value for 'generation_config.temperature': must be a number from 0 to 2.")
 	}
+	// What the request lets the model do: generation_config.tool_choice is
+	// "auto", "any", "none", "validated" or {"allowed_tools":{mode,tools}};
+	// thinking summaries make reasoning visible. The API has no switch for
+	// parallel calls.
+	tc := gc.Get("tool_choice")
+	mode := tc.String()
+	if tc.IsObject() {
+		mode = tc.Get("allowed_tools.mode").String()
+		for _, n := range tc.Get("allowed_tools.tools").Array() {
+			in.Allowed = append(in.Allowed, n.String())
+		}
+	}
+	switch mode {
+	case "auto", "validated":
+		in.Choice.Mode = adapters.ToolChoiceAuto
+	case "any":
+		in.Choice.Mode = adapters.ToolChoiceRequired
+	case "none":
+		in.Choice.Mode = adapters.ToolChoiceNone
+	case "":
+	default:
+		return nil, simInvalid("Invalid value for 'generation_config.tool_choice': '%s' (want auto, any, none or validated).", mode)
+	}
+	if in.Choice.Mode == adapters.ToolChoiceRequired && len(in.Allowed) == 1 {
+		in.Choice = adapters.ToolChoice{Mode: adapters.ToolChoiceNamed, Name: in.Allowed[0]}
+	}
+	in.Reasoning = gc.Get("thinking_summaries").String() == "auto"
 
 	tools := root.Get("tools")
 	if tools.Exists() && !tools.IsArray() {

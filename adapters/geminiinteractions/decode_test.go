@@ -148,7 +148,7 @@ func TestStreamAndBodyAgree(t *testing.T) {
 		t.Fatalf("turn 2 calls %+v", s.ToolCalls)
 	}
 	_, s = decode(t, "refund_turn3.sse")
-	if s.Text != adapterstest.RefundModelText || s.StopReason != adapters.StopFinal {
+	if s.Text != adapterstest.CaptureModelText || s.StopReason != adapters.StopFinal {
 		t.Fatalf("turn 3: %q %s", s.Text, s.StopReason)
 	}
 }

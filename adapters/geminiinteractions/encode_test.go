@@ -55,8 +55,8 @@ func TestEncodeTurn1(t *testing.T) {
 	}
 	for source, field := range map[string]string{
 		"system-rules": "system_instruction", "skill:refund_assessment@1.2": "system_instruction",
-		"task": "input[0].content[0].text", "knowledge:KB-guide-9": "input[0].content[1].text",
-		"workspace:data-contract": "input[0].content[4].text", "tool:get_refund_policy": "tools[2]",
+		"task": "input[0].content[0].text", "knowledge:KB-guide-9": "input[0].content[2].text",
+		"workspace:data-contract": "input[0].content[5].text", "tool:get_refund_policy": "tools[2]",
 		"output_schema": "response_format.schema",
 	} {
 		if m := fieldOf(hr, source); m.Field != field {
@@ -73,10 +73,11 @@ func TestEncodeTurn1(t *testing.T) {
 		t.Errorf("tools %s", b.Get("tools").Raw)
 	}
 	if b.Get("response_format.type").String() != "text" || b.Get("response_format.mime_type").String() != "application/json" ||
-		b.Get("response_format.schema.required.#").Int() != 9 {
+		!jsonEqual(b.Get("response_format.schema").Raw, string(adapterstest.RefundSchema())) {
 		t.Errorf("response_format %s", b.Get("response_format").Raw)
 	}
-	if b.Get("generation_config.tool_choice").String() != "auto" || b.Get("generation_config.max_output_tokens").Int() != 2048 {
+	if b.Get("generation_config.tool_choice").String() != "auto" ||
+		b.Get("generation_config.max_output_tokens").Int() != int64(adapterstest.RefundRequest(1, refundIDs, true).Limits.MaxOutputTokens) {
 		t.Errorf("generation_config %s", b.Get("generation_config").Raw)
 	}
 	if !b.Get("stream").Bool() || b.Get("store").Exists() || b.Get("previous_interaction_id").Exists() {
@@ -153,6 +154,16 @@ func TestEncodeRefusesWhatCannotTravel(t *testing.T) {
 	}
 }
 
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
 func encodeReq(t *testing.T, req *adapters.Request) (*adapters.HTTPRequest, gjson.Result) {
 	t.Helper()
 	hr, err := New().Encode(req, adapters.ProviderSim)
@@ -180,7 +191,8 @@ func TestSimulatorReadsWhatWeSend(t *testing.T) {
 				wantTurns, wantResults, prev = 0, turn-1, fmt.Sprintf("v1_turn%d", turn-1)
 			}
 			if in.ModelTurns != wantTurns || len(in.Results) != wantResults || in.PreviousResponseID != prev ||
-				in.Stream != (turn%2 == 1) || in.Model != "refund-model" || len(in.Tools) != 3 || in.MaxOutputTokens != 2048 {
+				in.Stream != (turn%2 == 1) || in.Model != "refund-model" || len(in.Tools) != 3 ||
+				in.MaxOutputTokens != adapterstest.RefundRequest(turn, refundIDs, true).Limits.MaxOutputTokens || in.Choice.Mode != adapters.ToolChoiceAuto {
 				t.Fatalf("turn %d chained=%v: %+v", turn, chained, in)
 			}
 			for _, r := range in.Results {

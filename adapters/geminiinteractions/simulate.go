@@ -192,7 +192,11 @@ func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
 			st.steps = append(st.steps, simStep{Type: "model_output", Content: []simText{{Text: it.Text, Type: "text"}}})
 		case adapters.KindToolCall:
 			st.argText[len(st.steps)] = adapters.ArgumentText(it.Arguments)
-			st.steps = append(st.steps, simStep{ID: simCallID(o.Seed, calls), Type: "function_call", Name: it.Name})
+			id := it.CallID
+			if id == "" {
+				id = simCallID(o.Seed, calls)
+			}
+			st.steps = append(st.steps, simStep{ID: id, Type: "function_call", Name: it.Name})
 			calls++
 		case adapters.KindRefusal:
 			st.errors = append(st.errors, simErrorObj{Code: "safety", Message: "The response was blocked by safety filters."})
@@ -339,6 +343,13 @@ func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 	_ = json.Indent(&b, []byte(simMarshal(st.final(steps))), "", "  ")
 	b.WriteByte('\n')
 	return b.Bytes()
+}
+
+// AssignCallIDs gives every call of t the id its rendering will carry, so
+// the simulator can check a chained request's function_result steps (they
+// answer calls by id alone) and name their tools.
+func (Protocol) AssignCallIDs(t adapters.ModelTurn, o adapters.ResponseOptions) adapters.ModelTurn {
+	return adapters.WithCallIDs(t, func(n int) string { return simCallID(o.Seed, n) })
 }
 
 // ResponseID is the interaction id (previous_interaction_id chains on it).

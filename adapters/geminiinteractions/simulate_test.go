@@ -69,8 +69,11 @@ func TestCheckRequestRejects(t *testing.T) {
 // step.start/step.stop pair per step, interaction.completed without steps,
 // then done/[DONE]; ids in the API's formats, fixed by the seed.
 func TestStreamShape(t *testing.T) {
-	scripts := adapterstest.RefundScripts(t)
-	turn := scripts[0].Turns[1] // reasoning and two parallel calls
+	turn := adapters.ModelTurn{Stop: adapters.StopToolCall, Items: []adapters.OutputItem{
+		{Kind: adapters.KindReasoning, Text: "台账和政策互不依赖，可以并行查询。"},
+		{Kind: adapters.KindToolCall, Name: "get_refund_ledger", Arguments: []byte(`{"order_id":"O-2048","line_id":"L1"}`)},
+		{Kind: adapters.KindToolCall, Name: "get_refund_policy", Arguments: []byte(`{"policy_id":"aftersale-v3"}`)},
+	}}
 	o := adapters.ResponseOptions{Model: "gemini-3-flash-preview", Seed: 7}
 	evs := sim.StreamEvents(turn, o)
 	last := evs[len(evs)-1]
@@ -157,5 +160,33 @@ func TestErrorResponses(t *testing.T) {
 	evs := sim.ErrorEvent("overloaded_error", "Overloaded")
 	if len(evs) != 2 || evs[0].Event != "error" || evs[1].Data != "[DONE]" {
 		t.Fatalf("%+v", evs)
+	}
+}
+
+// What the request lets the model do, read into the Inbound the simulated
+// model obeys.
+func TestCheckRequestReadsChoices(t *testing.T) {
+	for _, c := range []struct {
+		gc      string
+		choice  adapters.ToolChoice
+		allowed string
+		reason  bool
+	}{
+		{`{"tool_choice":"any"}`, adapters.ToolChoice{Mode: adapters.ToolChoiceRequired}, "", false},
+		{`{"tool_choice":"none","thinking_summaries":"auto"}`, adapters.ToolChoice{Mode: adapters.ToolChoiceNone}, "", true},
+		{`{"tool_choice":{"allowed_tools":{"mode":"any","tools":["f"]}}}`, adapters.ToolChoice{Mode: adapters.ToolChoiceNamed, Name: "f"}, "f", false},
+		{`{"tool_choice":{"allowed_tools":{"mode":"auto","tools":["f","g"]}}}`, adapters.ToolChoice{Mode: adapters.ToolChoiceAuto}, "f,g", false},
+		{`{}`, adapters.ToolChoice{}, "", false},
+	} {
+		in, serr := sim.CheckRequest(http.MethodPost, Path, http.Header{}, []byte(`{"model":"m","input":"hi","generation_config":`+c.gc+`}`))
+		if serr != nil {
+			t.Fatalf("%s: %s", c.gc, serr.Body)
+		}
+		if in.Choice != c.choice || strings.Join(in.Allowed, ",") != c.allowed || in.Reasoning != c.reason || in.Serial {
+			t.Errorf("%s: %+v", c.gc, in)
+		}
+	}
+	if _, serr := sim.CheckRequest(http.MethodPost, Path, http.Header{}, []byte(`{"model":"m","input":"hi","generation_config":{"tool_choice":"required"}}`)); serr == nil {
+		t.Errorf("tool_choice required (an OpenAI word) accepted")
 	}
 }

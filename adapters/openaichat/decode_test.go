@@ -92,15 +92,15 @@ func str(s string) *string { return &s }
 
 // refundCalls are the scripted calls with the ids each dialect's captures use.
 var (
-	chatTurn1 = []wantCall{{"call_7Hq2LmN4pXr9TzW1vKc3YbFd", "get_order_line", adapterstest.RefundTurn1[0].Arguments}}
+	chatTurn1 = []wantCall{{"call_7Hq2LmN4pXr9TzW1vKc3YbFd", "get_order_line", adapterstest.CaptureTurn1[0].Arguments}}
 	chatTurn2 = []wantCall{
-		{"call_Qw8eRt5YuI3oPa6SdF1gHj4K", "get_refund_ledger", adapterstest.RefundTurn2[0].Arguments},
-		{"call_Zx9cVb2NmL7kJh5GfD3sAq8W", "get_refund_policy", adapterstest.RefundTurn2[1].Arguments},
+		{"call_Qw8eRt5YuI3oPa6SdF1gHj4K", "get_refund_ledger", adapterstest.CaptureTurn2[0].Arguments},
+		{"call_Zx9cVb2NmL7kJh5GfD3sAq8W", "get_refund_policy", adapterstest.CaptureTurn2[1].Arguments},
 	}
-	dsTurn1 = []wantCall{{"call_00_kR4mT8vX2qN6wB9zL3pH5sJ1", "get_order_line", adapterstest.RefundTurn1[0].Arguments}}
+	dsTurn1 = []wantCall{{"call_00_kR4mT8vX2qN6wB9zL3pH5sJ1", "get_order_line", adapterstest.CaptureTurn1[0].Arguments}}
 	dsTurn2 = []wantCall{
-		{"call_00_aF7dG2hK9mP4rT6vY1xB3nC8", "get_refund_ledger", adapterstest.RefundTurn2[0].Arguments},
-		{"call_01_eW5qZ8uI2oL6jM4kS9dV7gH1", "get_refund_policy", adapterstest.RefundTurn2[1].Arguments},
+		{"call_00_aF7dG2hK9mP4rT6vY1xB3nC8", "get_refund_ledger", adapterstest.CaptureTurn2[0].Arguments},
+		{"call_01_eW5qZ8uI2oL6jM4kS9dV7gH1", "get_refund_policy", adapterstest.CaptureTurn2[1].Arguments},
 	}
 	dsReasoning1 = "用户申请退款 150 元。先查订单行 O-2048 / L1 的实付金额和适用的售后政策。"
 	dsReasoning3 = "可退上限 = 18000 − 3000 − 2000 = 13000 分；申请 15000 分超过上限，且没有质量凭证，所以 decision 为 needs_review。"
@@ -117,8 +117,8 @@ func TestKeyFacts(t *testing.T) {
 		"chat_refund_turn1.json": {status: completed, stop: toolStop, provider: "tool_calls", text: str(""), calls: chatTurn1, usage: []int64{1187, 24, 0, 0}},
 		"chat_refund_turn2.sse":  {status: completed, stop: toolStop, provider: "tool_calls", text: str(""), calls: chatTurn2, usage: []int64{1302, 58, 1152, 0}},
 		"chat_refund_turn2.json": {status: completed, stop: toolStop, provider: "tool_calls", text: str(""), calls: chatTurn2, usage: []int64{1302, 58, 1152, 0}},
-		"chat_refund_turn3.sse":  {status: completed, stop: final, provider: "stop", text: str(adapterstest.RefundModelText), usage: []int64{1561, 187, 1280, 0}},
-		"chat_refund_turn3.json": {status: completed, stop: final, provider: "stop", text: str(adapterstest.RefundModelText), usage: []int64{1561, 187, 1280, 0}},
+		"chat_refund_turn3.sse":  {status: completed, stop: final, provider: "stop", text: str(adapterstest.CaptureModelText), usage: []int64{1561, 187, 1280, 0}},
+		"chat_refund_turn3.json": {status: completed, stop: final, provider: "stop", text: str(adapterstest.CaptureModelText), usage: []int64{1561, 187, 1280, 0}},
 		"chat_text.sse": {status: completed, stop: final, provider: "stop",
 			text: str("您好！订单 O-2048 的退款申请已收到。\n我们会在 24 小时内给出 \"复核\" 结果。"), usage: []int64{35, 29, 0, 0}},
 		"chat_refusal.sse": {status: adapters.StatusRefused, stop: adapters.StopRefusal, provider: "stop", text: str(""),
@@ -141,7 +141,7 @@ func TestKeyFacts(t *testing.T) {
 		"chat_unknown.sse":        {status: completed, stop: final, provider: "stop", text: str("Hi"), usage: []int64{5, 1, 0, 0}},
 		"chat_conflicting_id.sse": {status: completed, stop: toolStop, provider: "tool_calls", calls: chatTurn1, diags: []string{adapters.DiagConflictingCallID}},
 		"chat_function_call.sse": {status: completed, stop: toolStop, provider: "function_call",
-			calls: []wantCall{{"", "get_refund_policy", adapterstest.RefundTurn2[1].Arguments}}},
+			calls: []wantCall{{"", "get_refund_policy", adapterstest.CaptureTurn2[1].Arguments}}},
 		"chat_sdk_mock.sse": {status: completed, stop: toolStop, provider: "tool_calls",
 			calls: []wantCall{{"call_FXoAjBUMcVv1k40fficJ9cSs", "get_weather", `{"location":"Santorini, Greece"}`}},
 			// the last usage chunk, not the sum the SDK accumulator makes
@@ -151,8 +151,8 @@ func TestKeyFacts(t *testing.T) {
 		"deepseek_refund_turn1.json": {status: completed, stop: toolStop, provider: "tool_calls", text: str(""), reasoning: str(dsReasoning1), calls: dsTurn1, usage: []int64{1203, 71, 1152, 42}},
 		"deepseek_refund_turn2.sse":  {status: completed, stop: toolStop, provider: "tool_calls", text: str(""), calls: dsTurn2, usage: []int64{1336, 118, 1280, 63}},
 		"deepseek_refund_turn2.json": {status: completed, stop: toolStop, provider: "tool_calls", text: str(""), calls: dsTurn2, usage: []int64{1336, 118, 1280, 63}},
-		"deepseek_refund_turn3.sse":  {status: completed, stop: final, provider: "stop", text: str(adapterstest.RefundModelText), reasoning: str(dsReasoning3), usage: []int64{1652, 296, 1280, 88}},
-		"deepseek_refund_turn3.json": {status: completed, stop: final, provider: "stop", text: str(adapterstest.RefundModelText), reasoning: str(dsReasoning3), usage: []int64{1652, 296, 1280, 88}},
+		"deepseek_refund_turn3.sse":  {status: completed, stop: final, provider: "stop", text: str(adapterstest.CaptureModelText), reasoning: str(dsReasoning3), usage: []int64{1652, 296, 1280, 88}},
+		"deepseek_refund_turn3.json": {status: completed, stop: final, provider: "stop", text: str(adapterstest.CaptureModelText), reasoning: str(dsReasoning3), usage: []int64{1652, 296, 1280, 88}},
 		"deepseek_text.sse": {status: completed, stop: final, provider: "stop", text: str("您的退款申请正在人工复核中，复核前不会执行任何退款。"),
 			reasoning: str("顾客问退款进度，直接回答即可。"), usage: []int64{283, 69, 256, 24}},
 		"deepseek_insufficient.sse": {status: adapters.StatusFailed, stop: adapters.StopError, provider: "insufficient_system_resource",
@@ -502,7 +502,7 @@ func TestCompatibleServerOddities(t *testing.T) {
 		t.Errorf("reasoning %q", s.Reasoning)
 	}
 	if len(s.ToolCalls) != 2 || s.ToolCalls[0].CallID != "call_a" || string(s.ToolCalls[0].Arguments) != `{"policy_id":"aftersale-v3"}` ||
-		s.ToolCalls[1].CallID != "call_b" || string(s.ToolCalls[1].Arguments) != adapterstest.RefundTurn1[0].Arguments {
+		s.ToolCalls[1].CallID != "call_b" || string(s.ToolCalls[1].Arguments) != adapterstest.CaptureTurn1[0].Arguments {
 		t.Errorf("calls %+v", s.ToolCalls)
 	}
 }

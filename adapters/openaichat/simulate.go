@@ -1064,6 +1064,12 @@ func (p protocol) CheckRequest(method, path string, h http.Header, body []byte) 
 			return nil, e
 		}
 	}
+	p.readChoices(body, &c.in)
+	if p.deepseek && c.in.Reasoning && (c.in.Choice.Mode == adapters.ToolChoiceRequired || c.in.Choice.Mode == adapters.ToolChoiceNamed) {
+		// DeepSeek's thinking mode lets the model decide: a forced tool
+		// choice is refused (api-docs.deepseek.com, thinking mode).
+		return nil, c.invalid("deepseek-reasoner does not support this tool_choice", "", "")
+	}
 	return &c.in, nil
 }
 
@@ -1530,15 +1536,7 @@ func (c *checker) passback() *adapters.SimError {
 	if !c.p.deepseek || len(c.msgs) == 0 || c.msgs[len(c.msgs)-1].role != "tool" {
 		return nil
 	}
-	if th := c.top.get("thinking"); th.kind() == '{' {
-		if t, _ := readObject(c.s, th.start).get("type").str(); t == "disabled" {
-			return nil
-		}
-	}
-	if e, _ := c.top.get("reasoning_effort").str(); e == "none" {
-		return nil
-	}
-	if c.in.Model == "deepseek-chat" || strings.Contains(c.in.Model, "vision") {
+	if !deepseekThinks(gjson.Parse(c.s), c.in.Model) {
 		return nil
 	}
 	for i := len(c.msgs) - 1; i >= 0; i-- {

@@ -805,7 +805,7 @@ func TestSimCheckEncodedRefund(t *testing.T) {
 					if in.ModelTurns != turn-1 || !reflect.DeepEqual(got, results) {
 						t.Errorf("model turns %d results %v, want %d %v", in.ModelTurns, got, turn-1, results)
 					}
-					if in.Model != "refund-model" || in.Stream != stream || in.IncludeUsage != stream || in.MaxOutputTokens != 2048 ||
+					if in.Model != "refund-model" || in.Stream != stream || in.IncludeUsage != stream || in.MaxOutputTokens != 1800 ||
 						!reflect.DeepEqual(in.Tools, []string{"get_order_line", "get_refund_ledger", "get_refund_policy"}) {
 						t.Errorf("inbound %+v", in)
 					}

@@ -183,7 +183,7 @@ func refundToolsJSON() raw {
 
 func refundFormat() raw {
 	return obj("type", "json_schema", "description", nil, "name", "refund_assessment",
-		"schema", raw(adapterstest.RefundSchema), "strict", true)
+		"schema", raw(adapterstest.RefundSchema()), "strict", true)
 }
 
 // item shapes
@@ -339,7 +339,7 @@ func genCaptures() map[string]string {
 		w := newSSE(srcSSE, "refund case turn 1: reasoning item (summary + encrypted_content), then get_order_line (fixture order of openai-responses/turn1.sse)")
 		w.start(o)
 		rs := w.reasoning(0, refundIDs.rs, []string{refundIDs.reasoningText}, refundIDs.encrypted)
-		fc := w.call(1, refundIDs.fc[0], refundIDs.call[0], "get_order_line", adapterstest.RefundTurn1[0].Arguments)
+		fc := w.call(1, refundIDs.fc[0], refundIDs.call[0], "get_order_line", adapterstest.CaptureTurn1[0].Arguments)
 		o.status, o.output, o.usage = "completed", arr(rs, fc), usage(1822, 0, 0, 87, 64)
 		w.ev("response.completed", "response", response(o))
 		out["refund_turn1.sse"] = w.b.String()
@@ -350,8 +350,8 @@ func genCaptures() map[string]string {
 		o.id = refundIDs.resp[2]
 		w := newSSE(srcSSE, "refund case turn 2: parallel calls get_refund_ledger and get_refund_policy (consecutive output_index, protocols.md §1.4); usage with cache reads")
 		w.start(o)
-		a := w.call(0, refundIDs.fc[1], refundIDs.call[1], "get_refund_ledger", adapterstest.RefundTurn2[0].Arguments)
-		b := w.call(1, refundIDs.fc[2], refundIDs.call[2], "get_refund_policy", adapterstest.RefundTurn2[1].Arguments)
+		a := w.call(0, refundIDs.fc[1], refundIDs.call[1], "get_refund_ledger", adapterstest.CaptureTurn2[0].Arguments)
+		b := w.call(1, refundIDs.fc[2], refundIDs.call[2], "get_refund_policy", adapterstest.CaptureTurn2[1].Arguments)
 		o.status, o.output, o.usage = "completed", arr(a, b), usage(2106, 1792, 0, 61, 0)
 		w.ev("response.completed", "response", response(o))
 		out["refund_turn2.sse"] = w.b.String()
@@ -362,7 +362,7 @@ func genCaptures() map[string]string {
 		o.id = refundIDs.resp[3]
 		w := newSSE(srcSSE, "refund case turn 3: the refund_assessment JSON as one output_text part (content_part.added → output_text.delta… → output_text.done → content_part.done); usage with cache reads and writes")
 		w.start(o)
-		m := w.text(0, refundIDs.msg, adapterstest.RefundModelText, -1)
+		m := w.text(0, refundIDs.msg, adapterstest.CaptureModelText, -1)
 		o.status, o.output, o.usage = "completed", arr(m), usage(2531, 2048, 384, 212, 0)
 		w.ev("response.completed", "response", response(o))
 		out["refund_turn3.sse"] = w.b.String()
@@ -404,7 +404,7 @@ func genCaptures() map[string]string {
 		w := newSSE(srcSSE, "response.incomplete with incomplete_details.reason max_output_tokens; the message item closes with status incomplete (protocols.md §1.5)")
 		w.start(o)
 		rs := w.reasoning(0, "rs_3e4f5a6b7c8d9e0f1a2b3c4d5e6f7082", nil, "gAAAAABo8KHDdHJ1bmNhdGVkLXJlYXNvbmluZw==")
-		m := w.text(1, "msg_3e4f5a6b7c8d9e0f1a2b3c4d5e6f7083", adapterstest.RefundModelText, 9)
+		m := w.text(1, "msg_3e4f5a6b7c8d9e0f1a2b3c4d5e6f7083", adapterstest.CaptureModelText, 9)
 		o.status, o.output, o.usage = "incomplete", arr(rs, m), usage(2400, 0, 0, 64, 48)
 		o.incomplete = obj("reason", "max_output_tokens")
 		w.ev("response.incomplete", "response", response(o))
@@ -474,7 +474,7 @@ func genCaptures() map[string]string {
 		w.start(o)
 		id := "fc_9e0f1a2b3c4d5e6f708192a3b4c5d6e8"
 		w.ev("response.output_item.added", "output_index", 0, "item", fcItem(id, "in_progress", "", "call_Zc4Vb7Nm1Qw8Er5Ty2Ui9OpA", "get_order_line"))
-		for _, d := range split(adapterstest.RefundTurn1[0].Arguments)[:3] {
+		for _, d := range split(adapterstest.CaptureTurn1[0].Arguments)[:3] {
 			w.ev("response.function_call_arguments.delta", "item_id", id, "output_index", 0, "delta", d, "obfuscation", w.obfuscation())
 		}
 		out["cut_mid_args.sse"] = w.b.String()
@@ -510,12 +510,12 @@ func genBodies() map[string]string {
 	t1, t2, t3 := refundBase, refundBase, refundBase
 	t1.id, t2.id, t3.id = refundIDs.resp[1], refundIDs.resp[2], refundIDs.resp[3]
 	t1.output = arr(rsItem(refundIDs.rs, []string{refundIDs.reasoningText}, refundIDs.encrypted),
-		fcItem(refundIDs.fc[0], "completed", adapterstest.RefundTurn1[0].Arguments, refundIDs.call[0], "get_order_line"))
+		fcItem(refundIDs.fc[0], "completed", adapterstest.CaptureTurn1[0].Arguments, refundIDs.call[0], "get_order_line"))
 	t1.usage = usage(1822, 0, 0, 87, 64)
-	t2.output = arr(fcItem(refundIDs.fc[1], "completed", adapterstest.RefundTurn2[0].Arguments, refundIDs.call[1], "get_refund_ledger"),
-		fcItem(refundIDs.fc[2], "completed", adapterstest.RefundTurn2[1].Arguments, refundIDs.call[2], "get_refund_policy"))
+	t2.output = arr(fcItem(refundIDs.fc[1], "completed", adapterstest.CaptureTurn2[0].Arguments, refundIDs.call[1], "get_refund_ledger"),
+		fcItem(refundIDs.fc[2], "completed", adapterstest.CaptureTurn2[1].Arguments, refundIDs.call[2], "get_refund_policy"))
 	t2.usage = usage(2106, 1792, 0, 61, 0)
-	t3.output = arr(msgItem(refundIDs.msg, "completed", arr(textPart(adapterstest.RefundModelText))))
+	t3.output = arr(msgItem(refundIDs.msg, "completed", arr(textPart(adapterstest.CaptureModelText))))
 	t3.usage = usage(2531, 2048, 384, 212, 0)
 	out["refund_turn1.json"] = pretty(response(t1))
 	out["refund_turn2.json"] = pretty(response(t2))

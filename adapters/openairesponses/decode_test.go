@@ -125,7 +125,7 @@ func TestRefundTurns(t *testing.T) {
 		name := "refund_turn1" + ext
 		events, s := decodeCapture(t, name)
 		wantTerminal(t, name, s, adapters.StatusCompleted, adapters.StopToolCall, "completed")
-		wantCalls(t, name, s.ToolCalls, [3]string{refundIDs.call[0], "get_order_line", adapterstest.RefundTurn1[0].Arguments})
+		wantCalls(t, name, s.ToolCalls, [3]string{refundIDs.call[0], "get_order_line", adapterstest.CaptureTurn1[0].Arguments})
 		wantUsage(t, name, s.Usage, 1822, 87, 0, 0, 64)
 		if s.ResponseID != refundIDs.resp[1] || s.Model != genModel {
 			t.Errorf("%s: response %s model %s", name, s.ResponseID, s.Model)
@@ -154,14 +154,14 @@ func TestRefundTurns(t *testing.T) {
 		_, s = decodeCapture(t, name)
 		wantTerminal(t, name, s, adapters.StatusCompleted, adapters.StopToolCall, "completed")
 		wantCalls(t, name, s.ToolCalls,
-			[3]string{refundIDs.call[1], "get_refund_ledger", adapterstest.RefundTurn2[0].Arguments},
-			[3]string{refundIDs.call[2], "get_refund_policy", adapterstest.RefundTurn2[1].Arguments})
+			[3]string{refundIDs.call[1], "get_refund_ledger", adapterstest.CaptureTurn2[0].Arguments},
+			[3]string{refundIDs.call[2], "get_refund_policy", adapterstest.CaptureTurn2[1].Arguments})
 		wantUsage(t, name, s.Usage, 2106, 61, 1792, 0, 0)
 
 		name = "refund_turn3" + ext
 		_, s = decodeCapture(t, name)
 		wantTerminal(t, name, s, adapters.StatusCompleted, adapters.StopFinal, "completed")
-		if s.Text != adapterstest.RefundModelText {
+		if s.Text != adapterstest.CaptureModelText {
 			t.Errorf("%s: text %q", name, s.Text)
 		}
 		if len(s.ToolCalls) != 0 || len(s.IncompleteToolCalls) != 0 {
@@ -246,7 +246,7 @@ func TestRefusal(t *testing.T) {
 func TestTruncated(t *testing.T) {
 	_, s := decodeCapture(t, "truncated.sse")
 	wantTerminal(t, "truncated", s, adapters.StatusIncomplete, adapters.StopTruncated, "max_output_tokens")
-	if want := strings.Join(split(adapterstest.RefundModelText)[:9], ""); s.Text != want {
+	if want := strings.Join(split(adapterstest.CaptureModelText)[:9], ""); s.Text != want {
 		t.Errorf("partial text %q, want %q", s.Text, want)
 	}
 	_, s = decodeCapture(t, "incomplete.json")
@@ -334,7 +334,7 @@ func TestCutMidArguments(t *testing.T) {
 		t.Fatalf("calls %+v incomplete %+v", s.ToolCalls, s.IncompleteToolCalls)
 	}
 	ic := s.IncompleteToolCalls[0]
-	if ic.CallID != "call_Zc4Vb7Nm1Qw8Er5Ty2Ui9OpA" || ic.Name != "get_order_line" || ic.PartialArguments != strings.Join(split(adapterstest.RefundTurn1[0].Arguments)[:3], "") {
+	if ic.CallID != "call_Zc4Vb7Nm1Qw8Er5Ty2Ui9OpA" || ic.Name != "get_order_line" || ic.PartialArguments != strings.Join(split(adapterstest.CaptureTurn1[0].Arguments)[:3], "") {
 		t.Errorf("incomplete call %+v", ic)
 	}
 	if !hasDiag(s, adapters.DiagStreamCut) {

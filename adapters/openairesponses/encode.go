@@ -25,16 +25,17 @@ type body struct {
 	Temperature        *float64    `json:"temperature,omitempty"`
 	Store              *bool       `json:"store,omitempty"`
 	Include            []string    `json:"include,omitempty"`
-	Stream             bool        `json:"stream,omitempty"`
+	Stream             bool        `json:"stream"`
 }
 
-// tool is the flat function tool (not nested under "function" as in Chat).
+// tool is the flat function tool (not nested under "function" as in
+// Chat), its keys in the order the chapter prints them.
 type tool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters"`
 	Strict      bool            `json:"strict"`
+	Parameters  json.RawMessage `json:"parameters"`
 }
 
 type namedChoice struct {
@@ -49,8 +50,8 @@ type textConfig struct {
 type format struct {
 	Type   string          `json:"type"`
 	Name   string          `json:"name,omitempty"`
-	Schema json.RawMessage `json:"schema,omitempty"`
 	Strict *bool           `json:"strict,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
 type reasoning struct {
@@ -60,8 +61,15 @@ type reasoning struct {
 
 // Input items.
 
+// easyMessage is a message of one text, as clients write it: role and a
+// string content, no type (the API reads a role as a message).
+type easyMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// message is a message of several parts (the context package).
 type message struct {
-	Type    string `json:"type"`
 	Role    string `json:"role"`
 	Content []part `json:"content"`
 }
@@ -120,15 +128,16 @@ type functionCallOutput struct {
 
 // Encode builds POST /v1/responses for req.
 //
-// Sources: the first system source is `instructions`; further system
-// sources are input messages with role system; developer sources are
-// developer messages; the task and the context material are one user
-// message with one input_text part each. History "full" resends the
+// Sources become input messages in source order, as the chapter's request
+// (13.6.3) has them: a system, developer or user source is a message of
+// its role with a string content; a run of context sources is one user
+// message with one input_text part each. System and skill stay input
+// items, so with previous_response_id they are carried over with the rest
+// of the input (only instructions are not). History "full" resends the
 // sources and every turn's output items followed by its
 // function_call_output items. History "previous-response-id" chains on the
 // last turn's response id and sends only that turn's results, re-sending
-// instructions and tools, which are not carried over (protocols.md §1.2,
-// §1.6).
+// tools, which are not carried over.
 func (Protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRequest, error) {
 	if provider == "" {
 		provider = adapters.ProviderSim
@@ -193,52 +202,39 @@ func (e *encoder) sources(p adapters.Parts, chained bool) error {
 	if chained {
 		carried = fmt.Sprintf("sent in an earlier request; carried over by previous_response_id %s", e.req.Turns[len(e.req.Turns)-1].ResponseID)
 	}
-	for i, s := range p.System {
-		switch {
-		case i == 0:
-			e.appendInstructions(adapters.SourceText(s))
-			e.mapTo(s, "instructions", "")
-		case chained:
+	var ctx *message // the context run being filled
+	for _, s := range p.All {
+		if chained && !(s.Role == adapters.RoleDeveloper && e.caps.Developer == adapters.DeveloperAsSystem) {
 			e.mapTo(s, "previous_response_id", carried)
-		default:
-			e.mapTo(s, fmt.Sprintf("input[%d].content[0].text", len(e.b.Input)), "")
-			e.b.Input = append(e.b.Input, message{Type: "message", Role: "system", Content: []part{{Type: "input_text", Text: adapters.SourceText(s)}}})
+			continue
 		}
-	}
-	for _, s := range p.Developer {
-		switch {
-		case e.caps.Developer == adapters.DeveloperAsSystem:
-			// Instructions are not carried over, so this is re-sent even
-			// when chained.
-			e.appendInstructions(adapters.SourceText(s))
-			e.mapTo(s, "instructions", "no developer role: appended to instructions")
-		case chained:
-			e.mapTo(s, "previous_response_id", carried)
-		default:
-			note := ""
-			if e.caps.Developer == adapters.DeveloperAsUser {
+		text := adapters.SourceText(s)
+		if s.Role == adapters.RoleContext {
+			if ctx == nil {
+				ctx = &message{Role: "user"}
+				e.b.Input = append(e.b.Input, ctx)
+			}
+			e.mapTo(s, fmt.Sprintf("input[%d].content[%d].text", len(e.b.Input)-1, len(ctx.Content)), "")
+			ctx.Content = append(ctx.Content, part{Type: "input_text", Text: text})
+			continue
+		}
+		ctx = nil
+		role, note := string(s.Role), ""
+		if s.Role == adapters.RoleDeveloper {
+			switch e.caps.Developer {
+			case adapters.DeveloperAsSystem:
+				// Instructions are not carried over, so this is re-sent
+				// even when chained.
+				e.appendInstructions(text)
+				e.mapTo(s, "instructions", "no developer role: appended to instructions")
+				continue
+			case adapters.DeveloperAsUser:
 				note = e.caps.Provider + " treats developer messages as user messages"
 			}
-			e.mapTo(s, fmt.Sprintf("input[%d].content[0].text", len(e.b.Input)), note)
-			e.b.Input = append(e.b.Input, message{Type: "message", Role: "developer", Content: []part{{Type: "input_text", Text: adapters.SourceText(s)}}})
 		}
+		e.mapTo(s, fmt.Sprintf("input[%d].content", len(e.b.Input)), note)
+		e.b.Input = append(e.b.Input, easyMessage{Role: role, Content: text})
 	}
-	if len(p.User) == 0 {
-		return nil
-	}
-	if chained {
-		for _, s := range p.User {
-			e.mapTo(s, "previous_response_id", carried)
-		}
-		return nil
-	}
-	user := message{Type: "message", Role: "user"}
-	at := len(e.b.Input)
-	for i, s := range p.User {
-		user.Content = append(user.Content, part{Type: "input_text", Text: adapters.SourceText(s)})
-		e.mapTo(s, fmt.Sprintf("input[%d].content[%d].text", at, i), "")
-	}
-	e.b.Input = append(e.b.Input, user)
 	return nil
 }
 

@@ -244,6 +244,9 @@ func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
 			x.id = simID("msg_", o.Seed, salt, at)
 		case adapters.KindToolCall:
 			x.id = simID("fc_", o.Seed, salt, at)
+			if strings.HasPrefix(it.ID, "fc_") {
+				x.id = it.ID // a scripted item id, as the chapter prints it
+			}
 			x.callID, x.name = it.CallID, it.Name
 			if x.callID == "" {
 				x.callID = simCallID(o.Seed, calls)
@@ -1192,6 +1195,7 @@ func (Protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 			return nil, simInvalid("No tool output found for function call "+id+".", "input", "")
 		}
 	}
+	readChoices(body, in)
 	return in, nil
 }
 

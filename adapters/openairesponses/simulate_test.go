@@ -911,7 +911,7 @@ func TestSimCheckRequestAcceptsEncode(t *testing.T) {
 						wantPrev = ids.Response(turn - 1)
 					}
 				}
-				if in.ModelTurns != wantTurns || in.Stream != stream || in.Model != "refund-model" || in.MaxOutputTokens != 2048 ||
+				if in.ModelTurns != wantTurns || in.Stream != stream || in.Model != "refund-model" || in.MaxOutputTokens != 1800 ||
 					in.PreviousResponseID != wantPrev || in.Store != nil || in.IncludeUsage ||
 					strings.Join(in.Tools, ",") != "get_order_line,get_refund_ledger,get_refund_policy" {
 					t.Errorf("turn %d chained=%v: %+v", turn, chained, in)

@@ -1,0 +1,28 @@
+package anthropic
+
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// readChoices fills what a checked request lets the model do: tool_choice
+// {"type":"auto"|"any"|"tool"|"none"} with disable_parallel_tool_use, and
+// thinking (enabled or adaptive).
+func readChoices(body []byte, in *adapters.Inbound) {
+	r := gjson.ParseBytes(body)
+	tc := r.Get("tool_choice")
+	switch tc.Get("type").String() {
+	case "auto":
+		in.Choice.Mode = adapters.ToolChoiceAuto
+	case "any":
+		in.Choice.Mode = adapters.ToolChoiceRequired
+	case "none":
+		in.Choice.Mode = adapters.ToolChoiceNone
+	case "tool":
+		in.Choice = adapters.ToolChoice{Mode: adapters.ToolChoiceNamed, Name: tc.Get("name").String()}
+	}
+	in.Serial = tc.Get("disable_parallel_tool_use").Bool()
+	t := r.Get("thinking.type").String()
+	in.Reasoning = t == "enabled" || t == "adaptive"
+}

@@ -1,0 +1,43 @@
+package gemini
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// readChoices fills what a checked request lets the model do:
+// toolConfig.functionCallingConfig (mode AUTO|ANY|NONE|VALIDATED,
+// allowedFunctionNames) and thinkingConfig.includeThoughts. Gemini has no
+// switch for parallel calls. Field names are read in both the REST
+// camelCase and the proto snake_case the API also accepts.
+func readChoices(body []byte, in *adapters.Inbound) {
+	r := gjson.ParseBytes(body)
+	fc := first(r, "toolConfig.functionCallingConfig", "tool_config.function_calling_config")
+	switch strings.ToUpper(first(fc, "mode").String()) {
+	case "AUTO", "VALIDATED":
+		in.Choice.Mode = adapters.ToolChoiceAuto
+	case "ANY":
+		in.Choice.Mode = adapters.ToolChoiceRequired
+	case "NONE":
+		in.Choice.Mode = adapters.ToolChoiceNone
+	}
+	for _, n := range first(fc, "allowedFunctionNames", "allowed_function_names").Array() {
+		in.Allowed = append(in.Allowed, n.String())
+	}
+	if in.Choice.Mode == adapters.ToolChoiceRequired && len(in.Allowed) == 1 {
+		in.Choice = adapters.ToolChoice{Mode: adapters.ToolChoiceNamed, Name: in.Allowed[0]}
+	}
+	in.Reasoning = first(r, "generationConfig.thinkingConfig.includeThoughts", "generation_config.thinking_config.include_thoughts").Bool()
+}
+
+func first(r gjson.Result, paths ...string) gjson.Result {
+	for _, p := range paths {
+		if v := r.Get(p); v.Exists() {
+			return v
+		}
+	}
+	return gjson.Result{}
+}

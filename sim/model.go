@@ -1,0 +1,183 @@
+package sim
+
+import (
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
+)
+
+// answer is the simulated model: a built-in case's responder when it has
+// one, else its script played by the rules of the request (scriptTurn).
+// Either way the request's limits shape the result: reasoning only when
+// asked, truncation at the output-token limit, usage counted from what
+// was really sent and written.
+func answer(sc *session.Scenario, in *adapters.Inbound, body []byte) (adapters.ModelTurn, error) {
+	var mt adapters.ModelTurn
+	if sc.Responder != nil {
+		var err error
+		if mt, err = sc.Responder(in); err != nil {
+			return mt, err
+		}
+	} else {
+		mt = scriptTurn(sc.Script, in)
+	}
+	if !in.Reasoning {
+		mt.Items = withoutKind(mt.Items, adapters.KindReasoning)
+	}
+	mt = truncate(mt, in.MaxOutputTokens)
+	if mt.Usage.InputTokens == nil {
+		mt.Usage = countUsage(mt, body)
+	}
+	return mt, nil
+}
+
+// scriptTurn plays a script as a model that follows the request: the
+// next scripted turn is the first whose calls the request's tool results
+// do not answer yet (results are matched to scripted calls by tool name,
+// in order), and of its calls only those the request lets the model make
+// are proposed — one when parallel calls are off. When no call may be
+// made (tool_choice none, or the tools are not declared) the model gives
+// the script's final answer.
+func scriptTurn(script []adapters.ModelTurn, in *adapters.Inbound) adapters.ModelTurn {
+	answered := map[string]int{}
+	for _, r := range in.Results {
+		answered[r.Name]++
+	}
+	final := script[len(script)-1]
+	for _, t := range script {
+		var open []adapters.OutputItem
+		for _, it := range t.Items {
+			if it.Kind != adapters.KindToolCall {
+				continue
+			}
+			if answered[it.Name] > 0 {
+				answered[it.Name]--
+				continue
+			}
+			open = append(open, it)
+		}
+		if len(open) == 0 {
+			continue
+		}
+		var calls []adapters.OutputItem
+		for _, c := range open {
+			if in.MayCall(c.Name) && (len(calls) == 0 || !in.Serial) {
+				calls = append(calls, c)
+			}
+		}
+		if len(calls) == 0 {
+			break
+		}
+		items := withoutKind(t.Items, adapters.KindToolCall)
+		return adapters.ModelTurn{Stop: adapters.StopToolCall, Items: append(items, calls...), Usage: t.Usage}
+	}
+	if final.Stop == adapters.StopToolCall {
+		// A script that ends on calls has no answer to give without them.
+		return adapters.ModelTurn{Stop: adapters.StopFinal, Items: []adapters.OutputItem{{Kind: adapters.KindMessage, Text: "I cannot continue without calling a tool."}}}
+	}
+	return final
+}
+
+func withoutKind(items []adapters.OutputItem, k adapters.ItemKind) []adapters.OutputItem {
+	var out []adapters.OutputItem
+	for _, it := range items {
+		if it.Kind != k {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// truncate cuts the turn's text at limit output tokens, as a provider
+// stops generating there; the turn then ends truncated (each protocol
+// renders its own ending: incomplete/max_output_tokens, length,
+// max_tokens, MAX_TOKENS). Calls that do not fit are dropped whole: a
+// call cut mid-arguments never closes.
+func truncate(mt adapters.ModelTurn, limit int) adapters.ModelTurn {
+	if limit <= 0 || mt.Stop == adapters.StopRefusal {
+		return mt
+	}
+	left := limit
+	var out []adapters.OutputItem
+	cut := false
+	for _, it := range mt.Items {
+		text := it.Text
+		if it.Kind == adapters.KindToolCall {
+			text = adapters.ArgumentText(it.Arguments)
+		}
+		n := Tokens(text)
+		if n <= left {
+			out = append(out, it)
+			left -= n
+			continue
+		}
+		cut = true
+		if it.Kind == adapters.KindMessage || it.Kind == adapters.KindReasoning {
+			it.Text = prefixTokens(it.Text, left)
+			out = append(out, it)
+		}
+		break
+	}
+	if !cut {
+		return mt
+	}
+	return adapters.ModelTurn{Items: out, Stop: adapters.StopTruncated}
+}
+
+// countUsage counts a turn's usage from what was really exchanged: the
+// request body's text as input (so each protocol's wire shape counts), the
+// items as output, reasoning apart.
+func countUsage(mt adapters.ModelTurn, body []byte) adapters.Usage {
+	var out, reasoning int64
+	for _, it := range mt.Items {
+		text := it.Text
+		if it.Kind == adapters.KindToolCall {
+			text = it.Name + adapters.ArgumentText(it.Arguments)
+		}
+		n := int64(Tokens(text))
+		out += n
+		if it.Kind == adapters.KindReasoning {
+			reasoning += n
+		}
+	}
+	u := adapters.Usage{InputTokens: adapters.Int(int64(Tokens(string(body)))), OutputTokens: adapters.Int(out), CacheReadTokens: adapters.Int(0)}
+	if reasoning > 0 {
+		u.ReasoningTokens = adapters.Int(reasoning)
+	}
+	return u
+}
+
+// Tokens approximates a tokenizer: each CJK character is one token, and
+// every other run of text one token per four bytes (rounded up). Real BPE
+// vocabularies land within about 20% of this on Chinese and English prose;
+// it is an estimate, and the simulator says so nowhere else.
+func Tokens(s string) int {
+	n, run := 0, 0
+	for _, r := range s {
+		if isCJK(r) {
+			n += 1 + (run+3)/4
+			run = 0
+			continue
+		}
+		run += utf8.RuneLen(r)
+	}
+	return n + (run+3)/4
+}
+
+// prefixTokens is the longest prefix of s within limit tokens.
+func prefixTokens(s string, limit int) string {
+	for i := range s {
+		if Tokens(s[:i]) > limit {
+			_, size := utf8.DecodeLastRuneInString(s[:i])
+			return s[:i-size]
+		}
+	}
+	return s
+}
+
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
+		r >= 0x3000 && r <= 0x303f || r >= 0xff00 && r <= 0xffef
+}
