@@ -2,8 +2,8 @@ package sim_test
 
 // The official Go SDK (github.com/openai/openai-go/v3) drives the whole
 // refund loop against a real sim.Server over the Responses API, in both
-// history modes, streaming and not, for every refund variant; its
-// accumulated result must equal the scenario's script. The server's
+// history modes, streaming and not, for every refund variant; what it
+// accumulates must be each turn the variant's model gives. The server's
 // Responses-specific behaviour is checked too: store:false responses cannot
 // be continued, unknown previous_response_ids and call_ids get the API's
 // errors, and the in-stream error fault ends the SDK's stream with an error.
@@ -22,6 +22,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/adapterstest"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
@@ -124,38 +125,51 @@ func callResponses(ctx context.Context, c openai.Client, p responses.ResponseNew
 	return out, nil
 }
 
-// checkTurn: what the SDK accumulated equals the scripted turn.
-func checkTurn(t *testing.T, n int, want adapters.ModelTurn, got sdkTurn, stream bool) {
+// sdkWant is one turn as the SDK user must see it: the calls (name and
+// exact arguments), or the final text (or a part of it), or a refusal.
+type sdkWant struct {
+	calls   []string
+	text    string // the whole final text; "" when contains is used
+	contain string
+	refusal string
+}
+
+const (
+	wantOrder  = `get_order_line {"order_id":"O-2048","line_id":"L1"}`
+	wantLedger = `get_refund_ledger {"order_id":"O-2048","line_id":"L1"}`
+	wantPolicy = `get_refund_policy {"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}`
+)
+
+// sdkTurns are the refund loop of each variant as the model answers it
+// when the application runs the scenario's tools (literal, from the
+// chapter and each variant's behaviour).
+var sdkTurns = map[string][]sdkWant{
+	"":                {{calls: []string{wantOrder}}, {calls: []string{wantLedger, wantPolicy}}, {text: adapterstest.RefundModelText}},
+	"wrong-cap":       {{calls: []string{wantOrder}}, {calls: []string{wantLedger, wantPolicy}}, {contain: `"max_refund_cents":15000`}},
+	"fenced":          {{calls: []string{wantOrder}}, {calls: []string{wantLedger, wantPolicy}}, {contain: "```json\n{"}},
+	"missing-field":   {{calls: []string{wantOrder}}, {calls: []string{wantLedger, wantPolicy}}, {contain: `"issues":["requested_amount_exceeds_cap","quality_evidence_missing","unverified_history_amount_conflict"],"reply_draft"`}},
+	"claims-refunded": {{calls: []string{wantOrder}}, {calls: []string{wantLedger, wantPolicy}}, {contain: "已为您办理退款"}},
+	"bad-args":        {{calls: []string{`get_order_line {"order_id":"O-2048"}`}}, {calls: []string{wantOrder}}, {calls: []string{wantLedger, wantPolicy}}, {text: adapterstest.RefundModelText}},
+	"sequential":      {{calls: []string{wantOrder}}, {calls: []string{wantLedger}}, {calls: []string{wantPolicy}}, {text: adapterstest.RefundModelText}},
+	"refusal":         {{refusal: "抱歉，我无法协助处理这个请求。"}},
+}
+
+// checkTurn: what the SDK accumulated is the turn expected.
+func checkTurn(t *testing.T, n int, want sdkWant, got sdkTurn, stream bool) {
 	t.Helper()
-	var text, reasoning, refusal string
-	var calls []adapters.OutputItem
-	for _, it := range want.Items {
-		switch it.Kind {
-		case adapters.KindMessage:
-			text += it.Text
-		case adapters.KindReasoning:
-			reasoning += it.Text
-		case adapters.KindRefusal:
-			refusal += it.Text
-		case adapters.KindToolCall:
-			calls = append(calls, it)
-		}
-	}
 	resp := got.resp
-	var gotReasoning, gotRefusal strings.Builder
-	var gotCalls []responses.ResponseFunctionToolCall
+	var gotRefusal strings.Builder
+	var gotCalls []string
 	for _, item := range resp.Output {
 		switch item.Type {
 		case "reasoning":
-			r := item.AsReasoning()
-			for _, s := range r.Summary {
-				gotReasoning.WriteString(s.Text)
-			}
-			if !strings.HasPrefix(r.EncryptedContent, "gAAAAAB") || !strings.HasPrefix(r.ID, "rs_") {
-				t.Errorf("turn %d: reasoning item %s without encrypted_content", n, r.ID)
-			}
+			t.Errorf("turn %d: a reasoning item though the request asked for none", n)
 		case "function_call":
-			gotCalls = append(gotCalls, item.AsFunctionCall())
+			fc := item.AsFunctionCall()
+			gotCalls = append(gotCalls, fc.Name+" "+fc.Arguments)
+			if !strings.HasPrefix(fc.CallID, "call_") || !strings.HasPrefix(fc.ID, "fc_") {
+				t.Errorf("turn %d: call ids %s %s", n, fc.ID, fc.CallID)
+			}
 		case "message":
 			for _, c := range item.AsMessage().Content {
 				if c.Type == "refusal" {
@@ -164,35 +178,28 @@ func checkTurn(t *testing.T, n int, want adapters.ModelTurn, got sdkTurn, stream
 			}
 		}
 	}
-	if resp.OutputText() != text || gotReasoning.String() != reasoning || gotRefusal.String() != refusal {
-		t.Errorf("turn %d: text %q reasoning %q refusal %q; want %q %q %q", n, resp.OutputText(), gotReasoning.String(), gotRefusal.String(), text, reasoning, refusal)
+	if strings.Join(gotCalls, "|") != strings.Join(want.calls, "|") {
+		t.Fatalf("turn %d: calls %q, want %q", n, gotCalls, want.calls)
 	}
-	if stream && (got.text != text || got.reasoning != reasoning || got.refusal != refusal) {
+	text := resp.OutputText()
+	switch {
+	case want.text != "" && text != want.text, want.contain != "" && !strings.Contains(text, want.contain):
+		t.Errorf("turn %d: text %q, want %q", n, text, want.text+want.contain)
+	case want.text == "" && want.contain == "" && text != "":
+		t.Errorf("turn %d: text %q, want none", n, text)
+	case gotRefusal.String() != want.refusal:
+		t.Errorf("turn %d: refusal %q, want %q", n, gotRefusal.String(), want.refusal)
+	}
+	if stream && (got.text != text || got.refusal != want.refusal || got.reasoning != "") {
 		t.Errorf("turn %d: streamed text %q reasoning %q refusal %q", n, got.text, got.reasoning, got.refusal)
-	}
-	if len(gotCalls) != len(calls) {
-		t.Fatalf("turn %d: %d calls, want %d", n, len(gotCalls), len(calls))
-	}
-	for i, c := range gotCalls {
-		if c.Name != calls[i].Name || c.Arguments != adapters.ArgumentText(calls[i].Arguments) || !strings.HasPrefix(c.CallID, "call_") || !strings.HasPrefix(c.ID, "fc_") {
-			t.Errorf("turn %d call %d: %s %s %s %s", n, i, c.ID, c.CallID, c.Name, c.Arguments)
-		}
 	}
 	if resp.Status != responses.ResponseStatusCompleted || !strings.HasPrefix(resp.ID, "resp_") {
 		t.Errorf("turn %d: status %s id %s", n, resp.Status, resp.ID)
 	}
-	u := resp.Usage
-	if u.InputTokens != deref(want.Usage.InputTokens) || u.OutputTokens != deref(want.Usage.OutputTokens) ||
-		u.InputTokensDetails.CachedTokens != deref(want.Usage.CacheReadTokens) || u.OutputTokensDetails.ReasoningTokens != deref(want.Usage.ReasoningTokens) {
-		t.Errorf("turn %d: usage %+v, want %+v", n, u, want.Usage)
+	// Usage is counted from this request and this answer.
+	if u := resp.Usage; u.InputTokens < 100 || u.OutputTokens < 1 || u.TotalTokens != u.InputTokens+u.OutputTokens {
+		t.Errorf("turn %d: usage %+v", n, u)
 	}
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 func refundScenarios(t *testing.T) []*session.Scenario {
@@ -208,24 +215,22 @@ func refundScenarios(t *testing.T) []*session.Scenario {
 		}
 		out = append(out, sc)
 	}
-	if len(out) < 8 {
-		t.Fatalf("%d refund scenarios", len(out))
+	if len(out) != len(sdkTurns) {
+		t.Fatalf("%d refund scenarios, %d expected in sdkTurns", len(out), len(sdkTurns))
 	}
 	return out
 }
 
 // The whole refund loop, as SDK users write it: with the full history
-// (store:false, the output items echoed back with their encrypted reasoning,
-// then one function_call_output per call) and chained by
-// previous_response_id (only the new outputs), streaming and not.
+// (store:false, the output items echoed back, then one
+// function_call_output per call, the tool run by the application) and
+// chained by previous_response_id (only the new outputs), streaming and
+// not.
 func TestResponsesSDKRefundLoop(t *testing.T) {
 	for _, sc := range refundScenarios(t) {
 		for _, chained := range []bool{false, true} {
 			for _, stream := range []bool{true, false} {
-				name := fmt.Sprintf("%s/chained=%v/stream=%v", sc.Name, chained, stream)
-				if sc.Variant != "" {
-					name = fmt.Sprintf("%s/%s/chained=%v/stream=%v", sc.Name, sc.Variant, chained, stream)
-				}
+				name := fmt.Sprintf("%s/chained=%v/stream=%v", sc.FullName(), chained, stream)
 				t.Run(name, func(t *testing.T) {
 					c := startResponses(t, sc, nil)
 					p := refundParams(t, sc)
@@ -234,7 +239,8 @@ func TestResponsesSDKRefundLoop(t *testing.T) {
 						p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
 					}
 					seen := map[string]bool{}
-					for n, want := range sc.Script {
+					turns := sdkTurns[sc.Variant]
+					for n, want := range turns {
 						got, err := callResponses(context.Background(), c, p, stream)
 						if err != nil {
 							t.Fatalf("turn %d: %v", n+1, err)
@@ -249,13 +255,14 @@ func TestResponsesSDKRefundLoop(t *testing.T) {
 						for _, item := range got.resp.Output {
 							if item.Type == "function_call" {
 								fc := item.AsFunctionCall()
-								o := responses.ResponseInputItemParamOfFunctionCallOutput(`{"evidence_id":"EV-` + fc.Name + `"}`)
+								result, _ := sc.RunTool(context.Background(), fc.Name, json.RawMessage(fc.Arguments))
+								o := responses.ResponseInputItemParamOfFunctionCallOutput(result)
 								o.OfFunctionCallOutput.CallID = openai.String(fc.CallID)
 								outputs = append(outputs, o)
 							}
 						}
 						if len(outputs) == 0 {
-							if n != len(sc.Script)-1 {
+							if n != len(turns)-1 {
 								t.Fatalf("turn %d ended the loop early", n+1)
 							}
 							break
@@ -316,7 +323,8 @@ func TestResponsesSDKPreviousResponseID(t *testing.T) {
 		t.Fatal(err)
 	}
 	fc := unstored.Output[len(unstored.Output)-1].AsFunctionCall()
-	out := responses.ResponseInputItemParamOfFunctionCallOutput(`{}`)
+	order, _ := sc.RunTool(ctx, fc.Name, json.RawMessage(fc.Arguments))
+	out := responses.ResponseInputItemParamOfFunctionCallOutput(order)
 	out.OfFunctionCallOutput.CallID = openai.String(fc.CallID)
 	next := refundParams(t, sc)
 	next.PreviousResponseID = openai.String(unstored.ID)
@@ -339,7 +347,7 @@ func TestResponsesSDKPreviousResponseID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(turn2.Output); n != 3 || turn2.Output[1].AsFunctionCall().Name != "get_refund_ledger" {
+	if n := len(turn2.Output); n != 2 || turn2.Output[0].AsFunctionCall().Name != "get_refund_ledger" {
 		t.Errorf("the chained request did not get turn 2: %+v", turn2.Output)
 	}
 }
@@ -394,5 +402,5 @@ func TestResponsesSDKInStreamError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTurn(t, 1, sc.Script[0], got, true)
+	checkTurn(t, 1, sdkTurns[""][0], got, true)
 }

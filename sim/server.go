@@ -13,6 +13,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	responses map[string]storedResponse // Responses API ids it issued
+	issued    map[string]bool           // call ids it issued
 }
 
 type storedResponse struct {
@@ -74,7 +76,7 @@ func New(opts Options) *Server {
 	if opts.StallFor == 0 {
 		opts.StallFor = 30 * time.Second
 	}
-	return &Server{opts: opts, responses: map[string]storedResponse{}}
+	return &Server{opts: opts, responses: map[string]storedResponse{}, issued: map[string]bool{}}
 }
 
 // route maps a request path to the protocol the real provider speaks there.
@@ -206,6 +208,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: "+err.Error()))
 		return
 	}
+	s.uniqueCallIDs(&mt)
 	if f.take("refusal", true) {
 		mt = refusalTurn(mt)
 	}
@@ -230,6 +233,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.stream(w, r, simp, name, mt, o)
+}
+
+// uniqueCallIDs keeps every call id this server issues unique, as a real
+// provider's are: the first conversation gets the ids the model chose (the
+// refund case's are the chapter's, call_order…), a later one that would
+// repeat them gets a numbered suffix. The proxy tells conversations apart
+// by the call ids their requests quote.
+func (s *Server) uniqueCallIDs(mt *adapters.ModelTurn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, it := range mt.Items {
+		if it.Kind != adapters.KindToolCall || it.CallID == "" {
+			continue
+		}
+		id, suffix := it.CallID, ""
+		for n := 2; s.issued[id]; n++ {
+			suffix = "_" + strconv.Itoa(n)
+			id = it.CallID + suffix
+		}
+		s.issued[id] = true
+		mt.Items[i].CallID = id
+		if it.ID != "" {
+			mt.Items[i].ID = it.ID + suffix
+		}
+	}
 }
 
 // remember keeps a response the client may continue with

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -73,8 +74,8 @@ var (
 	}}
 )
 
-// refundFile is samples/refund.json as the adapters' tests read it (they
-// run in adapters/<pkg>/; importing samples would be an import cycle).
+// refundFile is samples/refund.json as the adapters' tests read it
+// (importing samples would be an import cycle).
 type refundFile struct {
 	Sources []adapters.Source       `json:"sources"`
 	Tools   []adapters.Tool         `json:"tools"`
@@ -85,12 +86,28 @@ type refundFile struct {
 
 var loadRefund = sync.OnceValues(func() (refundFile, error) {
 	var f refundFile
-	b, err := os.ReadFile("../../samples/refund.json")
+	b, err := os.ReadFile(moduleFile("samples/refund.json"))
 	if err == nil {
 		err = json.Unmarshal(b, &f)
 	}
 	return f, err
 })
+
+// moduleFile finds a file of the module from a test's directory (tests
+// run in their package's folder, at any depth).
+func moduleFile(rel string) string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, rel)
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return rel
+		}
+		dir = up
+	}
+}
 
 func refund() refundFile {
 	f, err := loadRefund()
