@@ -3,9 +3,8 @@ package sim_test
 // The official Go SDK's Interactions client (google.golang.org/genai
 // v1.77.0, package interactions) drives the whole refund loop against a
 // real sim.Server: with the history sent back as steps and chained by
-// previous_interaction_id, streaming and not, for every refund variant but
-// bad-args (see below); what it collects each turn must equal the
-// scenario's script. The server's chain checks are driven through the SDK
+// previous_interaction_id, streaming and not, for every refund variant;
+// what it collects each turn must be the turn the variant's model gives. The server's chain checks are driven through the SDK
 // too: an unknown previous_interaction_id and a function_result answering
 // no call of the interaction it continues get the API's errors.
 
@@ -188,49 +187,52 @@ func (o *sdkInteraction) add(s gi.Step) {
 	}
 }
 
-// checkInteraction: what the SDK collected equals the scripted turn.
-func checkInteraction(t *testing.T, n int, want adapters.ModelTurn, got sdkInteraction) {
+// checkInteraction: what the SDK collected is the turn the variant's
+// model gives (sdkTurns, shared with the Responses loop). A refusal is the
+// interaction's status failed (with the blocked-generation code), not text.
+func checkInteraction(t *testing.T, n int, want sdkWant, got sdkInteraction) {
 	t.Helper()
-	var text, reasoning string
-	var calls []adapters.OutputItem
-	thoughts := 0
-	for _, it := range want.Items {
-		switch it.Kind {
-		case adapters.KindMessage:
-			text += it.Text
-		case adapters.KindReasoning:
-			reasoning += it.Text
-			thoughts++
-		case adapters.KindToolCall:
-			calls = append(calls, it)
-		}
-	}
-	if got.text != text || got.reasoning != reasoning || got.signatures != thoughts {
-		t.Errorf("turn %d: text %q reasoning %q (%d signatures); want %q %q (%d)", n, got.text, got.reasoning, got.signatures, text, reasoning, thoughts)
-	}
-	if len(got.calls) != len(calls) {
-		t.Fatalf("turn %d: %d calls, want %d", n, len(got.calls), len(calls))
-	}
-	for i, c := range got.calls {
+	var calls []string
+	for _, c := range got.calls {
 		args, _ := json.Marshal(c.Arguments)
-		if c.Name != calls[i].Name || len(c.ID) != 8 || !jsonEqual(string(args), adapters.ArgumentText(calls[i].Arguments)) {
-			t.Errorf("turn %d call %d: %s %s %s", n, i, c.ID, c.Name, args)
+		calls = append(calls, c.Name+" "+string(args))
+		if c.ID == "" {
+			t.Errorf("turn %d: call %s without id", n, c.Name)
 		}
+	}
+	if len(calls) != len(want.calls) {
+		t.Fatalf("turn %d: calls %q, want %q", n, calls, want.calls)
+	}
+	for i, c := range calls {
+		gn, ga, _ := strings.Cut(c, " ")
+		wn, wa, _ := strings.Cut(want.calls[i], " ")
+		if gn != wn || !jsonEqual(ga, wa) {
+			t.Errorf("turn %d call %d: %s, want %s", n, i, c, want.calls[i])
+		}
+	}
+	switch {
+	case want.text != "" && got.text != want.text, want.contain != "" && !strings.Contains(got.text, want.contain):
+		t.Errorf("turn %d: text %q, want %q", n, got.text, want.text+want.contain)
+	case want.text == "" && want.contain == "" && got.text != "":
+		t.Errorf("turn %d: text %q, want none", n, got.text)
+	case got.reasoning != "" || got.signatures != 0:
+		t.Errorf("turn %d: reasoning %q though the request asked for none", n, got.reasoning)
 	}
 	wantStatus := "completed"
 	switch {
-	case want.Stop == adapters.StopRefusal:
-		wantStatus = "failed" // with the blocked-generation code in errors
-	case len(calls) > 0:
+	case want.refusal != "":
+		wantStatus = "failed"
+	case len(want.calls) > 0:
 		wantStatus = "requires_action"
 	}
 	if got.status != wantStatus || !strings.HasPrefix(got.id, "v1_") {
-		t.Errorf("turn %d: status %s id %s", n, got.status, got.id)
+		t.Errorf("turn %d: status %s id %s, want %s", n, got.status, got.id, wantStatus)
 	}
+	// Usage is counted from this request and this answer; the total adds
+	// the thought tokens (the docs' examples).
 	u := got.usage
-	if u == nil || int64(*u.TotalInputTokens) != deref(want.Usage.InputTokens) || int64(*u.TotalThoughtTokens) != deref(want.Usage.ReasoningTokens) ||
-		int64(*u.TotalOutputTokens+*u.TotalThoughtTokens) != deref(want.Usage.OutputTokens) || int64(*u.TotalCachedTokens) != deref(want.Usage.CacheReadTokens) {
-		t.Errorf("turn %d: usage %+v, want %+v", n, u, want.Usage)
+	if u == nil || *u.TotalInputTokens < 100 || *u.TotalTokens != *u.TotalInputTokens+*u.TotalOutputTokens+*u.TotalThoughtTokens {
+		t.Errorf("turn %d: usage %+v", n, u)
 	}
 }
 
@@ -244,25 +246,20 @@ func jsonEqual(a, b string) bool {
 	return string(xa) == string(ya)
 }
 
-// The whole refund loop. bad-args is left out: its first call carries
-// argument text that is not a JSON object, which an Interactions body (and
-// a replayed function_call step) cannot hold; `modelwire run` covers its
-// streamed form.
+// The whole refund loop, for every variant, with the tools the scenario
+// runs.
 func TestInteractionsSDKRefundLoop(t *testing.T) {
 	for _, sc := range refundScenarios(t) {
-		if sc.Variant == "bad-args" {
-			continue
-		}
 		for _, chained := range []bool{false, true} {
 			for _, stream := range []bool{true, false} {
-				name := fmt.Sprintf("%s%s/chained=%v/stream=%v", sc.Name, "/"+sc.Variant, chained, stream)
-				t.Run(name, func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/chained=%v/stream=%v", sc.FullName(), chained, stream), func(t *testing.T) {
 					ctx := context.Background()
 					c := startInteractions(t, sc)
 					p := interactionParams(t, sc)
 					history := []gi.Step{gi.NewStep(gi.UserInputStep{Content: p.Input.ArrayOfStep[0].UserInputStep.Content})}
 					seen := map[string]bool{}
-					for n, want := range sc.Script {
+					turns := sdkTurns[sc.Variant]
+					for n, want := range turns {
 						got, err := createInteraction(ctx, c, p, stream)
 						if err != nil {
 							t.Fatalf("turn %d: %v", n+1, err)
@@ -273,15 +270,17 @@ func TestInteractionsSDKRefundLoop(t *testing.T) {
 						}
 						seen[got.id] = true
 						if len(got.calls) == 0 {
-							if n != len(sc.Script)-1 {
+							if n != len(turns)-1 {
 								t.Fatalf("turn %d ended the loop early", n+1)
 							}
 							break
 						}
 						var results []gi.Step
 						for _, call := range got.calls {
+							args, _ := json.Marshal(call.Arguments)
+							result, _ := sc.RunTool(ctx, call.Name, args)
 							results = append(results, gi.NewStep(gi.FunctionResultStep{CallID: call.ID, Name: ptr(call.Name),
-								Result: gi.NewFunctionResultStepResultUnion(`{"evidence_id":"EV-` + call.Name + `"}`)}))
+								Result: gi.NewFunctionResultStepResultUnion(result)}))
 						}
 						if chained {
 							p.PreviousInteractionID = ptr(got.id)
