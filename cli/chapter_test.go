@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelwire/modelwire/store"
 )
 
 // The refund case is the chapter's case: what assemble prints must be the
@@ -68,6 +70,28 @@ func TestTurnOneIsTheChaptersRequest(t *testing.T) {
 	got := compact(t, assembledBody(t, "--protocol", "openai-responses", "--history", "full"))
 	if got != want {
 		t.Errorf("turn 1 differs from the chapter's request at byte %d:\n got …%s…\nwant …%s…", firstDiff(got, want), around(got, firstDiff(got, want)), around(want, firstDiff(got, want)))
+	}
+
+	// What run sends, and what the store keeps, is the same body.
+	path := filepath.Join(t.TempDir(), "mw.db")
+	if code, _, errs := runMain(t, "", "--db", path, "run", "--no-stream", "--approve", "auto", "--json"); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	list, err := db.ListSessions(store.Filter{})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("sessions %v %v", list, err)
+	}
+	s, err := db.GetSession(list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored := compact(t, s.Attempts[0].RequestBody); stored != want {
+		t.Errorf("the stored turn-1 body differs from the chapter's at byte %d:\n%s", firstDiff(stored, want), around(stored, firstDiff(stored, want)))
 	}
 }
 

@@ -176,6 +176,8 @@ func TestBadScenarioFilesNameThePlace(t *testing.T) {
 		"dup-tool":  {`{"name":"x","title":"t","sources":[{"id":"a","role":"user","trust":"trusted","text":"hi"}],"tools":[{"name":"f","description":"","parameters":{"type":"object"}},{"name":"f","description":"","parameters":{"type":"object"}}],"script":[{"stop":"final","items":[{"kind":"message","text":"ok"}]}]}`, "/tools/1/name: tool \"f\" is defined twice"},
 		"bad-call":  {`{"name":"x","title":"t","sources":[{"id":"a","role":"user","trust":"trusted","text":"hi"}],"script":[{"stop":"tool_call","items":[{"kind":"tool_call","name":"nope","arguments":{}}]}]}`, "/script/0/items/0/name"},
 		"not-json":  {`{"name":`, "x.json: /"},
+		"bad-expr":  {`{"name":"x","title":"t","sources":[{"id":"a","role":"user","trust":"trusted","text":"hi"}],"checks":[{"id":"c","expr":"answer.cap =="}],"script":[{"stop":"final","items":[{"kind":"message","text":"ok"}]}]}`, "/checks/0/expr"},
+		"bad-final": {`{"name":"x","title":"t","sources":[{"id":"a","role":"user","trust":"trusted","text":"hi"}],"final_turn":{"after":["nope"],"tool_choice":{"mode":"none"}},"script":[{"stop":"final","items":[{"kind":"message","text":"ok"}]}]}`, "/final_turn/after/0"},
 		"bad-check": {`{"name":"x","title":"t","sources":[{"id":"a","role":"user","trust":"trusted","text":"hi"}],"checks":[{"id":"c","pointer":"/a","lt":"ten"}],"script":[{"stop":"final","items":[{"kind":"message","text":"ok"}]}]}`, "/checks/0/lt"},
 	}
 	for name, c := range cases {
