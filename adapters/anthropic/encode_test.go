@@ -308,7 +308,7 @@ func TestEncodeHistoryReplay(t *testing.T) {
 			{Kind: adapters.KindReasoning, Text: "unsigned"},
 			{Kind: adapters.KindMessage, Text: "我先查询。"},
 			{Kind: adapters.KindToolCall, CallID: "toolu_a", Name: "get_refund_ledger", Arguments: json.RawMessage(`{"order_id":"O-2048","line_id":"L1"}`)},
-			{Kind: adapters.KindToolCall, CallID: "toolu_b", Name: "get_refund_policy", Arguments: json.RawMessage(`{"policy_id":"aftersale-v3"}`)},
+			{Kind: adapters.KindToolCall, CallID: "toolu_b", Name: "get_refund_policy", Arguments: json.RawMessage(`{"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}`)},
 		},
 		Results: []adapters.ToolResult{
 			{CallID: "toolu_b", Content: "policy", IsError: true},
@@ -321,7 +321,7 @@ func TestEncodeHistoryReplay(t *testing.T) {
 		`{"type":"redacted_thinking","data":"opaque=="},`+
 		`{"type":"text","text":"我先查询。"},`+
 		`{"type":"tool_use","id":"toolu_a","name":"get_refund_ledger","input":{"order_id":"O-2048","line_id":"L1"}},`+
-		`{"type":"tool_use","id":"toolu_b","name":"get_refund_policy","input":{"policy_id":"aftersale-v3"}}]}`)
+		`{"type":"tool_use","id":"toolu_b","name":"get_refund_policy","input":{"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}}]}`)
 	jsonEq(t, "messages[2]", at(t, body, "messages[2]"), `{"role":"user","content":[`+
 		`{"type":"tool_result","tool_use_id":"toolu_a","content":"ledger"},`+
 		`{"type":"tool_result","tool_use_id":"toolu_b","content":"policy","is_error":true}]}`)

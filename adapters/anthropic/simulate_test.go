@@ -44,6 +44,26 @@ func simRefund(t testing.TB) []simScenario {
 	return out
 }
 
+// simScript is the turns of the named refund scenario.
+func simScript(t testing.TB, name string) []adapters.ModelTurn {
+	t.Helper()
+	for _, sc := range simRefund(t) {
+		if sc.name == name {
+			return sc.turns
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return nil
+}
+
+// simThinkingCalls is wrong-cap's second turn (thinking, then the two
+// parallel calls), with thinking tokens in its usage.
+func simThinkingCalls(t testing.TB) adapters.ModelTurn {
+	turn := simScript(t, "refund/wrong-cap")[1]
+	turn.Usage.ReasoningTokens = adapters.Int(21)
+	return turn
+}
+
 // simSSE writes events as the sim server does.
 func simSSE(events []adapters.WireEvent) []byte {
 	return adapterstest.SSE(events, sim.LineEnd())
@@ -196,7 +216,7 @@ func TestSimBodyDecodesToScript(t *testing.T) {
 // The exact byte shapes: event order, the ping, the empty first
 // partial_json, the signature, cumulative usage, the key order of message.
 func TestSimStreamShape(t *testing.T) {
-	turn := simRefund(t)[0].turns[1] // reasoning + two parallel calls
+	turn := simThinkingCalls(t)
 	o := simOpts(7)
 	events := sim.StreamEvents(turn, o)
 	var names []string
@@ -218,7 +238,7 @@ func TestSimStreamShape(t *testing.T) {
 		t.Errorf("event order:\n got %s\nwant %s", seq, want)
 	}
 	id := sim.ResponseID(o)
-	wantStart := `{"type":"message_start","message":{"model":"claude-sonnet-4-5-20250929","id":"` + id + `","type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null,"stop_details":null,"usage":{"input_tokens":422,"cache_creation_input_tokens":0,"cache_read_input_tokens":1280,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard","inference_geo":"not_available"}}}`
+	wantStart := `{"type":"message_start","message":{"model":"claude-sonnet-4-5-20250929","id":"` + id + `","type":"message","role":"assistant","content":[],"stop_reason":null,"stop_sequence":null,"stop_details":null,"usage":{"input_tokens":410,"cache_creation_input_tokens":0,"cache_read_input_tokens":1280,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},"output_tokens":1,"service_tier":"standard","inference_geo":"not_available"}}}`
 	if events[0].Data != wantStart {
 		t.Errorf("message_start:\n got %s\nwant %s", events[0].Data, wantStart)
 	}
@@ -250,7 +270,7 @@ func TestSimStreamShape(t *testing.T) {
 	if sigs != 1 || emptyFirst != 2 {
 		t.Errorf("%d signature deltas, %d empty first partial_json", sigs, emptyFirst)
 	}
-	wantDelta := `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null,"stop_details":null},"usage":{"input_tokens":422,"cache_creation_input_tokens":0,"cache_read_input_tokens":1280,"output_tokens":88,"output_tokens_details":{"thinking_tokens":21}}}`
+	wantDelta := `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null,"stop_details":null},"usage":{"input_tokens":410,"cache_creation_input_tokens":0,"cache_read_input_tokens":1280,"output_tokens":61,"output_tokens_details":{"thinking_tokens":21}}}`
 	if events[len(events)-2].Data != wantDelta {
 		t.Errorf("message_delta:\n got %s\nwant %s", events[len(events)-2].Data, wantDelta)
 	}
@@ -262,8 +282,8 @@ func TestSimStreamShape(t *testing.T) {
 		t.Error("the stream escapes or breaks UTF-8")
 	}
 	body := string(sim.Body(turn, o))
-	if !strings.HasPrefix(body, `{"model":"claude-sonnet-4-5-20250929","id":"`+id+`","type":"message","role":"assistant","content":[{"type":"thinking","thinking":"实付`) ||
-		!strings.HasSuffix(body, `"stop_reason":"tool_use","stop_sequence":null,"stop_details":null,"usage":{"input_tokens":422,"cache_creation_input_tokens":0,"cache_read_input_tokens":1280,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},"output_tokens":88,"output_tokens_details":{"thinking_tokens":21},"service_tier":"standard","inference_geo":"not_available"}}`) ||
+	if !strings.HasPrefix(body, `{"model":"claude-sonnet-4-5-20250929","id":"`+id+`","type":"message","role":"assistant","content":[{"type":"thinking","thinking":"商品行已给出类别`) ||
+		!strings.HasSuffix(body, `"stop_reason":"tool_use","stop_sequence":null,"stop_details":null,"usage":{"input_tokens":410,"cache_creation_input_tokens":0,"cache_read_input_tokens":1280,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0},"output_tokens":61,"output_tokens_details":{"thinking_tokens":21},"service_tier":"standard","inference_geo":"not_available"}}`) ||
 		!strings.Contains(body, `"input":{"order_id":"O-2048","line_id":"L1"}}`) {
 		t.Errorf("body: %s", body)
 	}
@@ -271,7 +291,7 @@ func TestSimStreamShape(t *testing.T) {
 
 // Phases: what each event carries, for the faults.
 func TestSimPhases(t *testing.T) {
-	turn := simRefund(t)[0].turns[1]
+	turn := simThinkingCalls(t)
 	events := sim.StreamEvents(turn, simOpts(3))
 	count := map[adapters.Phase]int{}
 	for _, e := range events {

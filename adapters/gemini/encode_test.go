@@ -22,7 +22,10 @@ var providerIDs = adapterstest.IDs{Call: func(turn, i int) string { return fmt.S
 
 // refundRequest is the refund request at turn, with the model turns of the
 // history replaced by what this decoder made of the captures, so that the
-// thought signatures travel back as they came.
+// thought signatures travel back as they came. The captures were recorded
+// from an earlier version of the case (get_refund_policy took a
+// policy_id); each call keeps the case's arguments, so the history answers
+// the tools it is sent with.
 func refundRequest(t *testing.T, turn int, stream bool) *adapters.Request {
 	t.Helper()
 	req := adapterstest.RefundRequest(turn, syntheticIDs, stream)
@@ -30,6 +33,16 @@ func refundRequest(t *testing.T, turn int, stream bool) *adapters.Request {
 		st := adapters.NewStream(New())
 		st.FeedBody(adapterstest.ReadCapture(t, fmt.Sprintf("refund_turn%d.body.json", i+1)))
 		decoded := st.Reducer().Turn()
+		calls := [][]adapterstest.RefundCall{adapterstest.RefundTurn1, adapterstest.RefundTurn2}[i]
+		if len(decoded.Items) != len(calls) {
+			t.Fatalf("refund_turn%d.body.json: %d items, want %d calls", i+1, len(decoded.Items), len(calls))
+		}
+		for j, c := range calls {
+			if decoded.Items[j].Kind != adapters.KindToolCall || decoded.Items[j].Name != c.Name {
+				t.Fatalf("refund_turn%d.body.json: item %d is %s %s, want the call %s", i+1, j, decoded.Items[j].Kind, decoded.Items[j].Name, c.Name)
+			}
+			decoded.Items[j].Arguments = json.RawMessage(c.Arguments)
+		}
 		req.Turns[i].ResponseID = decoded.ResponseID
 		req.Turns[i].Items = decoded.Items
 	}
@@ -151,8 +164,11 @@ func TestEncodeRefundShape(t *testing.T) {
 			t.Fatalf("part %d = %q, want %q", i, got, adapters.SourceText(s))
 		}
 	}
-	if !strings.HasPrefix(at(t, b, "contents[0].parts[1].text").(string), `<context source="knowledge:KB-guide-9" trust="verified"`) {
-		t.Fatal("context material is not labelled")
+	// Context sources carry their own tags (the chapter's 13.6.3) and go
+	// verbatim, the package note first.
+	if !strings.HasPrefix(at(t, b, "contents[0].parts[1].text").(string), `<context_package task_time="2026-10-20T10:00:00+08:00">`) ||
+		!strings.HasPrefix(at(t, b, "contents[0].parts[2].text").(string), `<knowledge_context source="merchant-kb" document_id="KB-guide-9"`) {
+		t.Fatal("context material is not sent as tagged")
 	}
 	// Tools: full JSON Schema in parametersJsonSchema, no strict flag.
 	for i, tool := range adapterstest.RefundTools() {
@@ -171,7 +187,7 @@ func TestEncodeRefundShape(t *testing.T) {
 	jsonEqual(t, "toolConfig", b["toolConfig"], `{"functionCallingConfig":{"mode":"AUTO"}}`)
 	// generationConfig: max tokens and the schema as responseJsonSchema.
 	gc := b["generationConfig"].(map[string]any)
-	if gc["maxOutputTokens"] != 2048.0 || gc["responseMimeType"] != "application/json" {
+	if gc["maxOutputTokens"] != 1800.0 || gc["responseMimeType"] != "application/json" {
 		t.Fatalf("generationConfig = %v", gc)
 	}
 	jsonEqual(t, "responseJsonSchema", gc["responseJsonSchema"], string(adapterstest.RefundSchema()))
@@ -260,7 +276,7 @@ func TestEncodeHistory(t *testing.T) {
 	jsonEqual(t, "contents[2]", contents[2], `{"role":"user","parts":[{"functionResponse":{"name":"get_order_line","response":{"output":`+adapterstest.RefundTurn1[0].Result+`}}}]}`)
 	jsonEqual(t, "contents[3]", contents[3], `{"role":"model","parts":[`+
 		`{"functionCall":{"name":"get_refund_ledger","args":{"order_id":"O-2048","line_id":"L1"}},"thoughtSignature":"`+sig2+`"},`+
-		`{"functionCall":{"name":"get_refund_policy","args":{"policy_id":"aftersale-v3"}}}]}`)
+		`{"functionCall":{"name":"get_refund_policy","args":{"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}}}]}`)
 	jsonEqual(t, "contents[4]", contents[4], `{"role":"user","parts":[`+
 		`{"functionResponse":{"name":"get_refund_ledger","response":{"output":`+adapterstest.RefundTurn2[0].Result+`}}},`+
 		`{"functionResponse":{"name":"get_refund_policy","response":{"output":`+adapterstest.RefundTurn2[1].Result+`}}}]}`)

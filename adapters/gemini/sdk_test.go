@@ -356,7 +356,7 @@ func TestSDKRequestBody(t *testing.T) {
 		SystemInstruction:     &genai.Content{Parts: []*genai.Part{genai.NewPartFromText(src[0].Text), genai.NewPartFromText(src[1].Text)}},
 		Tools:                 []*genai.Tool{{FunctionDeclarations: decls}},
 		ToolConfig:            &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeAuto}},
-		MaxOutputTokens:       2048,
+		MaxOutputTokens:       1800,
 		ResponseMIMEType:      "application/json",
 		ResponseJsonSchema:    obj(string(adapterstest.RefundSchema())),
 	}

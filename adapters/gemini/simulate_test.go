@@ -46,6 +46,18 @@ func simScenarios(t testing.TB) []simScenario {
 	return out
 }
 
+// simScript is the turns of the named refund scenario.
+func simScript(t testing.TB, name string) []adapters.ModelTurn {
+	t.Helper()
+	for _, sc := range simScenarios(t) {
+		if sc.name == name {
+			return sc.turns
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return nil
+}
+
 // simSSE writes events as the sim server does.
 func simSSE(events []adapters.WireEvent) []byte {
 	return adapterstest.SSE(events, simP.LineEnd())
@@ -351,23 +363,31 @@ func TestSimStreamShape(t *testing.T) {
 }
 
 // TestSimBodyShape: the body is the captures' pretty-printed JSON, with the
-// same id and signature as the stream for the seed.
+// same id and signature as the stream for the seed. The base script's
+// final answer has no thinking and so no signature; wrong-cap thinks on
+// every turn.
 func TestSimBodyShape(t *testing.T) {
-	script := simScenarios(t)[0].turns
 	o := simOpts(42)
-	for i, turn := range script {
-		body := simP.Body(turn, o)
-		if !bytes.HasPrefix(body, []byte("{\n  \"candidates\": [\n    {\n      \"content\": {\n        \"parts\": [\n")) ||
-			!bytes.HasSuffix(body, []byte("  \"modelVersion\": \"gemini-2.5-flash\",\n  \"responseId\": \""+simP.ResponseID(o)+"\"\n}\n")) {
-			t.Fatalf("turn %d body:\n%s", i+1, body)
-		}
-		sig := simSignature(o.Seed)
-		if bytes.Count(body, []byte(sig)) != 1 {
-			t.Errorf("turn %d: the signature is not in the body once", i+1)
-		}
-		for _, e := range simP.StreamEvents(turn, o) {
-			if strings.Contains(e.Data, `"thoughtSignature"`) && !strings.Contains(e.Data, sig) {
-				t.Errorf("turn %d: stream and body signatures differ", i+1)
+	for _, name := range []string{"refund", "refund/wrong-cap"} {
+		for i, turn := range simScript(t, name) {
+			body := simP.Body(turn, o)
+			if !bytes.HasPrefix(body, []byte("{\n  \"candidates\": [\n    {\n      \"content\": {\n        \"parts\": [\n")) ||
+				!bytes.HasSuffix(body, []byte("  \"modelVersion\": \"gemini-2.5-flash\",\n  \"responseId\": \""+simP.ResponseID(o)+"\"\n}\n")) {
+				t.Fatalf("%s turn %d body:\n%s", name, i+1, body)
+			}
+			sig := simSignature(o.Seed)
+			w := simExpect(turn)
+			wantSigs := 0
+			if w.calls != nil || w.reasoning != "" {
+				wantSigs = 1
+			}
+			if n := bytes.Count(body, []byte(sig)); n != wantSigs {
+				t.Errorf("%s turn %d: the signature is in the body %d times, want %d", name, i+1, n, wantSigs)
+			}
+			for _, e := range simP.StreamEvents(turn, o) {
+				if strings.Contains(e.Data, `"thoughtSignature"`) && !strings.Contains(e.Data, sig) {
+					t.Errorf("%s turn %d: stream and body signatures differ", name, i+1)
+				}
 			}
 		}
 	}
@@ -384,11 +404,22 @@ func TestSimBodyShape(t *testing.T) {
 			} `json:"content"`
 		} `json:"candidates"`
 	}
-	if err := json.Unmarshal(simP.Body(script[2], o), &r); err != nil {
+	final := simScript(t, "refund/wrong-cap")[2]
+	if err := json.Unmarshal(simP.Body(final, o), &r); err != nil {
 		t.Fatal(err)
 	}
 	parts := r.Candidates[0].Content.Parts
-	if len(parts) != 2 || !parts[0].Thought || parts[0].ThoughtSignature != "" || parts[1].Thought || parts[1].ThoughtSignature == "" || parts[1].Text != adapterstest.RefundModelText {
+	if len(parts) != 2 || !parts[0].Thought || parts[0].Text != "历史说还能退150元，就按150元。" || parts[0].ThoughtSignature != "" ||
+		parts[1].Thought || parts[1].ThoughtSignature == "" || !strings.Contains(parts[1].Text, `"max_refund_cents":15000`) || parts[1].Text != simExpect(final).text {
+		t.Errorf("final body parts: %+v", parts)
+	}
+	// Without thinking, the answer is one plain text part.
+	r.Candidates = nil
+	if err := json.Unmarshal(simP.Body(simScript(t, "refund")[2], o), &r); err != nil {
+		t.Fatal(err)
+	}
+	parts = r.Candidates[0].Content.Parts
+	if len(parts) != 1 || parts[0].Thought || parts[0].ThoughtSignature != "" || parts[0].Text != adapterstest.RefundModelText {
 		t.Errorf("final body parts: %+v", parts)
 	}
 }
@@ -607,7 +638,7 @@ func TestSimSDKLoop(t *testing.T) {
 					SystemInstruction:     genai.NewContentFromText(adapterstest.RefundSources()[0].Text, genai.RoleUser),
 					Tools:                 []*genai.Tool{{FunctionDeclarations: decls}},
 					Temperature:           genai.Ptr[float32](0.2),
-					MaxOutputTokens:       2048,
+					MaxOutputTokens:       1800,
 				}, nil)
 				if err != nil {
 					t.Fatal(err)

@@ -526,7 +526,7 @@ func simSDKLoop(t *testing.T, srv *simServer, stream bool, opts ...option.Reques
 // second request is refused exactly as DeepSeek refuses it.
 func TestSimSDKRefundLoop(t *testing.T) {
 	scenarios := simRefund(t)
-	final := scenarios[0].turns[2].Items[1].Text
+	final := adapterstest.RefundModelText
 	for _, p := range simDialects {
 		for _, stream := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/stream=%v", simName(p), stream), func(t *testing.T) {

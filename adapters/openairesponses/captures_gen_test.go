@@ -172,18 +172,28 @@ func usage(in, cached, cacheWrite, out, reasoning int) raw {
 		"output_tokens", out, "output_tokens_details", obj("reasoning_tokens", reasoning), "total_tokens", in+out)
 }
 
+// compact is JSON text on one line (samples/refund.json holds the schemas
+// indented; an SSE data line cannot).
+func compact(j []byte) raw {
+	var b bytes.Buffer
+	if err := json.Compact(&b, j); err != nil {
+		panic(err)
+	}
+	return raw(b.String())
+}
+
 func refundToolsJSON() raw {
 	var ts []raw
 	for _, t := range adapterstest.RefundTools() {
 		ts = append(ts, obj("type", "function", "description", t.Description, "name", t.Name,
-			"parameters", raw(t.Parameters), "strict", t.Strict))
+			"parameters", compact(t.Parameters), "strict", t.Strict))
 	}
 	return arr(ts...)
 }
 
 func refundFormat() raw {
 	return obj("type", "json_schema", "description", nil, "name", "refund_assessment",
-		"schema", raw(adapterstest.RefundSchema()), "strict", true)
+		"schema", compact(adapterstest.RefundSchema()), "strict", true)
 }
 
 // item shapes

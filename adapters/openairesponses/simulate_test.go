@@ -48,6 +48,27 @@ func simRefund(t testing.TB) []simScenario {
 	return out
 }
 
+// simScript is the turns of the named refund scenario.
+func simScript(t testing.TB, name string) []adapters.ModelTurn {
+	t.Helper()
+	for _, sc := range simRefund(t) {
+		if sc.name == name {
+			return sc.turns
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return nil
+}
+
+// simThinking is wrong-cap's script: the base turns, each after a
+// reasoning item. Its second turn (reasoning, then the two parallel
+// calls) reports reasoning tokens here, so their place in usage is seen.
+func simThinking(t testing.TB) []adapters.ModelTurn {
+	turns := append([]adapters.ModelTurn(nil), simScript(t, "refund/wrong-cap")...)
+	turns[1].Usage.ReasoningTokens = adapters.Int(21)
+	return turns
+}
+
 // simTruncate cuts a turn as the sim server's truncate fault does: the last
 // item's text (or argument text) stops halfway, and the turn is truncated.
 func simTruncate(mt adapters.ModelTurn) adapters.ModelTurn {
@@ -236,7 +257,7 @@ func TestSimBodyDecodesToScript(t *testing.T) {
 // The exact shapes: event order, envelope member order, contiguous
 // sequence numbers, obfuscation, usage placement, ids.
 func TestSimStreamShape(t *testing.T) {
-	turn := simRefund(t)[0].turns[1] // reasoning + two parallel calls
+	turn := simThinking(t)[1] // reasoning + two parallel calls
 	o := simOpts(7)
 	events := simP.StreamEvents(turn, o)
 	var names []string
@@ -331,13 +352,13 @@ func TestSimStreamShape(t *testing.T) {
 		}
 	}
 	last := events[len(events)-1].Data
-	wantUsage := `"usage":{"input_tokens":1702,"input_tokens_details":{"cache_write_tokens":0,"cached_tokens":1280},"output_tokens":88,"output_tokens_details":{"reasoning_tokens":21},"total_tokens":1790}`
+	wantUsage := `"usage":{"input_tokens":1690,"input_tokens_details":{"cache_write_tokens":0,"cached_tokens":1280},"output_tokens":61,"output_tokens_details":{"reasoning_tokens":21},"total_tokens":1751}`
 	if !strings.Contains(last, `"status":"completed","background":false,"completed_at":1796083209,`) || !strings.Contains(last, wantUsage) ||
 		!strings.Contains(last, `"service_tier":"default"`) || !strings.HasSuffix(last, `"sequence_number":`+fmt.Sprint(len(events)-1)+`}`) {
 		t.Errorf("response.completed: %s", last)
 	}
 	// Text deltas carry logprobs and obfuscation; raw UTF-8, never \u.
-	text := simP.StreamEvents(simRefund(t)[0].turns[2], o)
+	text := simP.StreamEvents(simThinking(t)[2], o) // reasoning + text
 	for _, e := range text {
 		if e.Event == "response.output_text.delta" &&
 			!regexp.MustCompile(`^\{"type":"response\.output_text\.delta","content_index":0,"delta":".+","item_id":"msg_[0-9a-f]+","logprobs":\[\],"obfuscation":"[0-9A-Za-z]+","output_index":1,"sequence_number":\d+\}$`).MatchString(e.Data) {
@@ -389,8 +410,8 @@ func TestSimTerminalShapes(t *testing.T) {
 
 // Phases: what each event carries, for the faults.
 func TestSimPhases(t *testing.T) {
-	turn := simRefund(t)[0].turns[2] // reasoning + text
-	turn.Items = append(turn.Items, simRefund(t)[0].turns[1].Items[1:]...)
+	turn := simThinking(t)[2] // reasoning + text
+	turn.Items = append(turn.Items, simThinking(t)[1].Items[1:]...)
 	events := simP.StreamEvents(turn, simOpts(3))
 	count := map[adapters.Phase]int{}
 	for _, e := range events {
@@ -433,26 +454,29 @@ func TestSimPhases(t *testing.T) {
 // Text, reasoning and argument text arrive in several fragments, split
 // only at character boundaries; a custom fragmenter is used for all.
 func TestSimFragments(t *testing.T) {
-	turn := simRefund(t)[0].turns[2]
+	// wrong-cap's first turn thinks at length (38 characters), its last
+	// answers in JSON (381).
 	n := map[adapters.Phase]int{}
-	for _, e := range simP.StreamEvents(turn, simOpts(5)) {
-		var d struct{ Delta *string }
-		_ = json.Unmarshal([]byte(e.Data), &d)
-		if d.Delta == nil {
-			continue
+	for _, turn := range []adapters.ModelTurn{simThinking(t)[0], simThinking(t)[2]} {
+		for _, e := range simP.StreamEvents(turn, simOpts(5)) {
+			var d struct{ Delta *string }
+			_ = json.Unmarshal([]byte(e.Data), &d)
+			if d.Delta == nil {
+				continue
+			}
+			if *d.Delta == "" || !utf8.ValidString(*d.Delta) {
+				t.Fatalf("fragment %q", *d.Delta)
+			}
+			n[e.Phase]++
 		}
-		if *d.Delta == "" || !utf8.ValidString(*d.Delta) {
-			t.Fatalf("fragment %q", *d.Delta)
-		}
-		n[e.Phase]++
 	}
-	if n[adapters.PhaseText] < 50 || n[adapters.PhaseReasoning] < 10 {
+	if n[adapters.PhaseText] < 50 || n[adapters.PhaseReasoning] < 15 {
 		t.Errorf("fragments: %v", n)
 	}
 	o := simOpts(5)
 	o.Fragment = func(s string) []string { return []string{s} }
 	n = map[adapters.Phase]int{}
-	for _, e := range simP.StreamEvents(simRefund(t)[0].turns[1], o) {
+	for _, e := range simP.StreamEvents(simThinking(t)[1], o) {
 		n[e.Phase]++
 	}
 	if n[adapters.PhaseArgs] != 2 || n[adapters.PhaseReasoning] != 1 {
@@ -461,7 +485,7 @@ func TestSimFragments(t *testing.T) {
 }
 
 func TestSimDeterministic(t *testing.T) {
-	turn := simRefund(t)[0].turns[1]
+	turn := simThinking(t)[1] // reasoning + two calls: seven ids
 	a := simSSE(simP.StreamEvents(turn, simOpts(42)))
 	if !bytes.Equal(a, simSSE(simP.StreamEvents(turn, simOpts(42)))) || !bytes.Equal(simP.Body(turn, simOpts(42)), simP.Body(turn, simOpts(42))) {
 		t.Fatal("the same seed gave different bytes")
