@@ -16,6 +16,9 @@ const (
 	ClaudeCode        = "claude-code" // decode only
 )
 
+// GeminiInteractions is Google's Interactions API (POST /v1beta/interactions).
+const GeminiInteractions = "gemini-interactions"
+
 // Provider names (who answers).
 const (
 	ProviderSim        = "sim"
@@ -77,12 +80,16 @@ func init() {
 		ForcedToolChoice: true, ParallelControl: false, StrictSchemas: false, StructuredOutput: OutputJSONSchema,
 		ReasoningItems: true, Notes: []string{"no strict flag: schemas are constrained decoding hints",
 			"no parallel_tool_calls switch"}}
+	interactions := Capabilities{Protocol: GeminiInteractions, SystemField: "system_instruction", Developer: DeveloperAsSystem,
+		ForcedToolChoice: true, ParallelControl: false, StrictSchemas: false, StructuredOutput: OutputJSONSchema,
+		ServerState: true, ReasoningItems: true, Notes: []string{"no strict flag: schemas are constrained decoding hints",
+			"no parallel tool calls switch", "interactions are stored by default (store: true)"}}
 	deepseekChat := Capabilities{Protocol: DeepSeekChat, SystemField: "messages[0] (role system)", Developer: DeveloperAsUser,
 		ForcedToolChoice: true, ParallelControl: false, StrictSchemas: false, StructuredOutput: OutputJSON,
 		ReasoningItems: true, Notes: []string{"response_format supports json_object only",
 			"strict tool schemas only on the beta endpoint", "reasoning_content of tool-call turns must be passed back"}}
 
-	for _, p := range []Capabilities{responses, chat, anthropic, gemini, deepseekChat} {
+	for _, p := range []Capabilities{responses, chat, anthropic, gemini, interactions, deepseekChat} {
 		c := p
 		c.Provider = ProviderSim
 		add(c)
@@ -91,6 +98,7 @@ func init() {
 	add(with(chat, ProviderOpenAI))
 	add(with(anthropic, ProviderAnthropic))
 	add(with(gemini, ProviderGemini))
+	add(with(interactions, ProviderGemini))
 	add(with(deepseekChat, ProviderDeepSeek))
 	add(with(chat, ProviderCompatible, func(c *Capabilities) {
 		c.Notes = []string{"what a compatible server honours varies: strict and response_format may be ignored"}
@@ -165,7 +173,7 @@ func AllCapabilities() []Capabilities {
 // simulator or the provider of the same name speaks it, else "deepseek on
 // openai-responses".
 func (c Capabilities) who() string {
-	if c.Provider == ProviderSim || c.Provider == c.Protocol || c.Provider+"-chat" == c.Protocol {
+	if c.Provider == ProviderSim || c.Provider == c.Protocol || c.Provider+"-chat" == c.Protocol || c.Provider+"-interactions" == c.Protocol {
 		return c.Protocol
 	}
 	return c.Provider + " on " + c.Protocol
@@ -176,14 +184,14 @@ func (c Capabilities) who() string {
 // as notes to record on the encoded request).
 func (c Capabilities) Check(req *Request) (degradations []string, err error) {
 	if req.History == HistoryPreviousResponse {
-		if c.Protocol != OpenAIResponses {
-			return nil, fmt.Errorf("history mode previous-response-id exists only in openai-responses, not %s", c.Protocol)
+		if c.Protocol != OpenAIResponses && c.Protocol != GeminiInteractions {
+			return nil, fmt.Errorf("history mode previous-response-id exists only in openai-responses and gemini-interactions, not %s", c.Protocol)
 		}
 		if !c.ServerState {
 			return nil, fmt.Errorf("%s on %s is stateless: previous_response_id is not supported, use history full", c.Provider, c.Protocol)
 		}
 		if req.Store != nil && !*req.Store {
-			return nil, fmt.Errorf("previous_response_id needs stored responses, but store is false")
+			return nil, fmt.Errorf("chaining on the previous response id needs stored responses, but store is false")
 		}
 	}
 	if (req.Choice.Mode == ToolChoiceRequired || req.Choice.Mode == ToolChoiceNamed) && !c.ForcedToolChoice {

@@ -66,7 +66,9 @@ type Inbound struct {
 	ModelTurns int
 	// Results are the tool results the request carries, in order.
 	Results []ToolResult
-	// PreviousResponseID and Store are OpenAI Responses' chaining fields.
+	// PreviousResponseID and Store are the chaining fields of the stateful
+	// APIs: OpenAI Responses' previous_response_id, the Interactions API's
+	// previous_interaction_id.
 	PreviousResponseID string
 	Store              *bool
 	MaxOutputTokens    int
@@ -103,6 +105,26 @@ func (in *Inbound) MayCall(name string) bool {
 		return false
 	}
 	return slices.Contains(in.Tools, name)
+}
+
+// WithCallIDs gives every tool call of t that has no call id the one id(n)
+// returns, n counting the turn's calls from 0: a protocol's simulator
+// names the ids its rendering will carry, so the server can remember
+// which calls a stored response issued.
+func WithCallIDs(t ModelTurn, id func(n int) string) ModelTurn {
+	items := append([]OutputItem(nil), t.Items...)
+	calls := 0
+	for i, it := range items {
+		if it.Kind != KindToolCall {
+			continue
+		}
+		if it.CallID == "" {
+			items[i].CallID = id(calls)
+		}
+		calls++
+	}
+	t.Items = items
+	return t
 }
 
 // ResponseOptions shape one simulated response.

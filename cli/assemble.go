@@ -35,7 +35,8 @@ built-in simulator with every valid call approved), with the map of which source
 landed in which field.`,
 		Example: `  modelwire assemble --protocol anthropic-messages
   modelwire assemble --protocol gemini --turn 3 --json | jq .map
-  modelwire assemble --protocol openai-responses --turn 2 --history previous-response-id`,
+  modelwire assemble --protocol openai-responses --turn 2 --history previous-response-id
+  modelwire assemble --protocol gemini-interactions --turn 3 --history previous-response-id`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := samples.Lookup(scenario)
@@ -72,7 +73,7 @@ landed in which field.`,
 	fl.StringVar(&protocol, "protocol", adapters.OpenAIResponses, "wire format")
 	fl.StringVar(&provider, "provider", adapters.ProviderSim, "provider whose capabilities apply (e.g. deepseek on openai-responses)")
 	fl.IntVar(&turn, "turn", 1, "which request (1 is the first)")
-	fl.StringVar(&history, "history", "full", "openai-responses history: full or previous-response-id")
+	fl.StringVar(&history, "history", "full", "history: full, or previous-response-id (openai-responses previous_response_id, gemini-interactions previous_interaction_id)")
 	fl.BoolVar(&noStream, "no-stream", false, "the non-streaming form of the request")
 	fl.BoolVar(&asJSON, "json", false, `one JSON object: {"method","path","headers","body","map"}`)
 	completeWith(cmd, "protocol", registry.Protocols)
@@ -135,6 +136,8 @@ func protocolOf(w *adapters.HTTPRequest) string {
 	switch {
 	case strings.HasPrefix(w.Path, "/v1/messages"):
 		return adapters.AnthropicMessages
+	case strings.HasPrefix(w.Path, "/v1beta/interactions"):
+		return adapters.GeminiInteractions
 	case strings.HasPrefix(w.Path, "/v1beta/"):
 		return adapters.Gemini
 	}

@@ -97,6 +97,22 @@ func TestAssembleLaterTurnsCarryHistory(t *testing.T) {
 	if id, _ := prev.Body["previous_response_id"].(string); !strings.HasPrefix(id, "resp_") {
 		t.Fatalf("previous_response_id %v", prev.Body["previous_response_id"])
 	}
+	// Interactions chained on the server: only the new function_result
+	// steps travel, the sources stay with the stored interaction.
+	chained := assembleJSON(t, "--protocol", "gemini-interactions", "--turn", "3", "--history", "previous-response-id")
+	steps, _ := chained.Body["input"].([]any)
+	if id, _ := chained.Body["previous_interaction_id"].(string); !strings.HasPrefix(id, "v1_") || len(steps) != 2 ||
+		steps[0].(map[string]any)["type"] != "function_result" || chained.Path != "/v1beta/interactions" {
+		t.Fatalf("chained interactions request %s %v", chained.Path, chained.Body)
+	}
+	full := assembleJSON(t, "--protocol", "gemini-interactions", "--turn", "3")
+	if steps, _ := full.Body["input"].([]any); len(steps) < 7 || full.Body["previous_interaction_id"] != nil {
+		t.Fatalf("full interactions history %v", full.Body["input"])
+	}
+	if code, _, errs := runMain(t, "", "assemble", "--protocol", "gemini", "--history", "previous-response-id"); code != 2 ||
+		!strings.Contains(errs, "openai-responses and gemini-interactions") {
+		t.Fatalf("previous-response-id on gemini: exit %d %s", code, errs)
+	}
 	if code, _, errs := runMain(t, "", "assemble", "--turn", "9"); code != 2 || !strings.Contains(errs, "ended after 3 requests") {
 		t.Fatalf("exit %d %s", code, errs)
 	}
@@ -129,6 +145,7 @@ func TestRealProvidersAgainstTheSimulator(t *testing.T) {
 		{"openai", "openai-chat", "OPENAI", base + "/v1"},
 		{"anthropic", "anthropic-messages", "ANTHROPIC", base},
 		{"gemini", "gemini", "GEMINI", base},
+		{"gemini", "gemini-interactions", "GEMINI", base},
 		{"deepseek", "deepseek-chat", "DEEPSEEK", base},
 		{"compatible", "openai-chat", "COMPATIBLE", base + "/v1"},
 	}

@@ -64,7 +64,7 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 	fl.StringVar(&f.approve, "approve", "manual", "tool approval: auto, reject or manual")
 	fl.StringVar(&f.fault, "fault", "", "faults for the simulator, comma-separated (NAME or NAME:always)")
 	fl.Float64Var(&f.pace, "pace", 0, "the simulator's pace, words a second (0: as fast as it goes)")
-	fl.StringVar(&f.history, "history", "full", "openai-responses history: full or previous-response-id")
+	fl.StringVar(&f.history, "history", "full", "history: full, or previous-response-id (openai-responses previous_response_id, gemini-interactions previous_interaction_id)")
 	fl.BoolVar(&f.regenerate, "regenerate", true, "when parse, schema or domain fails, ask the model once more with the exact error (--regenerate=false: stop at the first failure)")
 	fl.BoolVar(&f.json, "json", false, "print JSON lines: canonical events, decisions, results, and the session result")
 	fl.DurationVar(&f.timeouts.Connect, "connect-timeout", session.DefaultTimeouts.Connect, "limit on connecting")

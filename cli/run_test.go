@@ -109,6 +109,21 @@ func TestRunRefundEveryProtocol(t *testing.T) {
 	}
 }
 
+// Both stateful protocols carry the refund case to five passing layers
+// when each request chains on the previous response's id.
+func TestRunChainedHistory(t *testing.T) {
+	for _, p := range []string{"openai-responses", "gemini-interactions"} {
+		for _, stream := range []string{"--stream", "--no-stream"} {
+			t.Run(p+stream, func(t *testing.T) {
+				code, lines, stderr := runJSON(t, "--protocol", p, "--history", "previous-response-id", "--approve", "auto", stream)
+				if res := sessionResult(t, lines); code != 0 || firstFailed(res) != "" {
+					t.Fatalf("exit %d, stderr %s, validation %v", code, stderr, res["validation"])
+				}
+			})
+		}
+	}
+}
+
 // Each variant fails at its own layer (or passes, for the ones that teach
 // something else), on every protocol.
 func TestRunVariantsFailAtTheirLayer(t *testing.T) {

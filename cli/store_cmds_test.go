@@ -42,7 +42,7 @@ type capture struct {
 func captures(t *testing.T) []capture {
 	t.Helper()
 	dirs := map[string]string{"anthropic": adapters.AnthropicMessages, "gemini": adapters.Gemini, "openaichat": adapters.OpenAIChat,
-		"openairesponses": adapters.OpenAIResponses, "claudecode": adapters.ClaudeCode}
+		"openairesponses": adapters.OpenAIResponses, "claudecode": adapters.ClaudeCode, "geminiinteractions": adapters.GeminiInteractions}
 	var out []capture
 	for dir, protocol := range dirs {
 		files, _ := filepath.Glob(filepath.Join("..", "adapters", dir, "testdata", "*"))
@@ -240,6 +240,7 @@ func TestHARImportWithTheRealAdapters(t *testing.T) {
 	chatJSON := readCapture(t, "openaichat/testdata/chat_refund_turn1.json")
 	geminiSSE := readCapture(t, "gemini/testdata/refund_turn1.sse")
 	deepseekSSE := readCapture(t, "openaichat/testdata/deepseek_refund_turn1.sse")
+	interactionsSSE := readCapture(t, "geminiinteractions/testdata/refund_turn1.sse")
 	anthropicErr := readCapture(t, "anthropic/testdata/error_body.json")
 	har := map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "WebInspector", "version": "537.36"},
 		"pages": []any{}, "entries": []any{
@@ -251,6 +252,8 @@ func TestHARImportWithTheRealAdapters(t *testing.T) {
 			harEntry("POST", "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse&key="+plantedKey,
 				200, "text/event-stream", geminiSSE, "", `{"contents":[]}`, "x-goog-api-key", plantedKey),
 			harEntry("POST", "https://api.deepseek.com/chat/completions", 200, "text/event-stream", deepseekSSE, "", `{"model":"deepseek-chat","stream":true}`),
+			harEntry("POST", "https://generativelanguage.googleapis.com/v1beta/interactions", 200, "text/event-stream", interactionsSSE, "",
+				`{"model":"gemini-3-flash-preview","stream":true,"input":"hi"}`, "x-goog-api-key", plantedKey),
 			harEntry("POST", "https://api.anthropic.com/v1/messages", 429, "application/json", anthropicErr, "", `{"model":"claude-x"}`,
 				"x-api-key", plantedKey),
 		}}}
@@ -258,7 +261,7 @@ func TestHARImportWithTheRealAdapters(t *testing.T) {
 	writeJSONFile(t, harPath, har)
 
 	code, out, errs := mw(t, "--db", dbPath, "import", harPath)
-	if code != 0 || !strings.Contains(out, "imported 5 session(s)") || !strings.Contains(out, "1 of 6 HAR entries skipped") {
+	if code != 0 || !strings.Contains(out, "imported 6 session(s)") || !strings.Contains(out, "1 of 7 HAR entries skipped") {
 		t.Fatalf("import: %d %q %q", code, out, errs)
 	}
 	code, out, _ = mw(t, "--db", dbPath, "sessions", "--json")
@@ -274,11 +277,12 @@ func TestHARImportWithTheRealAdapters(t *testing.T) {
 		byProtocol[s.Protocol] = s
 	}
 	want := map[string][3]string{ // provider, model, status
-		adapters.OpenAIResponses:   {"openai", "gpt-5", "done"},
-		adapters.OpenAIChat:        {"openai", "gpt-4.1", "done"},
-		adapters.Gemini:            {"gemini", "gemini-2.5-flash", "done"},
-		adapters.DeepSeekChat:      {"deepseek", "deepseek-chat", "done"},
-		adapters.AnthropicMessages: {"anthropic", "claude-x", "failed"},
+		adapters.OpenAIResponses:    {"openai", "gpt-5", "done"},
+		adapters.OpenAIChat:         {"openai", "gpt-4.1", "done"},
+		adapters.Gemini:             {"gemini", "gemini-2.5-flash", "done"},
+		adapters.DeepSeekChat:       {"deepseek", "deepseek-chat", "done"},
+		adapters.AnthropicMessages:  {"anthropic", "claude-x", "failed"},
+		adapters.GeminiInteractions: {"gemini", "gemini-3-flash-preview", "done"},
 	}
 	for protocol, w := range want {
 		s, ok := byProtocol[protocol]
@@ -313,6 +317,7 @@ func TestHARImportWithTheRealAdapters(t *testing.T) {
 	}
 	check(byProtocol[adapters.OpenAIResponses].ID, adapters.OpenAIResponses, responsesSSE)
 	check(byProtocol[adapters.Gemini].ID, adapters.Gemini, geminiSSE)
+	check(byProtocol[adapters.GeminiInteractions].ID, adapters.GeminiInteractions, interactionsSSE)
 
 	// HAR export, then import of the export: the same events again.
 	exported := filepath.Join(dir, "out.har")

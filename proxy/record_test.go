@@ -49,15 +49,20 @@ func TestKeysNeverStored(t *testing.T) {
 			var body map[string]any
 			_ = json.Unmarshal(w.Body, &body)
 			switch protocol {
-			case adapters.OpenAIResponses:
-				body["metadata"] = map[string]string{"api_key": planted} // Responses refuses unknown members
+			case adapters.OpenAIResponses, adapters.OpenAIChat:
+				body["metadata"] = map[string]string{"api_key": planted} // OpenAI refuses unknown members
+			case adapters.AnthropicMessages:
+				body["metadata"] = map[string]string{"user_id": planted} // so does Anthropic
 			case adapters.Gemini:
 				// Google refuses unknown members; its key is in the URL.
 			default:
 				body["api_key"] = planted // a gateway's body key
 			}
 			w.Body, _ = json.Marshal(body)
-			w.Body = bytes.Replace(w.Body, []byte("请核查订单"), []byte("我的密钥是 "+planted+"，请核查订单"), 1)
+			if !bytes.Contains(w.Body, []byte("帮我核查订单")) {
+				t.Fatal("the task's text is not in the request")
+			}
+			w.Body = bytes.Replace(w.Body, []byte("帮我核查订单"), []byte("我的密钥是 "+planted+"，帮我核查订单"), 1)
 			if protocol == adapters.Gemini {
 				sep := "?"
 				if strings.Contains(w.Path, "?") {

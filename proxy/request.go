@@ -27,7 +27,8 @@ type request struct {
 	// key identifies the whole request (canonical body): a retry of a
 	// failed request has the same key.
 	key [32]byte
-	// previousID is Responses' previous_response_id.
+	// previousID is Responses' previous_response_id or Interactions'
+	// previous_interaction_id.
 	previousID string
 	// schema is the output schema the request asks for (Responses
 	// text.format, Chat response_format, Anthropic output_config.format,
@@ -120,10 +121,40 @@ func readRequest(protocol, path string, body []byte) request {
 		} else if first(gc, "responseSchema", "response_schema").Exists() {
 			r.schemaNote = "responseSchema is Google's OpenAPI subset, not JSON Schema: not checked"
 		}
+	case adapters.GeminiInteractions:
+		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
+		r.previousID = root.Get("previous_interaction_id").String()
+		in := root.Get("input")
+		switch {
+		case in.Type == gjson.String:
+			// A bare string is one user_input step.
+			b, _ := json.Marshal(map[string]any{"type": "user_input", "content": []map[string]string{{"type": "text", "text": in.String()}}})
+			items = []gjson.Result{gjson.ParseBytes(b)}
+		case in.IsObject():
+			items = []gjson.Result{in}
+		default:
+			items = in.Array()
+		}
+		r.tools = raw(root.Get("tools"))
+		for _, t := range root.Get("tools").Array() {
+			if t.Get("type").String() == "function" {
+				r.addTool(t.Get("name").String(), t.Get("parameters"))
+			}
+		}
+		// response_format is one format or a list of them (text, image…).
+		formats := root.Get("response_format")
+		if !formats.IsArray() {
+			formats = gjson.Parse("[" + formats.Raw + "]")
+		}
+		for _, f := range formats.Array() {
+			if f.Get("type").String() == "text" && f.Get("schema").Exists() {
+				r.schema, r.schemaName = raw(f.Get("schema")), "response_format"
+			}
+		}
 	}
 	for _, it := range items {
 		r.history = append(r.history, canonical(it))
-		if r.firstUser == "" && it.Get("role").String() == "user" {
+		if r.firstUser == "" && (it.Get("role").String() == "user" || it.Get("type").String() == "user_input") {
 			r.firstUser = firstText(it)
 		}
 	}

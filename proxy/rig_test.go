@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
@@ -106,7 +107,9 @@ func startSim(t testing.TB, faults string) (string, *tap) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := &tap{h: sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: f})}
+	// A fixed clock: runs straight and through the proxy compare byte for byte.
+	fixed := func() time.Time { return time.Date(2026, 10, 20, 10, 0, 0, 0, time.UTC) }
+	tp := &tap{h: sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: f, Now: fixed})}
 	srv := httptest.NewServer(tp)
 	t.Cleanup(srv.Close)
 	return srv.URL, tp

@@ -38,6 +38,8 @@ func classify(method, path, upstream string) string {
 		return adapters.DeepSeekChat
 	case "/v1/messages":
 		return adapters.AnthropicMessages
+	case "/v1beta/interactions":
+		return adapters.GeminiInteractions
 	}
 	if strings.HasPrefix(path, "/v1beta/models/") && (strings.HasSuffix(path, ":generateContent") || strings.HasSuffix(path, ":streamGenerateContent")) {
 		return adapters.Gemini
@@ -54,7 +56,7 @@ func defaultUpstream(protocol, path string, h http.Header) string {
 		return OpenAIUpstream
 	case adapters.AnthropicMessages:
 		return AnthropicUpstream
-	case adapters.Gemini:
+	case adapters.Gemini, adapters.GeminiInteractions:
 		return GeminiUpstream
 	case adapters.DeepSeekChat:
 		return DeepSeekUpstream

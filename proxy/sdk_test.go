@@ -3,7 +3,8 @@ package proxy
 // The official Go SDKs drive the refund loop through the proxy (in front
 // of an in-process simulator, as `modelwire proxy --upstream sim` runs),
 // streaming and not, for every protocol — Chat, DeepSeek, Responses in
-// both history modes, Anthropic, Gemini — and once straight against a
+// both history modes, Anthropic, Gemini, Gemini Interactions chained by
+// previous_interaction_id — and once straight against a
 // simulator of their own. What each SDK hands the application must be
 // identical both ways, and so must every response byte it read; and the
 // store must hold the whole loop as one session with one turn per
@@ -26,6 +27,8 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"google.golang.org/genai"
+	gi "google.golang.org/genai/interactions/models/interactions"
+	"google.golang.org/genai/interactions/models/operations"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
@@ -329,6 +332,78 @@ func geminiRun(t testing.TB, rc refundCase, stream bool) sdkRun {
 	}
 }
 
+// interactionsRun chains each request on the previous interaction (the
+// Interactions API's server-side state) with one function_result step per
+// call; streamed, the application reads the events, else the Interaction.
+func interactionsRun(t testing.TB, rc refundCase, stream bool) sdkRun {
+	return func(ctx context.Context, base string, hc *http.Client) ([]string, error) {
+		c, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: sdkKey, Backend: genai.BackendGeminiAPI, HTTPClient: hc,
+			HTTPOptions: genai.HTTPOptions{BaseURL: base}})
+		if err != nil {
+			return nil, err
+		}
+		mime := gi.TextResponseFormatMimeTypeApplicationJSON
+		p := gi.CreateModelInteraction{Model: "refund-model", SystemInstruction: genai.Ptr(rc.system), Stream: genai.Ptr(stream),
+			Input: genai.Ptr(gi.NewInteractionsInput(rc.task)),
+			ResponseFormat: genai.Ptr(gi.NewCreateModelInteractionResponseFormat(gi.NewResponseFormat(gi.TextResponseFormat{
+				MimeType: &mime, Schema: schemaMap(t, rc.sc.Output.Schema)})))}
+		for _, tl := range rc.sc.Tools {
+			p.Tools = append(p.Tools, gi.NewTool(gi.Function{Name: genai.Ptr(tl.Name), Description: genai.Ptr(tl.Description), Parameters: schemaMap(t, tl.Parameters)}))
+		}
+		var out []string
+		for range maxTurns {
+			res, err := c.Interactions.Create(ctx, operations.CreateInteractionRequest{Body: operations.NewCreateInteractionRequestBody(p)})
+			if err != nil {
+				return out, err
+			}
+			var view []any
+			var id string
+			var calls []*gi.FunctionCallStep
+			args := map[string]string{}
+			if es := res.InteractionSSEStreamEvent; es != nil {
+				for es.Next() {
+					ev := es.Value()
+					view = append(view, ev)
+					switch {
+					case ev.GetDataInteractionCreated() != nil:
+						id = ev.GetDataInteractionCreated().Interaction.ID
+					case ev.GetDataStepStart() != nil && ev.GetDataStepStart().GetStepFunctionCall() != nil:
+						calls = append(calls, ev.GetDataStepStart().GetStepFunctionCall())
+					case ev.GetDataStepDelta() != nil && ev.GetDataStepDelta().GetDeltaArgumentsDelta() != nil:
+						args[calls[len(calls)-1].ID] += *ev.GetDataStepDelta().GetDeltaArgumentsDelta().Arguments
+					}
+				}
+				es.Close()
+				if err := es.Err(); err != nil {
+					return out, err
+				}
+			} else {
+				view = append(view, res.Interaction)
+				id = *res.Interaction.ID
+				for _, s := range res.Interaction.Steps {
+					if s.FunctionCallStep != nil {
+						calls = append(calls, s.FunctionCallStep)
+						b, _ := json.Marshal(s.FunctionCallStep.Arguments)
+						args[s.FunctionCallStep.ID] = string(b)
+					}
+				}
+			}
+			j, _ := json.Marshal(view)
+			out = append(out, string(j))
+			if len(calls) == 0 {
+				return out, nil
+			}
+			var results []gi.Step
+			for _, fc := range calls {
+				results = append(results, gi.NewStep(gi.FunctionResultStep{CallID: fc.ID, Name: genai.Ptr(fc.Name),
+					Result: gi.NewFunctionResultStepResultUnion(rc.result(fc.Name, []byte(args[fc.ID])))}))
+			}
+			p.PreviousInteractionID, p.Input = genai.Ptr(id), genai.Ptr(gi.NewInteractionsInput(results))
+		}
+		return out, errors.New("the loop did not end")
+	}
+}
+
 // sdkCase is one loop to run both ways.
 type sdkCase struct {
 	name     string
@@ -349,6 +424,7 @@ func sdkCases(t testing.TB) []sdkCase {
 			sdkCase{"openai-responses/previous-response-id" + sfx, adapters.OpenAIResponses, responsesRun(t, rc, stream, true), true},
 			sdkCase{"anthropic-messages" + sfx, adapters.AnthropicMessages, anthropicRun(t, rc, stream), true},
 			sdkCase{"gemini" + sfx, adapters.Gemini, geminiRun(t, rc, stream), true},
+			sdkCase{"gemini-interactions/previous-interaction-id" + sfx, adapters.GeminiInteractions, interactionsRun(t, rc, stream), true},
 		)
 	}
 	return cs

@@ -97,7 +97,7 @@ func TestVariantsFailAtTheirLayer(t *testing.T) {
 		if v != "" && sc.Variants[v].FailsAt != layer {
 			t.Errorf("%s says it fails at %q; this test expects %q", name, sc.Variants[v].FailsAt, layer)
 		}
-		for _, p := range []string{adapters.OpenAIResponses, adapters.OpenAIChat, adapters.AnthropicMessages, adapters.Gemini, adapters.DeepSeekChat} {
+		for _, p := range []string{adapters.OpenAIResponses, adapters.OpenAIChat, adapters.AnthropicMessages, adapters.Gemini, adapters.GeminiInteractions, adapters.DeepSeekChat} {
 			for _, stream := range []bool{true, false} {
 				res := runRefund(t, sc, p, stream)
 				if got := failedAt(res); got != layer {

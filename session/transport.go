@@ -170,7 +170,7 @@ func (p Provider) Authorize(h http.Header, protocol string) {
 	switch protocol {
 	case adapters.AnthropicMessages:
 		h.Set("x-api-key", p.Key)
-	case adapters.Gemini:
+	case adapters.Gemini, adapters.GeminiInteractions:
 		h.Set("x-goog-api-key", p.Key)
 	default:
 		h.Set("Authorization", "Bearer "+p.Key)

@@ -47,7 +47,7 @@ func countTokens(w http.ResponseWriter, protocol string, simp adapters.Simulated
 			return
 		}
 	}
-	n := inputTokens(v)
+	n := inputTokens(body)
 	w.Header().Set("Content-Type", "application/json")
 	if protocol == adapters.AnthropicMessages {
 		_, _ = w.Write([]byte(`{"input_tokens":` + strconv.Itoa(n) + `}`))

@@ -40,10 +40,9 @@ func startResponses(t *testing.T, sc *session.Scenario, faults *sim.Faults) open
 	return openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-any"), option.WithMaxRetries(0))
 }
 
-// refundParams is the refund case's first request as an SDK user writes it.
-func refundParams(t *testing.T, sc *session.Scenario) responses.ResponseNewParams {
-	t.Helper()
-	var system, task string
+// systemAndTask are the scenario's first system rules and its task, which
+// an SDK user writes into the first request.
+func systemAndTask(sc *session.Scenario) (system, task string) {
 	for _, s := range sc.Sources {
 		switch {
 		case s.Role == adapters.RoleSystem && system == "":
@@ -52,6 +51,13 @@ func refundParams(t *testing.T, sc *session.Scenario) responses.ResponseNewParam
 			task = s.Text
 		}
 	}
+	return system, task
+}
+
+// refundParams is the refund case's first request as an SDK user writes it.
+func refundParams(t *testing.T, sc *session.Scenario) responses.ResponseNewParams {
+	t.Helper()
+	system, task := systemAndTask(sc)
 	p := responses.ResponseNewParams{
 		Model:        responses.ResponsesModel(sc.Model),
 		Instructions: openai.String(system),

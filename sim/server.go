@@ -50,6 +50,10 @@ type Options struct {
 	SlowFirstByte time.Duration
 	// StallFor bounds the stall fault (it also ends when the client goes).
 	StallFor time.Duration
+	// Now is the clock responses are stamped with (created, created_at);
+	// nil is the wall clock. Tests that compare two runs byte for byte
+	// fix it.
+	Now func() time.Time
 }
 
 // Server is the simulator.
@@ -69,6 +73,14 @@ type storedResponse struct {
 	calls   map[string]string     // call_id → tool name, of every call the chain issued
 }
 
+// chainChecker is a protocol with server-side state whose own words the
+// server uses when a continuation does not hold: an unknown previous id,
+// or a tool result that answers no call of the chain it continues.
+type chainChecker interface {
+	UnknownPrevious(id string) *adapters.SimError
+	UnmatchedResult(callID string) *adapters.SimError
+}
+
 // New builds a simulator.
 func New(opts Options) *Server {
 	if opts.SlowFirstByte == 0 {
@@ -78,6 +90,13 @@ func New(opts Options) *Server {
 		opts.StallFor = 30 * time.Second
 	}
 	return &Server{opts: opts, responses: map[string]storedResponse{}, issued: map[string]bool{}}
+}
+
+func (s *Server) now() time.Time {
+	if s.opts.Now != nil {
+		return s.opts.Now()
+	}
+	return time.Now()
 }
 
 // route maps a request path to the protocol the real provider speaks there.
@@ -94,6 +113,8 @@ func route(method, path string) (string, bool) {
 		return adapters.DeepSeekChat, true
 	case "/v1/messages":
 		return adapters.AnthropicMessages, true
+	case "/v1beta/interactions":
+		return adapters.GeminiInteractions, true
 	}
 	if strings.HasPrefix(path, "/v1beta/models/") && (strings.HasSuffix(path, ":generateContent") || strings.HasSuffix(path, ":streamGenerateContent")) {
 		return adapters.Gemini, true
@@ -117,7 +138,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent, and GET /v1/models, /models and /v1beta/models.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
+		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent and /v1beta/interactions, and GET /v1/models, /models and /v1beta/models.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
 		return
 	}
 	simp, ok := s.simulated(w, r, name)
@@ -149,13 +170,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	in.Protocol = name
 	turn := in.ModelTurns
+	chain, checksChain := simp.(chainChecker)
 	if in.PreviousResponseID != "" {
 		s.mu.Lock()
 		prev, ok := s.responses[in.PreviousResponseID]
 		s.mu.Unlock()
 		if !ok || !prev.stored {
+			if checksChain {
+				writeError(w, chain.UnknownPrevious(in.PreviousResponseID))
+				return
+			}
 			writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("Previous response with id '%s' not found.", in.PreviousResponseID)))
 			return
+		}
+		if checksChain {
+			for _, r := range in.Results {
+				if _, ok := prev.calls[r.CallID]; !ok {
+					writeError(w, chain.UnmatchedResult(r.CallID))
+					return
+				}
+			}
 		}
 		turn += prev.depth
 		// The chain carries the earlier calls and results: the model sees
@@ -215,7 +249,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		model = sc.Model
 	}
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage,
-		Created: time.Now().Unix(), Request: body}
+		Created: s.now().Unix(), Request: body}
 	if id := simp.ResponseID(o); id != "" {
 		s.remember(id, simp, &mt, o, turn, in)
 	}

@@ -388,7 +388,7 @@ func jsonInputError(name string, data []byte, err error) error {
 	return &InputError{File: name, Line: line, Entry: -1, Msg: fmt.Sprintf("not valid JSON (column %d): %v", col, err)}
 }
 
-// protocolOfPath recognises the five protocols by the request path (a
+// protocolOfPath recognises the six protocols by the request path (a
 // gateway may put a prefix before it).
 func protocolOfPath(u *url.URL) string {
 	p := strings.TrimRight(u.Path, "/")
@@ -404,6 +404,8 @@ func protocolOfPath(u *url.URL) string {
 		return adapters.DeepSeekChat
 	case strings.HasSuffix(p, "/v1/messages"):
 		return adapters.AnthropicMessages
+	case strings.HasSuffix(p, "/v1beta/interactions"):
+		return adapters.GeminiInteractions
 	case strings.Contains(p, "/models/") && (strings.HasSuffix(p, ":generateContent") || strings.HasSuffix(p, ":streamGenerateContent")):
 		return adapters.Gemini
 	}
@@ -444,7 +446,7 @@ func baseURLOf(u *url.URL, protocol string) string {
 		}
 	case adapters.AnthropicMessages:
 		p = cut("/v1/messages")
-	case adapters.Gemini:
+	case adapters.Gemini, adapters.GeminiInteractions:
 		if i := strings.Index(p, "/v1beta/"); i >= 0 {
 			p = p[:i]
 		} else if i := strings.Index(p, "/v1/"); i >= 0 {

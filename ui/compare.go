@@ -14,7 +14,7 @@ import (
 	"github.com/modelwire/modelwire/session"
 )
 
-// compareDialog shows the same canonical request encoded for all five
+// compareDialog shows the same canonical request encoded for all six
 // protocols: first a table of where each part goes (each source, the
 // tools, a tool result, the output schema), then one protocol's body at a
 // time (←/→) with the top-level fields that not every protocol has marked.
@@ -24,7 +24,6 @@ type compareDialog struct {
 	off   int
 	cols  []compareCol
 	rows  []compareRow
-	w     int
 	cache map[cmpKey][]string
 }
 
@@ -116,7 +115,13 @@ func newCompareDialog(c *Common, sc *session.Scenario, rc RunConfig) *compareDia
 	if sc.Output.Name != "" {
 		row := compareRow{what: "output schema"}
 		for _, col := range d.cols {
-			row.cells = append(row.cells, pathOfValue(col.req, sc.Output.Name, true))
+			// Where the schema's name travels; Gemini's formats have no
+			// name, so the field map says where the schema went.
+			cell := pathOfValue(col.req, sc.Output.Name, true)
+			if cell == "—" {
+				cell = fieldOf(col, "output_schema")
+			}
+			row.cells = append(row.cells, cell)
 		}
 		d.rows = append(d.rows, row)
 	}
@@ -284,7 +289,7 @@ func (d *compareDialog) View(w, h int) string {
 		d.off = min(d.off, maxOff)
 		lines = append(lines[:bodyStart:bodyStart], lines[min(len(lines), bodyStart+d.off):]...)
 	}
-	return d.c.box("Compare: one request, five protocols", lines, "←→ protocol · ↑↓ scroll · esc close", w, h)
+	return d.c.box("Compare: one request, six protocols", lines, "←→ protocol · ↑↓ scroll · esc close", w, h)
 }
 
 // body renders the selected protocol's body with marks on the top-level

@@ -179,8 +179,8 @@ func (d *optionsDialog) View(w, h int) string {
 		variant = "(base script)"
 	}
 	history := string(d.rc.History)
-	if d.rc.Protocol != adapters.OpenAIResponses {
-		history += s.Muted.Render(" (Responses only)")
+	if d.rc.Protocol != adapters.OpenAIResponses && d.rc.Protocol != adapters.GeminiInteractions {
+		history += s.Muted.Render(" (Responses and Interactions only)")
 	}
 	mode := "step (walkthrough)"
 	if !d.rc.StepMode {

@@ -32,17 +32,5 @@ func readChoices(body []byte, in *adapters.Inbound) {
 // so the simulator can remember which call ids a stored response issued
 // (a chained request answers them by id alone).
 func (Protocol) AssignCallIDs(t adapters.ModelTurn, o adapters.ResponseOptions) adapters.ModelTurn {
-	items := append([]adapters.OutputItem(nil), t.Items...)
-	calls := 0
-	for i, it := range items {
-		if it.Kind != adapters.KindToolCall {
-			continue
-		}
-		if it.CallID == "" {
-			items[i].CallID = simCallID(o.Seed, calls)
-		}
-		calls++
-	}
-	t.Items = items
-	return t
+	return adapters.WithCallIDs(t, func(n int) string { return simCallID(o.Seed, n) })
 }

@@ -10,13 +10,14 @@ import (
 	"github.com/modelwire/modelwire/adapters/anthropic"
 	"github.com/modelwire/modelwire/adapters/claudecode"
 	"github.com/modelwire/modelwire/adapters/gemini"
+	"github.com/modelwire/modelwire/adapters/geminiinteractions"
 	"github.com/modelwire/modelwire/adapters/openaichat"
 	"github.com/modelwire/modelwire/adapters/openairesponses"
 )
 
-// Protocols are the five request/response wire formats, in the order the
+// Protocols are the six request/response wire formats, in the order the
 // UI shows them.
-var Protocols = []string{adapters.OpenAIResponses, adapters.OpenAIChat, adapters.AnthropicMessages, adapters.Gemini, adapters.DeepSeekChat}
+var Protocols = []string{adapters.OpenAIResponses, adapters.OpenAIChat, adapters.AnthropicMessages, adapters.Gemini, adapters.GeminiInteractions, adapters.DeepSeekChat}
 
 // Lookup returns the adapter for a protocol name. claude-code is accepted
 // too; it can only decode.
@@ -32,6 +33,8 @@ func Lookup(name string) (adapters.Protocol, error) {
 		return anthropic.New(), nil
 	case adapters.Gemini:
 		return gemini.New(), nil
+	case adapters.GeminiInteractions:
+		return geminiinteractions.New(), nil
 	case adapters.ClaudeCode:
 		return claudecode.New(), nil
 	}

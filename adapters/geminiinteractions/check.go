@@ -1,0 +1,286 @@
+package geminiinteractions
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// simFields are CreateModelInteraction's fields (go-genai v1.77.0); any
+// other top-level name is the API's parameter_unknown.
+var simFields = map[string]bool{"model": true, "agent": true, "agent_config": true, "input": true, "system_instruction": true,
+	"tools": true, "generation_config": true, "response_format": true, "response_mime_type": true, "response_modalities": true,
+	"previous_interaction_id": true, "store": true, "stream": true, "background": true, "cached_content": true,
+	"continuation_token": true, "environment": true, "labels": true, "safety_settings": true, "service_tier": true,
+	"webhook_config": true}
+
+// simModelSteps are the steps a model produces; a run of them is one model
+// turn of the history.
+var simModelSteps = map[string]bool{"thought": true, "model_output": true, "function_call": true,
+	"google_search_call": true, "google_search_result": true, "code_execution_call": true, "code_execution_result": true,
+	"url_context_call": true, "url_context_result": true, "file_search_call": true, "file_search_result": true,
+	"google_maps_call": true, "google_maps_result": true, "mcp_server_tool_call": true, "mcp_server_tool_result": true,
+	"retrieval_call": true, "retrieval_result": true, "processing_call": true, "processing_result": true}
+
+// CheckRequest validates POST /v1beta/interactions as the API does and
+// returns what the simulator needs. Everything the request says is read
+// here, in one pass, so new Inbound fields have one place to be filled.
+//
+// Checked: the path and method; a JSON object body without unknown
+// parameters; a model (agents are not simulated); an input; the field
+// types; every function_result answers a function_call before it in the
+// input, and every function_call of the input is answered. With
+// previous_interaction_id the calls live on the server, which checks the
+// results against them (UnknownPrevious, UnmatchedResult). Any API key, or
+// none, is accepted.
+func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*adapters.Inbound, *adapters.SimError) {
+	p, _, _ := strings.Cut(path, "?")
+	if p != Path || method != http.MethodPost {
+		return nil, simError(404, simErrorObj{Code: "not_found", Message: "The requested resource was not found: " + method + " " + p})
+	}
+	body = bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
+	if !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject() {
+		return nil, simInvalid("Invalid JSON payload: the request body must be a JSON object.")
+	}
+	root := gjson.ParseBytes(body)
+	var unknown []string
+	root.ForEach(func(k, _ gjson.Result) bool {
+		if !simFields[k.String()] {
+			unknown = append(unknown, k.String())
+		}
+		return true
+	})
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, simError(400, simErrorObj{Code: "parameter_unknown", Message: "Unknown parameter: '" + unknown[0] + "'."})
+	}
+	in := &adapters.Inbound{}
+	str := func(name string) (string, *adapters.SimError) {
+		v := root.Get(name)
+		if v.Exists() && v.Type != gjson.String && v.Type != gjson.Null {
+			return "", simInvalid("Invalid value for '%s': expected a string.", name)
+		}
+		return v.String(), nil
+	}
+	boolean := func(name string) (*bool, *adapters.SimError) {
+		v := root.Get(name)
+		switch v.Type {
+		case gjson.True, gjson.False:
+			b := v.Bool()
+			return &b, nil
+		case gjson.Null:
+			return nil, nil
+		}
+		if v.Exists() {
+			return nil, simInvalid("Invalid value for '%s': expected a boolean.", name)
+		}
+		return nil, nil
+	}
+	var serr *adapters.SimError
+	if in.Model, serr = str("model"); serr != nil {
+		return nil, serr
+	}
+	if in.PreviousResponseID, serr = str("previous_interaction_id"); serr != nil {
+		return nil, serr
+	}
+	if _, serr = str("system_instruction"); serr != nil {
+		return nil, serr
+	}
+	stream, serr := boolean("stream")
+	if serr != nil {
+		return nil, serr
+	}
+	in.Stream = stream != nil && *stream
+	if in.Store, serr = boolean("store"); serr != nil {
+		return nil, serr
+	}
+	if in.Model == "" {
+		if root.Get("agent").Exists() {
+			return nil, simInvalid("Agent interactions are not simulated: name a model.")
+		}
+		return nil, simInvalid("Missing required parameter: 'model'.")
+	}
+
+	gc := root.Get("generation_config")
+	if gc.Exists() && !gc.IsObject() {
+		return nil, simInvalid("Invalid value for 'generation_config': expected an object.")
+	}
+	if m := gc.Get("max_output_tokens"); m.Exists() {
+		if m.Type != gjson.Number || m.Num != float64(int64(m.Num)) || m.Num < 1 {
+			return nil, simInvalid("Invalid value for 'generation_config.max_output_tokens': expected a positive integer.")
+		}
+		in.MaxOutputTokens = int(m.Int())
+	}
+	if t := gc.Get("temperature"); t.Exists() && (t.Type != gjson.Number || t.Num < 0 || t.Num > 2) {
+		return nil, simInvalid("Invalid value for 'generation_config.temperature': must be a number from 0 to 2.")
+	}
+	// What the request lets the model do: generation_config.tool_choice is
+	// "auto", "any", "none", "validated" or {"allowed_tools":{mode,tools}};
+	// thinking summaries make reasoning visible. The API has no switch for
+	// parallel calls.
+	tc := gc.Get("tool_choice")
+	mode := tc.String()
+	if tc.IsObject() {
+		mode = tc.Get("allowed_tools.mode").String()
+		for _, n := range tc.Get("allowed_tools.tools").Array() {
+			in.Allowed = append(in.Allowed, n.String())
+		}
+	}
+	switch mode {
+	case "auto", "validated":
+		in.Choice.Mode = adapters.ToolChoiceAuto
+	case "any":
+		in.Choice.Mode = adapters.ToolChoiceRequired
+	case "none":
+		in.Choice.Mode = adapters.ToolChoiceNone
+	case "":
+	default:
+		return nil, simInvalid("Invalid value for 'generation_config.tool_choice': '%s' (want auto, any, none or validated).", mode)
+	}
+	if in.Choice.Mode == adapters.ToolChoiceRequired && len(in.Allowed) == 1 {
+		in.Choice = adapters.ToolChoice{Mode: adapters.ToolChoiceNamed, Name: in.Allowed[0]}
+	}
+	in.Reasoning = gc.Get("thinking_summaries").String() == "auto"
+
+	tools := root.Get("tools")
+	if tools.Exists() && !tools.IsArray() {
+		return nil, simInvalid("Invalid value for 'tools': expected an array.")
+	}
+	for i, t := range tools.Array() {
+		if t.Get("type").String() != "function" {
+			continue
+		}
+		name := t.Get("name").String()
+		if name == "" {
+			return nil, simInvalid("Missing required parameter: 'tools[%d].name'.", i)
+		}
+		in.Tools = append(in.Tools, name)
+	}
+
+	steps, serr := simInput(root.Get("input"))
+	if serr != nil {
+		return nil, serr
+	}
+	calls := map[string]string{} // call id → name, of the calls so far
+	var unanswered []string
+	inModel := false
+	for i, s := range steps {
+		typ := s.Get("type").String()
+		model := simModelSteps[typ]
+		if model && !inModel {
+			in.ModelTurns++
+		}
+		inModel = model
+		switch typ {
+		case "function_call":
+			id := s.Get("id").String()
+			if id == "" || s.Get("name").String() == "" {
+				return nil, simInvalid("Missing required parameter: 'input[%d].id' and 'input[%d].name' are required for a function_call step.", i, i)
+			}
+			if a := s.Get("arguments"); a.Exists() && !a.IsObject() {
+				return nil, simInvalid("Invalid value for 'input[%d].arguments': expected an object.", i)
+			}
+			calls[id] = s.Get("name").String()
+			unanswered = append(unanswered, id)
+		case "function_result":
+			id := s.Get("call_id").String()
+			if id == "" {
+				return nil, simInvalid("Missing required parameter: 'input[%d].call_id'.", i)
+			}
+			if !s.Get("result").Exists() {
+				return nil, simInvalid("Missing required parameter: 'input[%d].result'.", i)
+			}
+			name, ok := calls[id]
+			if !ok && in.PreviousResponseID == "" {
+				return nil, Protocol{}.UnmatchedResult(id)
+			}
+			if n := s.Get("name").String(); n != "" {
+				name = n
+			}
+			for j, u := range unanswered {
+				if u == id {
+					unanswered = append(unanswered[:j], unanswered[j+1:]...)
+					break
+				}
+			}
+			in.Results = append(in.Results, adapters.ToolResult{CallID: id, Name: name, Content: simResultText(s.Get("result")),
+				IsError: s.Get("is_error").Bool()})
+		case "user_input", "thought", "model_output":
+		default:
+			if !model {
+				return nil, simInvalid("Invalid value for 'input[%d].type': unknown step type '%s'.", i, typ)
+			}
+		}
+	}
+	if len(unanswered) > 0 {
+		return nil, simInvalid("No function_result found for function_call with id %s.", unanswered[0])
+	}
+	return in, nil
+}
+
+// simInput reads input as steps: a string or one content is one
+// user_input step; a list holds steps, or contents (one user_input step).
+func simInput(input gjson.Result) ([]gjson.Result, *adapters.SimError) {
+	userInput := func(content string) []gjson.Result {
+		return []gjson.Result{gjson.Parse(`{"type":"user_input","content":` + content + `}`)}
+	}
+	switch {
+	case !input.Exists() || input.Type == gjson.Null:
+		return nil, simInvalid("Missing required parameter: 'input'.")
+	case input.Type == gjson.String:
+		b, _ := json.Marshal(input.String())
+		return userInput(`[{"type":"text","text":` + string(b) + `}]`), nil
+	case input.IsObject():
+		return userInput("[" + input.Raw + "]"), nil
+	case !input.IsArray():
+		return nil, simInvalid("Invalid value for 'input': expected a string, a content, or a list of steps or contents.")
+	}
+	list := input.Array()
+	if len(list) == 0 {
+		return nil, simInvalid("Invalid value for 'input': the list is empty.")
+	}
+	steps := 0
+	for i, el := range list {
+		if !el.IsObject() || el.Get("type").String() == "" {
+			return nil, simInvalid("Invalid value for 'input[%d]': expected a step or a content with a type.", i)
+		}
+		if !simContentTypes[el.Get("type").String()] {
+			steps++
+		}
+	}
+	switch steps {
+	case len(list):
+		return list, nil
+	case 0:
+		return userInput(input.Raw), nil
+	}
+	return nil, simInvalid("Invalid value for 'input': a list holds steps or contents, not both.")
+}
+
+var simContentTypes = map[string]bool{"text": true, "image": true, "audio": true, "video": true, "document": true}
+
+// simResultText is a function_result's result as text: a string as it is,
+// a list of contents as their texts, anything else as compact JSON.
+func simResultText(r gjson.Result) string {
+	switch {
+	case r.Type == gjson.String:
+		return r.String()
+	case r.IsArray():
+		var b strings.Builder
+		for _, c := range r.Array() {
+			b.WriteString(c.Get("text").String())
+		}
+		return b.String()
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(r.Raw)) != nil {
+		return r.Raw
+	}
+	return b.String()
+}
