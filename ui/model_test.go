@@ -265,6 +265,11 @@ func TestApproveAllAnswersLaterCalls(t *testing.T) {
 	if _, ok := m.top().(*approvalDialog); !ok {
 		t.Fatal("an invalid proposal must still ask")
 	}
+	select {
+	case d := <-reply:
+		t.Fatalf("an invalid proposal was answered without the person: %+v", d)
+	default:
+	}
 	contains(t, m.View(), "fail the tool's schema")
 }
 
