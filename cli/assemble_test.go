@@ -3,8 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelwire/modelwire/samples"
@@ -136,27 +141,73 @@ func TestRealProvidersAgainstTheSimulator(t *testing.T) {
 	sc, _ := samples.Lookup("refund")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	base, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	simBase, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct{ provider, protocol, env, url string }{
-		{"openai", "openai-responses", "OPENAI", base + "/v1"},
-		{"openai", "openai-chat", "OPENAI", base + "/v1"},
-		{"anthropic", "anthropic-messages", "ANTHROPIC", base},
-		{"gemini", "gemini", "GEMINI", base},
-		{"gemini", "gemini-interactions", "GEMINI", base},
-		{"deepseek", "deepseek-chat", "DEEPSEEK", base},
-		{"compatible", "openai-chat", "COMPATIBLE", base + "/v1"},
+	// A pass-through in front of the simulator keeps what each request
+	// carried, so the test sees where the key went.
+	target, _ := url.Parse(simBase)
+	var mu sync.Mutex
+	var seen []*http.Request
+	rp := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Clone(context.Background()))
+		mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	base := front.URL
+	cases := []struct{ provider, protocol, env, url, header, value string }{
+		{"openai", "openai-responses", "OPENAI", base + "/v1", "Authorization", "Bearer sk-test-openai"},
+		{"openai", "openai-chat", "OPENAI", base + "/v1", "Authorization", "Bearer sk-test-openai"},
+		{"anthropic", "anthropic-messages", "ANTHROPIC", base, "X-Api-Key", "sk-test-anthropic"},
+		{"gemini", "gemini", "GEMINI", base, "X-Goog-Api-Key", "sk-test-gemini"},
+		{"gemini", "gemini-interactions", "GEMINI", base, "X-Goog-Api-Key", "sk-test-gemini"},
+		{"deepseek", "deepseek-chat", "DEEPSEEK", base, "Authorization", "Bearer sk-test-deepseek"},
+		{"compatible", "openai-chat", "COMPATIBLE", base + "/v1", "Authorization", "Bearer sk-test-compatible"},
 	}
 	for _, c := range cases {
 		t.Run(c.provider+"/"+c.protocol, func(t *testing.T) {
+			mu.Lock()
+			seen = nil
+			mu.Unlock()
 			t.Setenv(c.env+"_API_KEY", "sk-test-"+c.provider)
 			t.Setenv(c.env+"_BASE_URL", c.url)
 			db := filepath.Join(t.TempDir(), "x.db")
 			code, _, errs := runMain(t, "", "run", "--db", db, "--provider", c.provider, "--protocol", c.protocol, "--approve", "auto", "--model", "refund-model")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// Anthropic and Gemini also count each request's tokens first
+			// (count_tokens, :countTokens); those carry the key too.
+			models := 0
+			for _, r := range seen {
+				if !strings.HasSuffix(r.URL.Path, "count_tokens") && !strings.HasSuffix(r.URL.Path, ":countTokens") {
+					models++
+				}
+			}
+			if models != 3 {
+				t.Fatalf("the simulator saw %d model requests, want the refund case's 3", models)
+			}
+			for i, r := range seen {
+				if got := r.Header.Values(c.header); len(got) != 1 || got[0] != c.value {
+					t.Errorf("request %d: %s %q, want %q", i+1, c.header, got, c.value)
+				}
+				// The key goes in that header only: not in another, not in the URL.
+				for k, vs := range r.Header {
+					for _, v := range vs {
+						if http.CanonicalHeaderKey(k) != c.header && strings.Contains(v, "sk-test-") {
+							t.Errorf("request %d: the key is in %s too", i+1, k)
+						}
+					}
+				}
+				if strings.Contains(r.URL.String(), "sk-test-") {
+					t.Errorf("request %d: the key is in the URL %s", i+1, r.URL)
+				}
 			}
 		})
 	}

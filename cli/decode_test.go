@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -54,6 +56,40 @@ func TestDecodeGarbageGivesDiagnosticsNotACrash(t *testing.T) {
 	}
 }
 
+// goldenSummary finds the adapter test's golden summary of a capture (each
+// adapter names them its own way) and reads it; ok is false when there is
+// none.
+func goldenSummary(t *testing.T, capture string) (any, bool) {
+	t.Helper()
+	dir, b := filepath.Split(capture)
+	names := []string{b + ".golden.json", b + ".summary.golden.json", strings.ReplaceAll(b, ".", "_") + ".golden.json"}
+	if stem, ok := strings.CutSuffix(b, ".sse"); ok {
+		names = append(names, stem+".golden.json")
+	}
+	if stem, ok := strings.CutSuffix(b, ".body.json"); ok {
+		names = append(names, stem+"_body.golden.json")
+	}
+	for _, n := range names {
+		raw, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		return v, true
+	}
+	return nil, false
+}
+
+// errorBody matches the captures that are HTTP error bodies; the adapters
+// test them against their SDKs' errors, not with golden summaries.
+var errorBody = regexp.MustCompile(`(^error_[0-9a-z_]+\.json$|\.error\.json$|^error_body\.json$)`)
+
+// TestDecodeEveryCapture: `decode --summary` of every capture equals the
+// adapter's golden summary of it, field for field; an error body without
+// one decodes to a failed terminal with the provider's message.
 func TestDecodeEveryCapture(t *testing.T) {
 	dirs := map[string]string{
 		"openai-responses":   "../adapters/openairesponses/testdata",
@@ -62,7 +98,7 @@ func TestDecodeEveryCapture(t *testing.T) {
 		"gemini":             "../adapters/gemini/testdata",
 		"claude-code":        "../adapters/claudecode/testdata",
 	}
-	n := 0
+	compared := 0
 	for p, dir := range dirs {
 		files, _ := filepath.Glob(filepath.Join(dir, "*"))
 		for _, f := range files {
@@ -77,14 +113,32 @@ func TestDecodeEveryCapture(t *testing.T) {
 				proto = "deepseek-chat"
 			}
 			code, out, errs := runMain(t, "", "decode", "--protocol", proto, "--summary", f)
-			if code != 0 || !strings.HasPrefix(out, "{") {
+			var got map[string]any
+			if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
 				t.Errorf("%s: exit %d %s %s", f, code, errs, out)
+				continue
 			}
-			n++
+			want, ok := goldenSummary(t, f)
+			switch {
+			case ok:
+				compared++
+				if !reflect.DeepEqual(any(got), want) {
+					g, _ := json.Marshal(got)
+					w, _ := json.Marshal(want)
+					t.Errorf("%s: decode --summary differs from the golden summary\n got %s\nwant %s", f, g, w)
+				}
+			case errorBody.MatchString(filepath.Base(f)):
+				e, _ := got["error"].(map[string]any)
+				if got["terminal"] != "failed" || e == nil || e["message"] == "" {
+					t.Errorf("%s: an error body decoded to %s", f, out)
+				}
+			default:
+				t.Errorf("%s has no golden summary", f)
+			}
 		}
 	}
-	if n < 20 {
-		t.Fatalf("only %d captures decoded", n)
+	if compared < 100 {
+		t.Fatalf("only %d captures compared with golden summaries", compared)
 	}
 }
 

@@ -107,6 +107,24 @@ func tail(b []byte) []byte {
 	return b
 }
 
+// httpError checks a fault answered with an HTTP error status: the client
+// got it (a 429 with Retry-After: 1), the attempt is recorded failed with
+// the one body as its raw event, the transport layer fails naming the
+// status and there is no response for the protocol layer to judge.
+func httpError(status int) func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
+	return func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
+		if got.status != status || status == 429 && got.header.Get("Retry-After") != "1" {
+			t.Errorf("client got %d Retry-After %q", got.status, got.header.Get("Retry-After"))
+		}
+		if a.StatusCode != status || a.RawEvents != 1 || a.TerminalStatus != string(adapters.StatusFailed) || a.State != store.StatusFailed {
+			t.Errorf("attempt: status %d raw %d terminal %q state %q", a.StatusCode, a.RawEvents, a.TerminalStatus, a.State)
+		}
+		if l[session.LayerTransport].Status != session.Fail || !strings.Contains(l[session.LayerTransport].Detail, fmt.Sprintf("HTTP %d", status)) || l[session.LayerProtocol].Status != session.Skip {
+			t.Errorf("layers %+v", l)
+		}
+	}
+}
+
 func TestFaultsReachTheClientAsSent(t *testing.T) {
 	cases := []struct {
 		fault  string
@@ -133,17 +151,7 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 				t.Errorf("protocol %+v", l[session.LayerProtocol])
 			}
 		}},
-		{"rate-limit", 1, true, func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
-			if got.status != 429 || got.header.Get("Retry-After") != "1" {
-				t.Errorf("client got %d Retry-After %q", got.status, got.header.Get("Retry-After"))
-			}
-			if a.StatusCode != 429 || a.RawEvents != 1 || a.TerminalStatus != string(adapters.StatusFailed) || a.State != store.StatusFailed {
-				t.Errorf("attempt: status %d raw %d terminal %q state %q", a.StatusCode, a.RawEvents, a.TerminalStatus, a.State)
-			}
-			if l[session.LayerTransport].Status != session.Fail || !strings.Contains(l[session.LayerTransport].Detail, "HTTP 429") || l[session.LayerProtocol].Status != session.Skip {
-				t.Errorf("layers %+v", l)
-			}
-		}},
+		{"rate-limit", 1, true, httpError(429)},
 		{"error-after-200", 1, true, func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
 			if got.status != 200 || got.readErr != nil {
 				t.Errorf("client got %d %v", got.status, got.readErr)
@@ -152,9 +160,22 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 				t.Errorf("terminal %q, layers %+v", a.TerminalStatus, l)
 			}
 		}},
-		{"rate-limit", 1, false, nil},
-		{"server-error", 1, false, nil},
-		{"truncate", 1, false, nil},
+		{"rate-limit", 1, false, httpError(429)},
+		{"server-error", 1, false, httpError(500)},
+		{"truncate", 1, false, func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
+			if got.status != 200 || got.readErr != nil {
+				t.Errorf("client got %d %v", got.status, got.readErr)
+			}
+			// The attempt read its body to the end; the truncation is the
+			// protocol layer's failure.
+			if a.TerminalStatus != string(adapters.StatusIncomplete) || a.State != store.StatusDone {
+				t.Errorf("attempt: terminal %q state %q", a.TerminalStatus, a.State)
+			}
+			if l[session.LayerTransport].Status != session.Pass || l[session.LayerProtocol].Status != session.Fail ||
+				!strings.HasPrefix(l[session.LayerProtocol].Detail, "truncated (") {
+				t.Errorf("layers %+v", l)
+			}
+		}},
 	}
 	for _, protocol := range []string{adapters.OpenAIChat, adapters.DeepSeekChat, adapters.OpenAIResponses, adapters.AnthropicMessages, adapters.Gemini} {
 		for _, c := range cases {
@@ -186,9 +207,7 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 				if s.Status != store.StatusFailed && (l[session.LayerTransport].Status == session.Fail || l[session.LayerProtocol].Status == session.Fail) {
 					t.Errorf("session status %s with layers %+v", s.Status, l)
 				}
-				if c.check != nil {
-					c.check(t, via, a, l)
-				}
+				c.check(t, via, a, l)
 			})
 		}
 	}

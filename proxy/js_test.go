@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/internal/e2e"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -27,14 +28,7 @@ import (
 // package's own JavaScript test can run at the same time); without node
 // it is skipped with a message.
 func TestJavaScriptSDKsThroughProxy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the JavaScript SDK run")
-	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed: the JavaScript SDK check needs Node.js and npm", tool)
-		}
-	}
+	e2e.Require(t, "the JavaScript SDK check", "node", "npm")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 

@@ -179,6 +179,9 @@ type Session struct {
 	decider  Decider
 	id       string
 	now      func() time.Time
+	// sleep waits between retries; tests replace it (and now) to check
+	// the delays without waiting them out.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // New prepares a session. The journal and the observer may be nil.
@@ -217,7 +220,7 @@ func New(cfg Config, journal Journal, observe Observer, decider Decider) (*Sessi
 	if observe == nil {
 		observe = func(Update) {}
 	}
-	return &Session{cfg: cfg, protocol: p, journal: journal, observe: observe, decider: decider, now: time.Now}, nil
+	return &Session{cfg: cfg, protocol: p, journal: journal, observe: observe, decider: decider, now: time.Now, sleep: sleepCtx}, nil
 }
 
 // emit records an update, then shows it.
@@ -504,9 +507,7 @@ func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest
 		if err := s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: attempt, HTTPStatus: status, RetryIn: wait, Err: "retrying in " + wait.Round(time.Millisecond).String()}); err != nil {
 			return nil, out, err
 		}
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
+		if err := s.sleep(ctx, wait); err != nil {
 			out.err = "cancelled"
 			return nil, out, nil
 		}

@@ -64,6 +64,18 @@ func (r Retry) delay(n int, retryAfter time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
+// sleepCtx waits d, or returns ctx's error if it ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // ErrorClass says what an HTTP error means for the caller.
 type ErrorClass string
 

@@ -83,18 +83,25 @@ func TestNoSecretOnDisk(t *testing.T) {
 	rec.Finish(errors.New(`Post "https://x/v1?key=` + planted + `": 401 Unauthorized`))
 	w.Finish(StatusFailed)
 
-	grep := func(when string) {
-		for _, p := range []string{path, path + "-wal"} {
+	// grep reads each file that must exist at that moment: a missing file
+	// fails the test rather than passing it unread.
+	grep := func(when string, files ...string) {
+		for _, p := range files {
 			b, err := os.ReadFile(p)
 			if err != nil {
-				continue
+				t.Fatalf("%s: %v", when, err)
+			}
+			if len(b) == 0 {
+				t.Fatalf("%s: %s is empty: nothing was written to check", when, p)
 			}
 			if bytes.Contains(b, []byte(planted)) || bytes.Contains(b, []byte("PLANTED")) {
 				t.Errorf("%s: the planted key is in %s", when, p)
 			}
 		}
 	}
-	grep("before close")
+	// Before close the session's rows are in the WAL (not yet
+	// checkpointed); the main file holds the schema.
+	grep("before close", path, path+"-wal")
 	s, err := db.GetSession(w.ID())
 	if err != nil {
 		t.Fatal(err)
@@ -103,5 +110,9 @@ func TestNoSecretOnDisk(t *testing.T) {
 		t.Errorf("attempt %+v", s.Attempts[0])
 	}
 	db.Close()
-	grep("after close")
+	// Closing checkpoints the WAL into the main file and removes the WAL.
+	grep("after close", path)
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after close the WAL is still there (%v): the check above did not see everything", err)
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelwire/modelwire/internal/e2e"
 )
 
 // TestE2ETmux builds the binary and drives it in a real terminal (tmux,
@@ -19,12 +21,7 @@ import (
 // workbench again on the same database and replays that session from the
 // sessions browser.
 func TestE2ETmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test: skipped with -short")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed: the end-to-end terminal test needs it (apt-get install tmux)")
-	}
+	e2e.Require(t, "the end-to-end terminal test", "tmux")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "modelwire")
 	build := exec.Command("go", "build", "-o", bin, "..")

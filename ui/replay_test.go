@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -199,14 +201,29 @@ func TestSessionsBrowser(t *testing.T) {
 		t.Fatal("filter should hide the session")
 	}
 	press(m, "/", "backspace", "backspace", "backspace", "enter")
-	// Export.
+	// Export: the file in the export directory holds exactly what the
+	// store exports for that session, and the status line says where.
 	msgs := run(press(m, "x"))
 	if len(msgs) != 1 {
 		t.Fatalf("export gave %v", msgs)
 	}
-	if e := msgs[0].(exportedMsg); e.err != nil {
-		t.Fatal(e.err)
+	e, ok := msgs[0].(exportedMsg)
+	if !ok || e.err != nil || e.id != id || filepath.Dir(e.path) != m.opts.ExportDir {
+		t.Fatalf("export gave %+v", msgs[0])
 	}
+	got, err := os.ReadFile(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := db.ExportJSONL(&want, id); err != nil {
+		t.Fatal(err)
+	}
+	if want.Len() == 0 || !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("the exported file (%d bytes) differs from the store's export (%d bytes)", len(got), want.Len())
+	}
+	m.Update(e)
+	contains(t, m.View(), "exported "+id)
 	// Delete asks first; n keeps it.
 	press(m, "d")
 	if _, ok := m.top().(*confirmDialog); !ok {

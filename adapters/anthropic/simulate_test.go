@@ -28,18 +28,76 @@ import (
 
 var sim = protocol{}
 
+// wantCall is a tool_use block a client must read back: its name and its
+// input as compact JSON.
+type wantCall struct{ name, input string }
+
+// simWant is what a client must read back from a scripted turn, written
+// out literally so that a simulator that drops or changes a call or a
+// stop_reason fails the tests (text and reasoning are the script's own,
+// see simScriptText). Anthropic has no refusal block: a refusal is text
+// with stop_reason refusal.
+type simWant struct {
+	calls      []wantCall
+	stopReason string // the wire's stop_reason
+	stop       adapters.StopReason
+	status     adapters.Status
+}
+
+// The refund case's expected turns, named once for the table below.
+var (
+	simOrderLine = simWant{stopReason: "tool_use", stop: adapters.StopToolCall, status: adapters.StatusCompleted,
+		calls: []wantCall{{"get_order_line", `{"order_id":"O-2048","line_id":"L1"}`}}}
+	simLedgerAndPolicy = simWant{stopReason: "tool_use", stop: adapters.StopToolCall, status: adapters.StatusCompleted,
+		calls: []wantCall{{"get_refund_ledger", `{"order_id":"O-2048","line_id":"L1"}`}, {"get_refund_policy", `{"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}`}}}
+	simFinal = simWant{stopReason: "end_turn", stop: adapters.StopFinal, status: adapters.StatusCompleted}
+)
+
+// wantRefundTurns is, per script of samples/refund.json, what each turn
+// must decode to. When the refund case changes, change these literals.
+var wantRefundTurns = map[string][]simWant{
+	"refund": {simOrderLine, simLedgerAndPolicy, simFinal},
+	"refund/bad-args": {
+		{stopReason: "tool_use", stop: adapters.StopToolCall, status: adapters.StatusCompleted,
+			calls: []wantCall{{"get_order_line", `{"order_id":"O-2048"}`}}},
+		simOrderLine, simLedgerAndPolicy, simFinal,
+	},
+	"refund/claims-refunded": {simOrderLine, simLedgerAndPolicy, simFinal},
+	"refund/fenced":          {simOrderLine, simLedgerAndPolicy, simFinal},
+	"refund/missing-field":   {simOrderLine, simLedgerAndPolicy, simFinal},
+	"refund/refusal":         {{stopReason: "refusal", stop: adapters.StopRefusal, status: adapters.StatusRefused}},
+	"refund/sequential": {
+		simOrderLine,
+		{stopReason: "tool_use", stop: adapters.StopToolCall, status: adapters.StatusCompleted,
+			calls: []wantCall{{"get_refund_ledger", `{"order_id":"O-2048","line_id":"L1"}`}}},
+		{stopReason: "tool_use", stop: adapters.StopToolCall, status: adapters.StatusCompleted,
+			calls: []wantCall{{"get_refund_policy", `{"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}`}}},
+		simFinal,
+	},
+	"refund/wrong-cap": {simOrderLine, simLedgerAndPolicy, simFinal},
+}
+
 type simScenario struct {
 	name  string
 	turns []adapters.ModelTurn
+	wants []simWant // wantRefundTurns[name], one per turn
 }
 
 // simRefund loads the refund case and its variants from samples/ (read as
-// JSON: importing session from here would be an import cycle).
+// JSON: importing session from here would be an import cycle), each with
+// its literal expectations.
 func simRefund(t testing.TB) []simScenario {
 	t.Helper()
 	var out []simScenario
 	for _, sc := range adapterstest.RefundScripts(t) {
-		out = append(out, simScenario{sc.Name, sc.Turns})
+		w, ok := wantRefundTurns[sc.Name]
+		if !ok || len(w) != len(sc.Turns) {
+			t.Fatalf("wantRefundTurns[%q] has %d turns, the script %d: write the expectations down", sc.Name, len(w), len(sc.Turns))
+		}
+		out = append(out, simScenario{sc.Name, sc.Turns, w})
+	}
+	if len(out) != len(wantRefundTurns) {
+		t.Fatalf("%d scripts, %d in wantRefundTurns", len(out), len(wantRefundTurns))
 	}
 	return out
 }
@@ -69,26 +127,19 @@ func simSSE(events []adapters.WireEvent) []byte {
 	return adapterstest.SSE(events, sim.LineEnd())
 }
 
-// simWant is what a decoder must read back from a scripted turn. Anthropic
-// has no refusal block: a refusal is text with stop_reason refusal.
-type simWant struct {
-	text, reasoning string
-	calls           []adapters.OutputItem
-}
-
-func simExpect(turn adapters.ModelTurn) simWant {
-	var w simWant
+// simScriptText is the text (a refusal is text here) and the reasoning of
+// a scripted turn, the script's input that a client must read back
+// unchanged.
+func simScriptText(turn adapters.ModelTurn) (text, reasoning string) {
 	for _, it := range turn.Items {
 		switch it.Kind {
 		case adapters.KindMessage, adapters.KindRefusal:
-			w.text += it.Text
+			text += it.Text
 		case adapters.KindReasoning:
-			w.reasoning += it.Text
-		case adapters.KindToolCall:
-			w.calls = append(w.calls, it)
+			reasoning += it.Text
 		}
 	}
-	return w
+	return text, reasoning
 }
 
 func simJSONEqual(a, b []byte) bool {
@@ -115,14 +166,14 @@ func simDeref(p *int64) int64 {
 }
 
 // simCheckSummary: the decoded summary equals the script.
-func simCheckSummary(t *testing.T, turn adapters.ModelTurn, o adapters.ResponseOptions, s adapters.Summary) {
+func simCheckSummary(t *testing.T, w simWant, turn adapters.ModelTurn, o adapters.ResponseOptions, s adapters.Summary) {
 	t.Helper()
-	w := simExpect(turn)
-	if s.Text != w.text {
-		t.Errorf("text: got %q, want %q", s.Text, w.text)
+	text, reasoning := simScriptText(turn)
+	if s.Text != text {
+		t.Errorf("text: got %q, want %q", s.Text, text)
 	}
-	if s.Reasoning != w.reasoning {
-		t.Errorf("reasoning: got %q, want %q", s.Reasoning, w.reasoning)
+	if s.Reasoning != reasoning {
+		t.Errorf("reasoning: got %q, want %q", s.Reasoning, reasoning)
 	}
 	if s.Refusal != nil {
 		t.Errorf("refusal %q: Anthropic has no refusal text", *s.Refusal)
@@ -131,25 +182,15 @@ func simCheckSummary(t *testing.T, turn adapters.ModelTurn, o adapters.ResponseO
 		t.Fatalf("tool calls: got %+v (incomplete %+v), want %d", s.ToolCalls, s.IncompleteToolCalls, len(w.calls))
 	}
 	for i, c := range s.ToolCalls {
-		if c.Name != w.calls[i].Name || !simJSONEqual(c.Arguments, []byte(adapters.ArgumentText(w.calls[i].Arguments))) {
-			t.Errorf("call %d: got %s %s, want %s %s", i, c.Name, c.Arguments, w.calls[i].Name, w.calls[i].Arguments)
+		if c.Name != w.calls[i].name || !simJSONEqual(c.Arguments, []byte(w.calls[i].input)) {
+			t.Errorf("call %d: got %s %s, want %s %s", i, c.Name, c.Arguments, w.calls[i].name, w.calls[i].input)
 		}
 		if !simToolID.MatchString(c.CallID) {
 			t.Errorf("call %d: id %q is not toolu_01 + 22 base58", i, c.CallID)
 		}
 	}
-	if s.StopReason != turn.Stop {
-		t.Errorf("stop: got %s (%s), want %s", s.StopReason, s.ProviderStopReason, turn.Stop)
-	}
-	if s.ProviderStopReason != stopReasonFor(turn.Stop) {
-		t.Errorf("provider stop: %s", s.ProviderStopReason)
-	}
-	wantStatus := adapters.StatusCompleted
-	if turn.Stop == adapters.StopRefusal {
-		wantStatus = adapters.StatusRefused
-	}
-	if s.Terminal != wantStatus {
-		t.Errorf("terminal: %s, want %s", s.Terminal, wantStatus)
+	if s.StopReason != w.stop || s.ProviderStopReason != w.stopReason || s.Terminal != w.status {
+		t.Errorf("terminal: got %s/%s (%s), want %s/%s (%s)", s.Terminal, s.StopReason, s.ProviderStopReason, w.status, w.stop, w.stopReason)
 	}
 	if s.ResponseID != sim.ResponseID(o) || !simMsgID.MatchString(s.ResponseID) || s.Model != o.Model {
 		t.Errorf("response %s %s, want %s %s", s.ResponseID, s.Model, sim.ResponseID(o), o.Model)
@@ -181,7 +222,7 @@ func TestSimStreamDecodesToScript(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/turn%d", sc.name, i+1), func(t *testing.T) {
 				o := simOpts(uint64(100 + i))
 				_, s := adapterstest.Decode(t, New(), simSSE(sim.StreamEvents(turn, o)))
-				simCheckSummary(t, turn, o, s)
+				simCheckSummary(t, sc.wants[i], turn, o, s)
 			})
 		}
 	}
@@ -197,7 +238,7 @@ func TestSimBodyDecodesToScript(t *testing.T) {
 					t.Fatalf("not JSON: %s", body)
 				}
 				_, s := adapterstest.Decode(t, New(), body)
-				simCheckSummary(t, turn, o, s)
+				simCheckSummary(t, sc.wants[i], turn, o, s)
 				// Same ids as the stream for the seed.
 				_, ss := adapterstest.Decode(t, New(), simSSE(sim.StreamEvents(turn, o)))
 				for k := range s.ToolCalls {
@@ -434,9 +475,9 @@ func simServe(t *testing.T, stream bool, events []adapters.WireEvent, body []byt
 }
 
 // simCheckSDK: what the SDK accumulated equals the script.
-func simCheckSDK(t *testing.T, turn adapters.ModelTurn, o adapters.ResponseOptions, msg sdk.Message) {
+func simCheckSDK(t *testing.T, w simWant, turn adapters.ModelTurn, o adapters.ResponseOptions, msg sdk.Message) {
 	t.Helper()
-	w := simExpect(turn)
+	wantText, wantReasoning := simScriptText(turn)
 	var text, thinking strings.Builder
 	var calls []sdk.ContentBlockUnion
 	for _, b := range msg.Content {
@@ -454,18 +495,18 @@ func simCheckSDK(t *testing.T, turn adapters.ModelTurn, o adapters.ResponseOptio
 			t.Errorf("block %s", b.Type)
 		}
 	}
-	if text.String() != w.text || thinking.String() != w.reasoning {
-		t.Errorf("sdk text %q thinking %q; want %q %q", text.String(), thinking.String(), w.text, w.reasoning)
+	if text.String() != wantText || thinking.String() != wantReasoning {
+		t.Errorf("sdk text %q thinking %q; want %q %q", text.String(), thinking.String(), wantText, wantReasoning)
 	}
 	if len(calls) != len(w.calls) {
 		t.Fatalf("sdk: %d calls, want %d", len(calls), len(w.calls))
 	}
 	for i, c := range calls {
-		if c.Name != w.calls[i].Name || !simToolID.MatchString(c.ID) || !simJSONEqual(c.Input, []byte(adapters.ArgumentText(w.calls[i].Arguments))) {
+		if c.Name != w.calls[i].name || !simToolID.MatchString(c.ID) || !simJSONEqual(c.Input, []byte(w.calls[i].input)) {
 			t.Errorf("sdk call %d: %s %s %s", i, c.ID, c.Name, c.Input)
 		}
 	}
-	if string(msg.StopReason) != stopReasonFor(turn.Stop) || msg.ID != sim.ResponseID(o) || string(msg.Model) != o.Model {
+	if string(msg.StopReason) != w.stopReason || msg.ID != sim.ResponseID(o) || string(msg.Model) != o.Model {
 		t.Errorf("sdk stop %q id %s model %s", msg.StopReason, msg.ID, msg.Model)
 	}
 	u, su := msg.Usage, turn.Usage
@@ -473,7 +514,7 @@ func simCheckSDK(t *testing.T, turn adapters.ModelTurn, o adapters.ResponseOptio
 		u.CacheReadInputTokens != simDeref(su.CacheReadTokens) || u.OutputTokensDetails.ThinkingTokens != simDeref(su.ReasoningTokens) {
 		t.Errorf("sdk usage %+v, want %+v", u, su)
 	}
-	if turn.Stop == adapters.StopRefusal && msg.StopDetails.Type != "refusal" {
+	if w.stop == adapters.StopRefusal && msg.StopDetails.Type != "refusal" {
 		t.Errorf("sdk stop_details %+v", msg.StopDetails)
 	}
 }
@@ -494,7 +535,7 @@ func TestSimSDKAcceptsEveryTurn(t *testing.T) {
 				if err := stream.Err(); err != nil {
 					t.Fatal(err)
 				}
-				simCheckSDK(t, turn, o, msg)
+				simCheckSDK(t, sc.wants[i], turn, o, msg)
 
 				c = client(simServe(t, false, nil, sim.Body(turn, o)))
 				var hr *http.Response
@@ -502,7 +543,7 @@ func TestSimSDKAcceptsEveryTurn(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				simCheckSDK(t, turn, o, *body)
+				simCheckSDK(t, sc.wants[i], turn, o, *body)
 				if !simReqID.MatchString(hr.Header.Get("request-id")) {
 					t.Errorf("request-id %q", hr.Header.Get("request-id"))
 				}
@@ -514,7 +555,8 @@ func TestSimSDKAcceptsEveryTurn(t *testing.T) {
 // The faults' events: the SDK stops with the in-stream error's type, and
 // skips an event type it does not know.
 func TestSimSDKStreamFaults(t *testing.T) {
-	turn := simRefund(t)[0].turns[1]
+	sc := simRefund(t)[0]
+	turn := sc.turns[1]
 	o := simOpts(11)
 	events := sim.StreamEvents(turn, o)
 
@@ -549,7 +591,7 @@ func TestSimSDKStreamFaults(t *testing.T) {
 	if stream.Err() != nil {
 		t.Fatal(stream.Err())
 	}
-	simCheckSDK(t, turn, o, msg)
+	simCheckSDK(t, sc.wants[1], turn, o, msg)
 	evs, s := adapterstest.Decode(t, New(), simSSE(unknown))
 	if len(eventsOf(evs, adapters.EvUnknown)) != 1 || s.Terminal != adapters.StatusCompleted {
 		t.Errorf("ours: %s, %d unknown", s.Terminal, len(eventsOf(evs, adapters.EvUnknown)))
@@ -836,7 +878,7 @@ func TestSimSDKRefundLoop(t *testing.T) {
 						}
 						msg = *m
 					}
-					simCheckSDK(t, turn, adapters.ResponseOptions{Model: "refund-model", Seed: seed}, msg)
+					simCheckSDK(t, sc.wants[n], turn, adapters.ResponseOptions{Model: "refund-model", Seed: seed}, msg)
 					params.Messages = append(params.Messages, msg.ToParam())
 					var results []sdk.ContentBlockParamUnion
 					for _, b := range msg.Content {

@@ -25,6 +25,26 @@ import (
 // (text, thoughts, function calls, the last finishReason or blockReason,
 // the last usageMetadata, or the error) must agree with our summary.
 
+// sdkFinish is a finishReason the SDK reported and whether the turn had
+// function calls.
+type sdkFinish struct {
+	reason string
+	calls  bool
+}
+
+// wantFinish is what each finishReason in the captures must decode to,
+// written out rather than asked of the decoder's own mapping.
+var wantFinish = map[sdkFinish]struct {
+	status adapters.Status
+	stop   adapters.StopReason
+}{
+	{"STOP", false}:       {adapters.StatusCompleted, adapters.StopFinal},
+	{"STOP", true}:        {adapters.StatusCompleted, adapters.StopToolCall},
+	{"MAX_TOKENS", false}: {adapters.StatusIncomplete, adapters.StopTruncated},
+	{"MAX_TOKENS", true}:  {adapters.StatusIncomplete, adapters.StopTruncated},
+	{"SAFETY", false}:     {adapters.StatusRefused, adapters.StopRefusal},
+}
+
 // sdkView is what an SDK user gathers from a response.
 type sdkView struct {
 	text, thoughts string
@@ -162,9 +182,12 @@ func compare(t *testing.T, s adapters.Summary, v sdkView) {
 		if s.ProviderStopReason != v.finish {
 			t.Fatalf("SDK finishReason %s; ours %q", v.finish, s.ProviderStopReason)
 		}
-		st, stop := stopReason(v.finish, len(v.calls) > 0)
-		if s.Terminal != st || s.StopReason != stop {
-			t.Fatalf("finishReason %s: ours %s/%s, want %s/%s", v.finish, s.Terminal, s.StopReason, st, stop)
+		want, ok := wantFinish[sdkFinish{v.finish, len(v.calls) > 0}]
+		if !ok {
+			t.Fatalf("finishReason %s (calls: %v) is not in wantFinish: add what it must decode to", v.finish, len(v.calls) > 0)
+		}
+		if s.Terminal != want.status || s.StopReason != want.stop {
+			t.Fatalf("finishReason %s: ours %s/%s, want %s/%s", v.finish, s.Terminal, s.StopReason, want.status, want.stop)
 		}
 	default:
 		if s.Terminal != adapters.StatusUnknown {

@@ -30,18 +30,76 @@ import (
 
 var simP = Protocol{}
 
+// wantCall is a function call a client must read back: its name and its
+// arguments as compact JSON.
+type wantCall struct{ name, args string }
+
+// simWant is what a client must read back from a scripted turn, written
+// out literally so that a simulator that drops or changes a call, a
+// finishReason or a terminal fails the tests (text and reasoning are the
+// script's own, see simScriptText). Gemini has no refusal part: a refusal
+// is finishReason SAFETY without content.
+type simWant struct {
+	calls  []wantCall
+	finish string
+	status adapters.Status
+	stop   adapters.StopReason
+}
+
+// The refund case's expected turns, named once for the table below.
+var (
+	simOrderLine = simWant{finish: "STOP", status: adapters.StatusCompleted, stop: adapters.StopToolCall,
+		calls: []wantCall{{"get_order_line", `{"order_id":"O-2048","line_id":"L1"}`}}}
+	simLedgerAndPolicy = simWant{finish: "STOP", status: adapters.StatusCompleted, stop: adapters.StopToolCall,
+		calls: []wantCall{{"get_refund_ledger", `{"order_id":"O-2048","line_id":"L1"}`}, {"get_refund_policy", `{"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}`}}}
+	simFinal = simWant{finish: "STOP", status: adapters.StatusCompleted, stop: adapters.StopFinal}
+)
+
+// wantRefundTurns is, per script of samples/refund.json, what each turn
+// must decode to. When the refund case changes, change these literals.
+var wantRefundTurns = map[string][]simWant{
+	"refund": {simOrderLine, simLedgerAndPolicy, simFinal},
+	"refund/bad-args": {
+		{finish: "STOP", status: adapters.StatusCompleted, stop: adapters.StopToolCall,
+			calls: []wantCall{{"get_order_line", `{"order_id":"O-2048"}`}}},
+		simOrderLine, simLedgerAndPolicy, simFinal,
+	},
+	"refund/claims-refunded": {simOrderLine, simLedgerAndPolicy, simFinal},
+	"refund/fenced":          {simOrderLine, simLedgerAndPolicy, simFinal},
+	"refund/missing-field":   {simOrderLine, simLedgerAndPolicy, simFinal},
+	"refund/refusal":         {{finish: "SAFETY", status: adapters.StatusRefused, stop: adapters.StopRefusal}},
+	"refund/sequential": {
+		simOrderLine,
+		{finish: "STOP", status: adapters.StatusCompleted, stop: adapters.StopToolCall,
+			calls: []wantCall{{"get_refund_ledger", `{"order_id":"O-2048","line_id":"L1"}`}}},
+		{finish: "STOP", status: adapters.StatusCompleted, stop: adapters.StopToolCall,
+			calls: []wantCall{{"get_refund_policy", `{"category":"headphones","received_at":"2026-10-15T12:00:00+08:00","reason":"quality_issue"}`}}},
+		simFinal,
+	},
+	"refund/wrong-cap": {simOrderLine, simLedgerAndPolicy, simFinal},
+}
+
 type simScenario struct {
 	name  string
 	turns []adapters.ModelTurn
+	wants []simWant // wantRefundTurns[name], one per turn
 }
 
 // simScenarios loads the refund case and its variants from samples/ (read
-// as JSON: importing session from here would be an import cycle).
+// as JSON: importing session from here would be an import cycle), each
+// with its literal expectations.
 func simScenarios(t testing.TB) []simScenario {
 	t.Helper()
 	var out []simScenario
 	for _, sc := range adapterstest.RefundScripts(t) {
-		out = append(out, simScenario{sc.Name, sc.Turns})
+		w, ok := wantRefundTurns[sc.Name]
+		if !ok || len(w) != len(sc.Turns) {
+			t.Fatalf("wantRefundTurns[%q] has %d turns, the script %d: write the expectations down", sc.Name, len(w), len(sc.Turns))
+		}
+		out = append(out, simScenario{sc.Name, sc.Turns, w})
+	}
+	if len(out) != len(wantRefundTurns) {
+		t.Fatalf("%d scripts, %d in wantRefundTurns", len(out), len(wantRefundTurns))
 	}
 	return out
 }
@@ -67,36 +125,18 @@ func simOpts(seed uint64) adapters.ResponseOptions {
 	return adapters.ResponseOptions{Model: "gemini-2.5-flash", Seed: seed}
 }
 
-// simWant is what a client must read back from a scripted turn. Gemini has
-// no refusal part: a refusal is finishReason SAFETY without content.
-type simWant struct {
-	text, reasoning string
-	calls           []adapters.OutputItem
-	finish          string
-	status          adapters.Status
-}
-
-func simExpect(turn adapters.ModelTurn) simWant {
-	w := simWant{finish: simFinish(turn.Stop), status: adapters.StatusCompleted}
+// simScriptText is the answer text and the reasoning of a scripted turn,
+// the script's input that a client must read back unchanged.
+func simScriptText(turn adapters.ModelTurn) (text, reasoning string) {
 	for _, it := range turn.Items {
 		switch it.Kind {
 		case adapters.KindMessage:
-			w.text += it.Text
+			text += it.Text
 		case adapters.KindReasoning:
-			w.reasoning += it.Text
-		case adapters.KindToolCall:
-			if _, ok := simArgs(it.Arguments); ok {
-				w.calls = append(w.calls, it)
-			}
+			reasoning += it.Text
 		}
 	}
-	switch turn.Stop {
-	case adapters.StopRefusal:
-		w.status = adapters.StatusRefused
-	case adapters.StopTruncated:
-		w.status = adapters.StatusIncomplete
-	}
-	return w
+	return text, reasoning
 }
 
 func simJSONEqual(a, b []byte) bool {
@@ -117,14 +157,14 @@ func simDeref(p *int64) int64 {
 var simRespID = regexp.MustCompile(`^[A-Za-z0-9_-]{23}$`)
 
 // simCheckSummary: the decoded summary equals the script.
-func simCheckSummary(t *testing.T, turn adapters.ModelTurn, o adapters.ResponseOptions, s adapters.Summary) {
+func simCheckSummary(t *testing.T, w simWant, turn adapters.ModelTurn, o adapters.ResponseOptions, s adapters.Summary) {
 	t.Helper()
-	w := simExpect(turn)
-	if s.Text != w.text {
-		t.Errorf("text: got %q, want %q", s.Text, w.text)
+	text, reasoning := simScriptText(turn)
+	if s.Text != text {
+		t.Errorf("text: got %q, want %q", s.Text, text)
 	}
-	if s.Reasoning != w.reasoning {
-		t.Errorf("reasoning: got %q, want %q", s.Reasoning, w.reasoning)
+	if s.Reasoning != reasoning {
+		t.Errorf("reasoning: got %q, want %q", s.Reasoning, reasoning)
 	}
 	if s.Refusal != nil {
 		t.Errorf("refusal %q: Gemini has no refusal text", *s.Refusal)
@@ -133,15 +173,15 @@ func simCheckSummary(t *testing.T, turn adapters.ModelTurn, o adapters.ResponseO
 		t.Fatalf("tool calls: got %+v (incomplete %+v), want %d", s.ToolCalls, s.IncompleteToolCalls, len(w.calls))
 	}
 	for i, c := range s.ToolCalls {
-		if c.Name != w.calls[i].Name || !simJSONEqual(c.Arguments, []byte(adapters.ArgumentText(w.calls[i].Arguments))) {
-			t.Errorf("call %d: got %s %s, want %s %s", i, c.Name, c.Arguments, w.calls[i].Name, w.calls[i].Arguments)
+		if c.Name != w.calls[i].name || !simJSONEqual(c.Arguments, []byte(w.calls[i].args)) {
+			t.Errorf("call %d: got %s %s, want %s %s", i, c.Name, c.Arguments, w.calls[i].name, w.calls[i].args)
 		}
 		if c.CallID != fmt.Sprintf("%s%d", SyntheticCallIDPrefix, i) {
 			t.Errorf("call %d: id %q; the simulator sends none, so the decoder numbers it", i, c.CallID)
 		}
 	}
-	if s.StopReason != turn.Stop || s.Terminal != w.status || s.ProviderStopReason != w.finish {
-		t.Errorf("terminal: got %s/%s (%s), want %s/%s (%s)", s.Terminal, s.StopReason, s.ProviderStopReason, w.status, turn.Stop, w.finish)
+	if s.StopReason != w.stop || s.Terminal != w.status || s.ProviderStopReason != w.finish {
+		t.Errorf("terminal: got %s/%s (%s), want %s/%s (%s)", s.Terminal, s.StopReason, s.ProviderStopReason, w.status, w.stop, w.finish)
 	}
 	if s.ResponseID != simP.ResponseID(o) || !simRespID.MatchString(s.ResponseID) || s.Model != o.Model {
 		t.Errorf("response %s %s, want %s %s", s.ResponseID, s.Model, simP.ResponseID(o), o.Model)
@@ -173,7 +213,7 @@ func TestSimStreamDecodesToScript(t *testing.T) {
 					t.Fatal("the stream does not look like SSE")
 				}
 				_, s := adapterstest.Decode(t, New(), wire)
-				simCheckSummary(t, turn, o, s)
+				simCheckSummary(t, sc.wants[i], turn, o, s)
 			})
 		}
 	}
@@ -189,16 +229,22 @@ func TestSimBodyDecodesToScript(t *testing.T) {
 					t.Fatalf("body is not JSON: %s", body)
 				}
 				_, s := adapterstest.Decode(t, New(), body)
-				simCheckSummary(t, turn, o, s)
+				simCheckSummary(t, sc.wants[i], turn, o, s)
 			})
 		}
 	}
 }
 
+// simFaultTurn is a fault turn and what a client must read back from it.
+type simFaultTurn struct {
+	turn adapters.ModelTurn
+	want simWant
+}
+
 // simFaultTurns are the turns the sim server makes for the truncate and
 // refusal faults (sim/script.go), rebuilt here: truncation cuts the last
 // item's text, or turns the last call's arguments into a cut JSON string.
-func simFaultTurns(t *testing.T) map[string]adapters.ModelTurn {
+func simFaultTurns(t *testing.T) map[string]simFaultTurn {
 	script := simScenarios(t)[0].turns
 	half := func(s string) string { r := []rune(s); return string(r[:len(r)/2]) }
 	cut := func(mt adapters.ModelTurn) adapters.ModelTurn {
@@ -212,13 +258,17 @@ func simFaultTurns(t *testing.T) map[string]adapters.ModelTurn {
 		}
 		return out
 	}
-	return map[string]adapters.ModelTurn{
-		"truncated-text": cut(script[2]),
-		"truncated-call": cut(script[1]),
-		"refusal": {Items: []adapters.OutputItem{{Kind: adapters.KindRefusal, Text: "I can't help with that request."}},
-			Stop: adapters.StopRefusal, Usage: script[0].Usage},
-		"refusal-after-text": {Items: []adapters.OutputItem{{Kind: adapters.KindMessage, Text: "Here is how"}, {Kind: adapters.KindRefusal, Text: "no"}},
-			Stop: adapters.StopRefusal, Usage: script[0].Usage},
+	truncated := simWant{finish: "MAX_TOKENS", status: adapters.StatusIncomplete, stop: adapters.StopTruncated}
+	refused := simWant{finish: "SAFETY", status: adapters.StatusRefused, stop: adapters.StopRefusal}
+	return map[string]simFaultTurn{
+		"truncated-text": {cut(script[2]), truncated},
+		// The cut call is not sent: Gemini never streams part of a call.
+		"truncated-call": {cut(script[1]), simWant{finish: "MAX_TOKENS", status: adapters.StatusIncomplete, stop: adapters.StopTruncated,
+			calls: []wantCall{{"get_refund_ledger", `{"order_id":"O-2048","line_id":"L1"}`}}}},
+		"refusal": {adapters.ModelTurn{Items: []adapters.OutputItem{{Kind: adapters.KindRefusal, Text: "I can't help with that request."}},
+			Stop: adapters.StopRefusal, Usage: script[0].Usage}, refused},
+		"refusal-after-text": {adapters.ModelTurn{Items: []adapters.OutputItem{{Kind: adapters.KindMessage, Text: "Here is how"}, {Kind: adapters.KindRefusal, Text: "no"}},
+			Stop: adapters.StopRefusal, Usage: script[0].Usage}, refused},
 	}
 }
 
@@ -226,14 +276,14 @@ func simFaultTurns(t *testing.T) map[string]adapters.ModelTurn {
 // sent: Gemini never streams part of a call); a refusal is SAFETY with
 // safetyRatings and no content.
 func TestSimFaultTurns(t *testing.T) {
-	for name, turn := range simFaultTurns(t) {
+	for name, ft := range simFaultTurns(t) {
 		t.Run(name, func(t *testing.T) {
-			o := simOpts(7)
+			o, turn := simOpts(7), ft.turn
 			events := simP.StreamEvents(turn, o)
 			_, s := adapterstest.Decode(t, New(), simSSE(events))
-			simCheckSummary(t, turn, o, s)
+			simCheckSummary(t, ft.want, turn, o, s)
 			_, s = adapterstest.Decode(t, New(), simP.Body(turn, o))
-			simCheckSummary(t, turn, o, s)
+			simCheckSummary(t, ft.want, turn, o, s)
 			last := events[len(events)-1].Data
 			switch turn.Stop {
 			case adapters.StopRefusal:
@@ -320,7 +370,7 @@ func TestSimStreamShape(t *testing.T) {
 					for pi, p := range c.Candidates[0].Content.Parts {
 						if _, ok := p["thoughtSignature"]; ok {
 							sigs++
-							if _, call := p["functionCall"]; simExpect(turn).calls != nil && (!call || pi != 0) {
+							if _, call := p["functionCall"]; sc.wants[i].calls != nil && (!call || pi != 0) {
 								t.Errorf("event %d: the signature is not on the first functionCall part", k)
 							}
 						}
@@ -343,9 +393,10 @@ func TestSimStreamShape(t *testing.T) {
 						}
 					}
 				}
-				w := simExpect(turn)
+				w := sc.wants[i]
+				text, reasoning := simScriptText(turn)
 				wantSigs := 0
-				if w.calls != nil || w.reasoning != "" {
+				if w.calls != nil || reasoning != "" {
 					wantSigs = 1
 				}
 				if sigs != wantSigs {
@@ -354,7 +405,7 @@ func TestSimStreamShape(t *testing.T) {
 				if w.calls != nil && phases[adapters.PhaseArgs] != 1 {
 					t.Errorf("the calls of a turn come in one chunk: %v", phases)
 				}
-				if n := utf8.RuneCountInString(w.text + w.reasoning); n > 0 && texts < n/6 {
+				if n := utf8.RuneCountInString(text + reasoning); n > 0 && texts < n/6 {
 					t.Errorf("%d text chunks for %d characters: not fragmented", texts, n)
 				}
 			})
@@ -376,10 +427,12 @@ func TestSimBodyShape(t *testing.T) {
 				t.Fatalf("%s turn %d body:\n%s", name, i+1, body)
 			}
 			sig := simSignature(o.Seed)
-			w := simExpect(turn)
+			// A turn with calls or thinking carries the signature once.
 			wantSigs := 0
-			if w.calls != nil || w.reasoning != "" {
-				wantSigs = 1
+			for _, it := range turn.Items {
+				if it.Kind == adapters.KindToolCall || it.Kind == adapters.KindReasoning {
+					wantSigs = 1
+				}
 			}
 			if n := bytes.Count(body, []byte(sig)); n != wantSigs {
 				t.Errorf("%s turn %d: the signature is in the body %d times, want %d", name, i+1, n, wantSigs)
@@ -410,7 +463,7 @@ func TestSimBodyShape(t *testing.T) {
 	}
 	parts := r.Candidates[0].Content.Parts
 	if len(parts) != 2 || !parts[0].Thought || parts[0].Text != "历史说还能退150元，就按150元。" || parts[0].ThoughtSignature != "" ||
-		parts[1].Thought || parts[1].ThoughtSignature == "" || !strings.Contains(parts[1].Text, `"max_refund_cents":15000`) || parts[1].Text != simExpect(final).text {
+		parts[1].Thought || parts[1].ThoughtSignature == "" || !strings.Contains(parts[1].Text, `"max_refund_cents":15000`) || parts[1].Text != final.Items[len(final.Items)-1].Text {
 		t.Errorf("final body parts: %+v", parts)
 	}
 	// Without thinking, the answer is one plain text part.
@@ -456,14 +509,14 @@ func TestSimDeterminism(t *testing.T) {
 // ---- the official SDK --------------------------------------------------------
 
 // simSDKCheck: what an SDK user collected equals the script.
-func simSDKCheck(t *testing.T, turn adapters.ModelTurn, o adapters.ResponseOptions, v sdkView) {
+func simSDKCheck(t *testing.T, w simWant, turn adapters.ModelTurn, v sdkView) {
 	t.Helper()
 	if v.err != nil {
 		t.Fatalf("SDK error: %v", v.err)
 	}
-	w := simExpect(turn)
-	if v.text != w.text || v.thoughts != w.reasoning {
-		t.Errorf("SDK text %q thoughts %q; want %q %q", v.text, v.thoughts, w.text, w.reasoning)
+	text, reasoning := simScriptText(turn)
+	if v.text != text || v.thoughts != reasoning {
+		t.Errorf("SDK text %q thoughts %q; want %q %q", v.text, v.thoughts, text, reasoning)
 	}
 	if v.finish != w.finish {
 		t.Errorf("SDK finishReason %q, want %q", v.finish, w.finish)
@@ -473,9 +526,9 @@ func simSDKCheck(t *testing.T, turn adapters.ModelTurn, o adapters.ResponseOptio
 	}
 	for i, fc := range v.calls {
 		var want map[string]any
-		_ = json.Unmarshal([]byte(adapters.ArgumentText(w.calls[i].Arguments)), &want)
-		if fc.Name != w.calls[i].Name || fc.ID != "" || !reflect.DeepEqual(fc.Args, want) {
-			t.Errorf("SDK call %d: %s %q %v, want %s %v", i, fc.Name, fc.ID, fc.Args, w.calls[i].Name, want)
+		_ = json.Unmarshal([]byte(w.calls[i].args), &want)
+		if fc.Name != w.calls[i].name || fc.ID != "" || !reflect.DeepEqual(fc.Args, want) {
+			t.Errorf("SDK call %d: %s %q %v, want %s %v", i, fc.Name, fc.ID, fc.Args, w.calls[i].name, want)
 		}
 	}
 	u := v.usage
@@ -508,13 +561,13 @@ func TestSimSDKStream(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/turn%d", sc.name, i+1), func(t *testing.T) {
 				o := simOpts(uint64(400 + i))
 				v, chunks := simSDKStream(t, simSSE(simP.StreamEvents(turn, o)), o.Model)
-				simSDKCheck(t, turn, o, v)
+				simSDKCheck(t, sc.wants[i], turn, v)
 				for _, r := range chunks {
 					if r.ResponseID != simP.ResponseID(o) || r.ModelVersion != o.Model {
 						t.Fatalf("SDK chunk %s %s", r.ResponseID, r.ModelVersion)
 					}
 				}
-				if w := simExpect(turn); w.calls != nil && len(chunks[len(chunks)-2].Candidates[0].Content.Parts[0].ThoughtSignature) != 189+3 {
+				if sc.wants[i].calls != nil && len(chunks[len(chunks)-2].Candidates[0].Content.Parts[0].ThoughtSignature) != 189+3 {
 					t.Error("the SDK did not read the call's thoughtSignature as 192 bytes")
 				}
 			})
@@ -532,7 +585,7 @@ func TestSimSDKBody(t *testing.T) {
 				r, err := c.Models.GenerateContent(context.Background(), o.Model, genai.Text("hi"), noContinuation)
 				v.err = err
 				v.add(r)
-				simSDKCheck(t, turn, o, v)
+				simSDKCheck(t, sc.wants[i], turn, v)
 				if r.ResponseID != simP.ResponseID(o) {
 					t.Errorf("SDK response id %s", r.ResponseID)
 				}
@@ -543,11 +596,11 @@ func TestSimSDKBody(t *testing.T) {
 
 // TestSimSDKFaultTurns: the SDK reads the truncated and refused turns too.
 func TestSimSDKFaultTurns(t *testing.T) {
-	for name, turn := range simFaultTurns(t) {
+	for name, ft := range simFaultTurns(t) {
 		t.Run(name, func(t *testing.T) {
 			o := simOpts(9)
-			v, _ := simSDKStream(t, simSSE(simP.StreamEvents(turn, o)), o.Model)
-			simSDKCheck(t, turn, o, v)
+			v, _ := simSDKStream(t, simSSE(simP.StreamEvents(ft.turn, o)), o.Model)
+			simSDKCheck(t, ft.want, ft.turn, v)
 		})
 	}
 }
@@ -660,7 +713,7 @@ func TestSimSDKLoop(t *testing.T) {
 						}
 						v.add(r)
 					}
-					simSDKCheck(t, turn, adapters.ResponseOptions{Model: "gemini-2.5-flash"}, v)
+					simSDKCheck(t, sc.wants[i], turn, v)
 					in := srv.seen[i]
 					if in.ModelTurns != i || in.Stream != streaming || in.Model != "gemini-2.5-flash" || in.MaxOutputTokens != 1800 || len(in.Tools) != 3 {
 						t.Fatalf("turn %d: inbound %+v", i+1, in)
@@ -668,9 +721,9 @@ func TestSimSDKLoop(t *testing.T) {
 					// The results of the whole history, each with the id the
 					// decoder gave its call (its index in its turn).
 					var want []adapters.ToolResult
-					for _, prev := range sc.turns[:i] {
-						for k, c := range simExpect(prev).calls {
-							want = append(want, adapters.ToolResult{CallID: fmt.Sprintf("%s%d", SyntheticCallIDPrefix, k), Name: c.Name, Content: `{"ok":true}`})
+					for _, prev := range sc.wants[:i] {
+						for k, c := range prev.calls {
+							want = append(want, adapters.ToolResult{CallID: fmt.Sprintf("%s%d", SyntheticCallIDPrefix, k), Name: c.name, Content: `{"ok":true}`})
 						}
 					}
 					if !reflect.DeepEqual(in.Results, want) {
@@ -783,7 +836,8 @@ func TestSimSDKErrors(t *testing.T) {
 // TestSimUnknownEvent: the unknown chunk is reported by our decoder and
 // passed over by the SDK; neither loses the rest.
 func TestSimUnknownEvent(t *testing.T) {
-	turn := simScenarios(t)[0].turns[2]
+	sc := simScenarios(t)[0]
+	turn := sc.turns[2]
 	o := simOpts(3)
 	events := simP.StreamEvents(turn, o)
 	events = append(events[:2:2], append([]adapters.WireEvent{simP.UnknownEvent()}, events[2:]...)...)
@@ -798,7 +852,7 @@ func TestSimUnknownEvent(t *testing.T) {
 		t.Fatalf("%d unknown events; summary %q %s", unknown, s.Text, s.StopReason)
 	}
 	v, _ := simSDKStream(t, simSSE(events), o.Model)
-	simSDKCheck(t, turn, o, v)
+	simSDKCheck(t, sc.wants[2], turn, v)
 }
 
 // ---- CheckRequest -------------------------------------------------------------
@@ -878,7 +932,7 @@ func TestSimOwnLoop(t *testing.T) {
 					} else {
 						st.FeedBody(simP.Body(turn, o))
 					}
-					simCheckSummary(t, turn, o, st.Summary())
+					simCheckSummary(t, sc.wants[i], turn, o, st.Summary())
 					next := st.Reducer().Turn()
 					for _, it := range next.Items {
 						if it.Kind == adapters.KindToolCall {

@@ -104,22 +104,96 @@ func TestScannerAgreesWithGJSON(t *testing.T) {
 	}
 }
 
-// The scanner must not panic or loop on text that is not JSON (the
-// decoder validates first, but the scanner does not rely on it).
-// TestScannerOnGarbage fails by panicking or by never terminating: the
-// scanners must stop on every truncated or malformed input.
-func TestScannerOnGarbage(t *testing.T) {
-	for _, s := range []string{"", "{", "[", `{"a`, `{"a":`, `{"a":"`, `{"a":[1,`, `{"a":{"b":"\`, "}", "]", `{,}`, `{"a" "b"}`, `["\\`} {
-		for m := newMembers(s); ; {
-			if _, _, ok := m.next(); !ok {
-				break
-			}
-		}
-		for e := newElements(s); ; {
-			if _, ok := e.next(); !ok {
-				break
-			}
-		}
-		_ = unquote(s)
+// scanBounded walks s with both iterators, recursing into every value,
+// and fails t unless each step moves forward inside s: at most one step
+// per byte, positions in [0, len(s)], each value a non-empty piece of s
+// at the position the iterator was at, end() inside s. A scanner that
+// loops, walks backwards or reads past the end fails here instead of
+// hanging or panicking.
+func scanBounded(t *testing.T, s string, depth int) {
+	t.Helper()
+	if depth > 64 {
+		return
 	}
+	m := newMembers(s)
+	for steps := 0; ; steps++ {
+		if steps > len(s) {
+			t.Fatalf("members of %q: more steps than bytes", s)
+		}
+		before := m.i
+		k, v, ok := m.next()
+		if m.i < before || m.i > len(s) {
+			t.Fatalf("members of %q: position %d after %d", s, m.i, before)
+		}
+		if !ok {
+			break
+		}
+		if v == "" || !strings.HasSuffix(s[:m.i], v) {
+			t.Fatalf("members of %q: key %q value %q does not end at the position %d", s, k, v, m.i)
+		}
+		scanBounded(t, v, depth+1)
+	}
+	if end := m.end(); end < 0 || end > len(s) {
+		t.Fatalf("members of %q: end %d", s, end)
+	}
+	e := newElements(s)
+	for steps := 0; ; steps++ {
+		if steps > len(s) {
+			t.Fatalf("elements of %q: more steps than bytes", s)
+		}
+		before := e.i
+		v, ok := e.next()
+		if e.i < before || e.i > len(s) {
+			t.Fatalf("elements of %q: position %d after %d", s, e.i, before)
+		}
+		if !ok {
+			break
+		}
+		if v == "" || !strings.HasSuffix(s[:e.i], v) {
+			t.Fatalf("elements of %q: value %q does not end at the position %d", s, v, e.i)
+		}
+		scanBounded(t, v, depth+1)
+	}
+	if end := e.end(); end < 0 || end > len(s) {
+		t.Fatalf("elements of %q: end %d", s, end)
+	}
+	_ = unquote(s)
+}
+
+// The scanner must not panic, loop or read out of place on text that is
+// not JSON (the decoder validates first, but the scanner does not rely on
+// it); on the members it does find, its values are the text's own.
+func TestScannerOnGarbage(t *testing.T) {
+	for _, s := range []string{"", "{", "[", `{"a`, `{"a":`, `{"a":"`, `{"a":[1,`, `{"a":{"b":"\`, "}", "]", `{,}`, `{"a" "b"}`, `["\\`,
+		`{"a":1,"b":`, `[1,2,`, `{"a":"x\"}`, `[[[[`, `{"a":{"a":{"a":`, "\x00{\"\x00\":1}"} {
+		scanBounded(t, s, 0)
+	}
+	// What a truncated object yields: the members before the cut, then the
+	// cut value as the rest of the text (the decoder never gets here: it
+	// validates first).
+	var got []string
+	for m := newMembers(`{"a":1,"b":[2,3],"c":"x`); ; {
+		k, v, ok := m.next()
+		if !ok {
+			break
+		}
+		got = append(got, k+"="+v)
+	}
+	if strings.Join(got, " ") != `a=1 b=[2,3] c="x` {
+		t.Fatalf("members of a cut object: %q", got)
+	}
+}
+
+// FuzzScan: on any input the iterators stay bounded and in place, and on
+// valid JSON they walk exactly what gjson.ForEach walks.
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,{"b":"c\\"}]}`, `{"a":"`, `[1,2,`, ` { "k" : [ true , null ] } `, `{"s":"]}\"{["}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		scanBounded(t, data, 0)
+		if gjson.Valid(data) {
+			sameWalk(t, data)
+		}
+	})
 }

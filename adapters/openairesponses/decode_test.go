@@ -3,6 +3,7 @@ package openairesponses
 import (
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -436,19 +437,39 @@ func TestBareErrorPayloadAndCancelled(t *testing.T) {
 	wantTerminal(t, "error body", s, adapters.StatusFailed, adapters.StopError, "error")
 }
 
+// Odd events neither panic nor vanish: each is reported by the diagnostic
+// that names it, and the stream's terminal says what the stream came to.
 func TestNoPanicOnOddEvents(t *testing.T) {
-	odd := []string{
-		`{}`, `null`, `"x"`, `{"type":5}`, `{"type":"response.output_item.done"}`,
-		`{"type":"response.output_item.done","item":{"type":"message","content":"oops"}}`,
-		`{"type":"response.completed","response":null}`,
-		`{"type":"response.refusal.delta","output_index":3,"delta":"no"}`,
-		`{"type":"response.function_call_arguments.delta","item_id":"fc_x","delta":{"a":1}}`,
-		`{"type":"error","error":"plain string"}`,
-	}
-	for _, o := range odd {
-		events, _ := decodeEvents(t, o)
-		if len(events) == 0 {
-			t.Errorf("%s: no events", o)
+	const cut = adapters.DiagStreamCut
+	unknown := adapters.StatusUnknown
+	for _, c := range []struct {
+		data   string
+		diags  []string
+		status adapters.Status
+		stop   adapters.StopReason
+	}{
+		{`{}`, []string{adapters.DiagMalformedEvent, cut}, unknown, adapters.StopUnknown},
+		{`null`, []string{adapters.DiagMalformedEvent, cut}, unknown, adapters.StopUnknown},
+		{`"x"`, []string{adapters.DiagMalformedEvent, cut}, unknown, adapters.StopUnknown},
+		{`{"type":5}`, []string{adapters.DiagMalformedEvent, cut}, unknown, adapters.StopUnknown},
+		// Without an item the event cannot be applied: it is kept as unknown.
+		{`{"type":"response.output_item.done"}`, []string{adapters.DiagUnknownEvent, cut}, unknown, adapters.StopUnknown},
+		{`{"type":"response.output_item.done","item":{"type":"message","content":"oops"}}`, []string{cut}, unknown, adapters.StopUnknown},
+		{`{"type":"response.completed","response":null}`, nil, adapters.StatusCompleted, adapters.StopFinal},
+		{`{"type":"response.refusal.delta","output_index":3,"delta":"no"}`, []string{adapters.DiagUnknownItem, cut}, unknown, adapters.StopUnknown},
+		{`{"type":"response.function_call_arguments.delta","item_id":"fc_x","delta":{"a":1}}`, []string{adapters.DiagUnknownItem, cut}, unknown, adapters.StopUnknown},
+		{`{"type":"error","error":"plain string"}`, []string{adapters.DiagErrorEvent}, adapters.StatusFailed, adapters.StopError},
+	} {
+		events, s := decodeEvents(t, c.data)
+		var kinds []string
+		for _, d := range s.Diagnostics {
+			kinds = append(kinds, d.Kind)
+		}
+		if !reflect.DeepEqual(kinds, c.diags) || s.Terminal != c.status || s.StopReason != c.stop {
+			t.Errorf("%s: diagnostics %v, terminal %s/%s; want %v, %s/%s", c.data, kinds, s.Terminal, s.StopReason, c.diags, c.status, c.stop)
+		}
+		if last := events[len(events)-1]; last.Type != adapters.EvTerminal {
+			t.Errorf("%s: the last event is %s, not the terminal", c.data, last.Type)
 		}
 	}
 }
