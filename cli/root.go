@@ -26,9 +26,11 @@ const (
 type App struct {
 	DB    string
 	Theme string
-	Out   io.Writer
-	Err   io.Writer
-	In    io.Reader
+	// OtelContent is the workbench's --otel-content.
+	OtelContent bool
+	Out         io.Writer
+	Err         io.Writer
+	In          io.Reader
 }
 
 // exitError carries an exit code through cobra.
@@ -82,6 +84,7 @@ the built-in simulator.`,
 	}
 	root.PersistentFlags().StringVar(&app.DB, "db", defaultDB(), "SQLite database of sessions (env MODELWIRE_DB)")
 	root.PersistentFlags().StringVar(&app.Theme, "theme", "dark", "colour theme: dark, light or contrast")
+	root.Flags().BoolVar(&app.OtelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the traces")
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
 	root.SetIn(app.In)

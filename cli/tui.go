@@ -54,7 +54,7 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 		opts.Replay = id
 	}
 	opts.Theme, opts.NoColor, opts.Log = app.Theme, noColor, log
-	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log}
+	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log, Ended: tuiExport(db, app.OtelContent, log)}
 	opts.Library = ui.StoreLibrary{DB: db}
 	ctx := cmd.Context()
 	if ctx == nil {

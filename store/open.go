@@ -137,6 +137,15 @@ func (db *DB) Path() string { return db.path }
 // ReadOnly reports whether the database was opened read-only.
 func (db *DB) ReadOnly() bool { return db.readOnly }
 
+// Flush commits what this handle has queued, so that its own reads (an
+// export of a session still being written) see every event it was given.
+func (db *DB) Flush() error {
+	if db.w == nil {
+		return nil
+	}
+	return db.w.flush()
+}
+
 // Close commits what is pending, marks the sessions this handle was still
 // writing as interrupted (they never got their FinishSession), and closes
 // the database.
