@@ -177,9 +177,9 @@ type jaegerTrace struct {
 			RefType string `json:"refType"`
 			SpanID  string `json:"spanID"`
 		} `json:"references"`
-		Tags      []jaegerTag `json:"tags"`
+		Tags      []jaegerTag                    `json:"tags"`
 		Logs      []struct{ Fields []jaegerTag } `json:"logs"`
-		ProcessID string      `json:"processID"`
+		ProcessID string                         `json:"processID"`
 	} `json:"spans"`
 	Processes map[string]struct {
 		ServiceName string `json:"serviceName"`
