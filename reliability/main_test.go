@@ -125,6 +125,16 @@ func baseEnv(t *testing.T) []string {
 		"NO_COLOR=1")
 }
 
+// openSQL opens a SQLite file directly, as any other program would.
+func openSQL(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 // integrity runs PRAGMA integrity_check on a database file.
 func integrity(t *testing.T, path string) string {
 	t.Helper()
