@@ -87,3 +87,11 @@ func (cs *chatStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func chatRequest(marker string) string {
 	return `{"model":"rel-model","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"reliability ` + marker + `"}]}`
 }
+
+// hashes are the hashes of the request bodies received and the responses
+// written so far.
+func (cs *chatStream) hashes() (reqs, outs [][32]byte) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return append([][32]byte(nil), cs.reqHashes...), append([][32]byte(nil), cs.outHashes...)
+}
