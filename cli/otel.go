@@ -22,6 +22,7 @@ func exportOTLP(ctx context.Context, app *App, prefix, endpoint string, content 
 	} else if _, err := telemetry.TracesURL(endpoint); err != nil {
 		return usageErr("--%v", err)
 	}
+	where = telemetry.Display(where)
 	db, id, err := resolveSession(app, prefix)
 	if err != nil {
 		return err

@@ -83,9 +83,9 @@ func afterKill(t *testing.T, path string, seen int) killOutcome {
 }
 
 // killWhen polls the database while cmd runs and kills it with SIGKILL
-// once a reader sees at least target deltas committed. It returns how
-// many the reader last saw, and false when the process ended first.
-func killWhen(t *testing.T, cmd *exec.Cmd, exited <-chan error, path string, target int) (int, bool) {
+// once ready says so (given what a reader last saw committed). It returns
+// how many deltas the reader saw, and false when the process ended first.
+func killWhen(t *testing.T, cmd *exec.Cmd, exited <-chan error, path string, ready func(seen int) bool) (int, bool) {
 	t.Helper()
 	seen := 0
 	for {
@@ -99,7 +99,7 @@ func killWhen(t *testing.T, cmd *exec.Cmd, exited <-chan error, path string, tar
 		} else if !strings.Contains(err.Error(), "no such file") && !isBusy(err) {
 			t.Logf("reading while the writer runs: %v", err)
 		}
-		if seen >= target {
+		if ready(seen) {
 			_ = cmd.Process.Kill()
 			<-exited
 			return seen, true
@@ -115,14 +115,19 @@ func isBusy(err error) bool {
 }
 
 // TestKillRun SIGKILLs `modelwire run` at random points of a long stream.
+// The upstream holds the stream open at a random event, so the run is
+// certainly mid-stream, and the kill comes a random few milliseconds
+// later, while the last events may still be on their way to the disk.
 func TestKillRun(t *testing.T) {
 	kills, events := size(8, 30), size(3000, 10000)
 	seed := rand.Uint64()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	t.Logf("seed %d", seed)
-	_, upstream := newChatStream(t, events, 10)
-	survived, lost, done := 0, 0, 0
+	survived, lost := 0, 0
 	for i := 0; i < kills; i++ {
+		cs, upstream := newChatStream(t, events, 10)
+		cs.stallAt, cs.stalled = 1+rng.IntN(events-1), make(chan struct{})
+		delay := time.Duration(rng.IntN(40)) * time.Millisecond
 		path := filepath.Join(t.TempDir(), "run.db")
 		cmd := exec.Command(binPath, "--db", path, "run", "--provider", "compatible", "--base-url", upstream+"/v1",
 			"--protocol", "openai-chat", "--approve", "auto", "--json")
@@ -133,15 +138,20 @@ func TestKillRun(t *testing.T) {
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		target := rng.IntN(events * 9 / 10)
-		seen, killed := killWhen(t, cmd, exited, path, target)
-		if !killed || seen == events {
-			done++ // the stream ended first: not a kill mid-stream; try again
-			i--
-			if done > kills {
-				t.Fatalf("%d runs ended before the kill point", done)
+		var at time.Time
+		seen, killed := killWhen(t, cmd, exited, path, func(int) bool {
+			select {
+			case <-cs.stalled:
+				if at.IsZero() {
+					at = time.Now()
+				}
+				return time.Since(at) >= delay
+			default:
+				return false
 			}
-			continue
+		})
+		if !killed {
+			t.Fatalf("kill %d: the run ended on its own in the middle of its stream", i)
 		}
 		o := afterKill(t, path, seen)
 		if o.kept >= o.seen {
@@ -179,7 +189,7 @@ func TestKillProxy(t *testing.T) {
 			got <- b
 		}()
 		target := 1 + rng.IntN(events*9/10)
-		seen, killed := killWhen(t, cmd, exited, path, target)
+		seen, killed := killWhen(t, cmd, exited, path, func(seen int) bool { return seen >= target })
 		if !killed {
 			t.Fatalf("the proxy exited on its own")
 		}

@@ -20,6 +20,12 @@ import (
 // request body it received and of each response it wrote.
 type chatStream struct {
 	n, pace int
+	// stallAt, when > 0, holds every stream open after that many deltas
+	// (closing stalled) until the client goes away.
+	stallAt int
+	stalled chan struct{}
+
+	stallOnce sync.Once
 
 	mu        sync.Mutex
 	requests  int
@@ -63,6 +69,12 @@ func (cs *chatStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	const head = `{"id":"chatcmpl-rel","object":"chat.completion.chunk","created":1767225600,"model":"rel-model","choices":[{"index":0,"delta":`
 	fmt.Fprintf(bw, "data: %s{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n", head)
 	for i := 0; i < n; i++ {
+		if cs.stallAt > 0 && i == cs.stallAt {
+			flush()
+			cs.stallOnce.Do(func() { close(cs.stalled) })
+			<-r.Context().Done()
+			return
+		}
 		fmt.Fprintf(bw, "data: %s{\"content\":\"w%d \"},\"finish_reason\":null}]}\n\n", head, i)
 		if cs.pace > 0 && i%cs.pace == cs.pace-1 {
 			flush()

@@ -208,3 +208,14 @@ func ExportFromEnv(ctx context.Context, db *store.DB, id string, o Options) (ok 
 	_, err = Export(ctx, db, id, o)
 	return true, err
 }
+
+// Display is an endpoint as messages may show it: without a password or
+// a query, where credentials hide.
+func Display(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "the configured endpoint"
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return u.Redacted()
+}
