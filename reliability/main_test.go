@@ -36,7 +36,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binPath = filepath.Join(dir, "modelwire")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", binPath, "..")
+	// go test puts its own go first on PATH.
+	build := exec.Command("go", "build", "-o", binPath, "..")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building modelwire:", err)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -56,8 +55,8 @@ func jaegerBinary(t *testing.T) string {
 	}
 	tmp := fmt.Sprintf("%s.tmp-%d", bin, os.Getpid())
 	defer os.Remove(tmp)
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(goTool, "build", "-o", tmp, "github.com/jaegertracing/jaeger/cmd/jaeger")
+	// go test puts its own go first on PATH.
+	cmd := exec.Command("go", "build", "-o", tmp, "github.com/jaegertracing/jaeger/cmd/jaeger")
 	cmd.Dir = "jaegertool"
 	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	t.Logf("building Jaeger %s into %s (once; about ten minutes cold)", jaegerVersion, bin)

@@ -236,10 +236,6 @@ func build(t trace.Tracer, s *store.Session, replies map[attemptKey]*reply, cont
 }
 
 func callSpan(ctx context.Context, t trace.Tracer, s *store.Session, a store.Attempt, r *reply, content bool) trace.Span {
-	model := a.ResponseModel
-	if model == "" {
-		model = s.Model
-	}
 	op := operationName(a.Protocol)
 	attrs := []attribute.KeyValue{
 		op,

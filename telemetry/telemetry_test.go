@@ -210,7 +210,7 @@ func TestExportContentOnlyWhenAsked(t *testing.T) {
 	for _, s := range spans {
 		for _, kv := range s.Attributes() {
 			found[string(kv.Key)] = true
-			all.WriteString(kv.Value.Emit())
+			all.WriteString(kv.Value.String())
 		}
 	}
 	for _, k := range []string{"gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.output.messages", "modelwire.request.body"} {
