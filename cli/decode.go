@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 
@@ -71,6 +72,9 @@ func openInput(app *App, args []string) (io.ReadCloser, string, error) {
 	return f, args[0], nil
 }
 
+// maxDecodeBody bounds a whole (non-streamed) body that decode reads.
+const maxDecodeBody = 64 << 20
+
 func decode(app *App, p adapters.Protocol, in io.Reader, name string, summary, forceStream bool) error {
 	br := bufio.NewReaderSize(in, 64<<10)
 	head, err := br.Peek(512)
@@ -85,11 +89,20 @@ func decode(app *App, p adapters.Protocol, in io.Reader, name string, summary, f
 
 	isStream := forceStream || p.Framing() == adapters.FramingNDJSON || adapters.LooksLikeStream(head)
 	if !isStream {
-		body, err := io.ReadAll(br)
+		// A whole body is decoded in memory: bound it, as the stream reader
+		// bounds each event, so a huge input costs a diagnostic, not the
+		// machine's memory.
+		body, err := io.ReadAll(io.LimitReader(br, maxDecodeBody+1))
 		if err != nil {
 			return usageErr("cannot read %s: %v", name, err)
 		}
-		events := st.FeedBody(body)
+		var events []adapters.Event
+		if len(body) > maxDecodeBody {
+			events = st.End(adapters.Diag(adapters.DiagEventTooLarge,
+				fmt.Sprintf("the body is longer than %d bytes; it was not decoded", maxDecodeBody)))
+		} else {
+			events = st.FeedBody(body)
+		}
 		if summary {
 			return enc.Encode(st.Summary())
 		}

@@ -10,7 +10,7 @@ import (
 // openJournal opens the session store for a run and describes the session
 // about to be recorded. A database that is not ours, or corrupt, is bad
 // input (exit 2) and is left untouched.
-func openJournal(app *App, sc *session.Scenario, f runFlags, prov session.Provider) (session.Journal, func(), error) {
+func openJournal(app *App, sc *session.Scenario, f runFlags, prov session.Provider) (session.Journal, *store.DB, error) {
 	db, err := openForWrite(app)
 	if err != nil {
 		return nil, nil, err
@@ -31,5 +31,5 @@ func openJournal(app *App, sc *session.Scenario, f runFlags, prov session.Provid
 		Model: model, BaseURL: prov.BaseURL, Source: "run", Version: Version,
 		Manifest: store.Manifest{Parameters: params, Tools: tools, OutputSchema: sc.Output.Schema},
 	}, !f.noStream)
-	return j, func() { _ = db.Close() }, nil
+	return j, db, nil
 }

@@ -34,7 +34,7 @@ func init() { register(newProxyCmd) }
 // proxyFlags are the flags of `modelwire proxy`.
 type proxyFlags struct {
 	listen, upstream, fault string
-	tui, hold               bool
+	tui, hold, otelContent  bool
 }
 
 func newProxyCmd(app *App) *cobra.Command {
@@ -83,6 +83,7 @@ provider's error format, saying the operator rejected the call).`,
 	fl.StringVar(&f.fault, "fault", "", "faults for --upstream sim, comma-separated (NAME or NAME:always)")
 	fl.BoolVar(&f.tui, "tui", false, "show the exchanges live in the workbench")
 	fl.BoolVar(&f.hold, "hold-tools", false, "hold responses that propose tool calls for approval (changes what the application sees)")
+	fl.BoolVar(&f.otelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the traces")
 	completeWith(cmd, "fault", sim.FaultNames())
 	return cmd
 }
@@ -162,7 +163,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	var rec *ui.Recording
 	if f.tui {
 		rec = ui.NewRecording()
-		rec.Engine = &ui.EngineBackend{DB: db, Version: Version, Log: log}
+		rec.Engine = &ui.EngineBackend{DB: db, Version: Version, Log: log, Ended: tuiExport(db, f.otelContent, log)}
 		opts.Observe = rec.Observe
 		if f.hold {
 			opts.Hold = rec
@@ -173,6 +174,10 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 		if f.hold {
 			opts.Hold = &terminalDecider{in: app.In, out: app.Err, scenario: &session.Scenario{}}
 		}
+	}
+	if live := newLiveExporter(db, f.otelContent, log); live != nil {
+		defer live.close()
+		opts.Observe = bothObservers(opts.Observe, live.observe)
 	}
 	px := proxy.New(opts)
 	srv := &http.Server{Handler: px, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}

@@ -31,9 +31,11 @@ type App struct {
 	Theme string
 	// Pace is the workbench simulator's words a second (--pace).
 	Pace float64
-	Out  io.Writer
-	Err  io.Writer
-	In   io.Reader
+	// OtelContent is the workbench's --otel-content.
+	OtelContent bool
+	Out         io.Writer
+	Err         io.Writer
+	In          io.Reader
 }
 
 // exitError carries an exit code through cobra.
@@ -88,6 +90,7 @@ the built-in simulator.`,
 	root.PersistentFlags().StringVar(&app.DB, "db", defaultDB(), "SQLite database of sessions (env MODELWIRE_DB)")
 	root.PersistentFlags().StringVar(&app.Theme, "theme", "dark", "colour theme: dark, light or contrast")
 	root.Flags().Float64Var(&app.Pace, "pace", sim.DefaultPace, "the workbench simulator's pace, words a second (0: as fast as it goes)")
+	root.Flags().BoolVar(&app.OtelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the traces")
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
 	root.SetIn(app.In)

@@ -23,7 +23,7 @@ func init() { register(newRunCmd) }
 // runFlags are the flags of `modelwire run`.
 type runFlags struct {
 	scenario, protocol, provider, model, baseURL string
-	stream, noStream, json, regenerate           bool
+	stream, noStream, json, regenerate, otelContent bool
 	approve, fault, history                      string
 	pace                                         float64
 	timeouts                                     session.Timeouts
@@ -67,6 +67,7 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 	fl.StringVar(&f.history, "history", "full", "history: full, or previous-response-id (openai-responses previous_response_id, gemini-interactions previous_interaction_id)")
 	fl.BoolVar(&f.regenerate, "regenerate", true, "when parse, schema or domain fails, ask the model once more with the exact error (--regenerate=false: stop at the first failure)")
 	fl.BoolVar(&f.json, "json", false, "print JSON lines: canonical events, decisions, results, and the session result")
+	fl.BoolVar(&f.otelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the trace")
 	fl.DurationVar(&f.timeouts.Connect, "connect-timeout", session.DefaultTimeouts.Connect, "limit on connecting")
 	fl.DurationVar(&f.timeouts.FirstEvent, "first-event-timeout", session.DefaultTimeouts.FirstEvent, "limit from sending to the first event")
 	fl.DurationVar(&f.timeouts.Idle, "idle-timeout", session.DefaultTimeouts.Idle, "limit between two events")
@@ -150,11 +151,11 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	journal, closeJournal, err := openJournal(app, sc, f, prov)
+	journal, db, err := openJournal(app, sc, f, prov)
 	if err != nil {
 		return err
 	}
-	defer closeJournal()
+	defer db.Close()
 
 	var observe session.Observer
 	printer := &runPrinter{out: app.Out, json: f.json}
@@ -170,6 +171,7 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		return failedErr("%v", err)
 	}
 	printer.result(res)
+	liveExport(ctx, app, db, res.SessionID, f.otelContent)
 	if !res.Passed() {
 		return &exitError{code: ExitFailed, err: fmt.Errorf("session %s: %s", res.SessionID, session.FirstFailure(res.Layers))}
 	}

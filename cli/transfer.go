@@ -24,11 +24,11 @@ func init() {
 }
 
 func newExportCmd(app *App) *cobra.Command {
-	var format, output string
-	var force bool
+	var format, output, endpoint string
+	var force, content bool
 	cmd := &cobra.Command{
-		Use:   "export ID [--format jsonl|har] [-o FILE]",
-		Short: "Write a stored session as JSON Lines or as a HAR file",
+		Use:   "export ID [--format jsonl|har|otlp] [-o FILE] [--endpoint URL]",
+		Short: "Write a stored session as JSON Lines or as a HAR file, or send it as an OpenTelemetry trace",
 		Long: `Export a stored session (ID or a unique prefix of one).
 
 jsonl (the default) is modelwire's own format: the session, its attempts and its
@@ -39,14 +39,24 @@ har is an HTTP Archive 1.2, one entry per HTTP attempt with its request and its
 response (a streamed response as its SSE stream), for browsers' devtools, HAR
 viewers and other tools. Keys are redacted in both, as they are in the database.
 
+otlp sends the session to an OpenTelemetry backend (Jaeger, Tempo, an
+OTel Collector…) over OTLP/HTTP as one trace in the GenAI semantic conventions:
+a span per model call, a span per tool execution, the validation layers as span
+events. --endpoint is the OTLP/HTTP base URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT);
+prompts, answers and tool arguments are only sent with --otel-content; keys never.
+
 Without -o the export goes to standard output. An existing -o file is only
 replaced with --force.`,
 		Example: `  modelwire export 01jd3k -o refund.jsonl
-  modelwire export 01jd3k --format har -o refund.har`,
+  modelwire export 01jd3k --format har -o refund.har
+  modelwire export 01jd3k --format otlp --endpoint http://127.0.0.1:4318`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format == "otlp" {
+				return exportOTLP(cmd.Context(), app, args[0], endpoint, content)
+			}
 			if format != "jsonl" && format != "har" {
-				return usageErr("--format %q: want jsonl or har", format)
+				return usageErr("--format %q: want jsonl, har or otlp", format)
 			}
 			if output != "" && output != "-" && !force {
 				if _, err := os.Stat(output); err == nil {
@@ -72,9 +82,11 @@ replaced with --force.`,
 			return writeFileAtomic(output, write)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl or har")
+	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl, har or otlp")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE instead of standard output")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing -o file")
+	cmd.Flags().StringVar(&endpoint, "endpoint", "", "otlp: the OTLP/HTTP base URL (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
+	cmd.Flags().BoolVar(&content, "otel-content", false, "otlp: include prompts, answers, tool arguments and results")
 	return cmd
 }
 

@@ -57,7 +57,7 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 		opts.Replay = id
 	}
 	opts.Theme, opts.NoColor, opts.Log = app.Theme, noColor, log
-	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log, Pace: app.Pace}
+	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log, Pace: app.Pace, Ended: tuiExport(db, app.OtelContent, log)}
 	opts.Library = ui.StoreLibrary{DB: db}
 	ctx := cmd.Context()
 	if ctx == nil {

@@ -113,6 +113,12 @@ const maxBody = 64 << 20
 
 // ServeHTTP forwards one request and records the exchange.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		// modelwire is a reverse proxy for base URLs, never a tunnel to a
+		// host the request names.
+		writeJSONError(w, http.StatusMethodNotAllowed, "modelwire proxy: CONNECT is not supported; set the application's base URL to the proxy instead")
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		http.Error(w, "modelwire proxy: reading the request body: "+err.Error(), http.StatusBadRequest)

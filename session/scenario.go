@@ -5,9 +5,11 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr/vm"
 
@@ -182,11 +184,23 @@ func (e *ScenarioError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", e.File, p, e.Problem)
 }
 
+// maxScenarioFile bounds a scenario file: checking one takes several times
+// its size in memory, and a real scenario is a few kilobytes.
+const maxScenarioFile = 16 << 20
+
 // LoadScenarioFile reads a scenario file; variant selects a variant of it.
 func LoadScenarioFile(path, variant string) (*Scenario, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, &ScenarioError{File: path, Problem: "cannot read: " + err.Error()}
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxScenarioFile+1))
+	if err != nil {
+		return nil, &ScenarioError{File: path, Problem: "cannot read: " + err.Error()}
+	}
+	if len(b) > maxScenarioFile {
+		return nil, &ScenarioError{File: path, Problem: fmt.Sprintf("larger than %d MiB: not a scenario", maxScenarioFile>>20)}
 	}
 	return ParseScenario(path, b, variant)
 }
@@ -195,6 +209,9 @@ func LoadScenarioFile(path, variant string) (*Scenario, error) {
 // then its meaning (tool names unique, schemas compile, the script names
 // known tools, checks point somewhere sensible), and selects a variant.
 func ParseScenario(file string, data []byte, variant string) (*Scenario, error) {
+	if !utf8.Valid(data) {
+		return nil, &ScenarioError{File: file, Problem: "not valid UTF-8: a scenario is a JSON document, and JSON is UTF-8"}
+	}
 	if vs := scenarioSchema.Validate(data); vs != nil {
 		return nil, &ScenarioError{File: file, Pointer: vs[0].Pointer, Problem: vs[0].Message}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -539,4 +540,21 @@ func TestBudgetThatCannotFit(t *testing.T) {
 	if b.Output != 8000 || b.Problem != "" {
 		t.Fatalf("no output limit: budget %+v", b)
 	}
+}
+
+// FuzzParseScenario checks scenario files of arbitrary bytes: a scenario
+// or a ScenarioError, never a panic.
+func FuzzParseScenario(f *testing.F) {
+	if b, err := os.ReadFile("../samples/refund.json"); err == nil {
+		f.Add(b, "")
+		f.Add(b, "wrong-cap")
+	}
+	f.Add([]byte(`{}`), "")
+	f.Add([]byte(`{"name":"x","title":"t","sources":[],"script":[]}`), "v")
+	f.Fuzz(func(t *testing.T, b []byte, variant string) {
+		sc, err := session.ParseScenario("fuzz.json", b, variant)
+		if err == nil && sc == nil {
+			t.Fatal("no scenario and no error")
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
 )
@@ -286,6 +287,11 @@ func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, 
 	if err != nil {
 		return res, &InputError{File: name, Entry: -1, Msg: err.Error()}
 	}
+	if !utf8.Valid(data) {
+		// JSON is UTF-8 (RFC 8259); encoding/json would quietly turn bad
+		// bytes into U+FFFD and import a body that was never sent.
+		return res, &InputError{File: name, Entry: -1, Msg: fmt.Sprintf("not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
+	}
 	var top struct {
 		Log *struct {
 			Entries []json.RawMessage `json:"entries"`
@@ -537,4 +543,16 @@ func (db *DB) importHAREntry(p harPlan, lookup Lookup) (string, error) {
 		status = StatusFailed
 	}
 	return w.ID(), w.finish(status, p.started.Add(end))
+}
+
+// invalidUTF8At is the offset of the first byte that is not valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }

@@ -307,6 +307,11 @@ func scanJSONL(r io.Reader, name string, fn func(line int, kind string, raw []by
 			}
 			continue
 		}
+		if !utf8.Valid(b) {
+			// encoding/json would quietly turn the bytes into U+FFFD: an
+			// export is always UTF-8, so this one is damaged.
+			return nil, bad(line, "not valid UTF-8")
+		}
 		var head struct {
 			Type string `json:"type"`
 		}

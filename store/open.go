@@ -85,8 +85,10 @@ func OpenWith(path string, o Options) (*DB, error) {
 	if err := checkFile(path, abs, o.ReadOnly); err != nil {
 		return nil, err
 	}
+	removeNew := sidecarsCleanup(abs)
 	schema, err := checkSchema(path, abs)
 	if err != nil {
+		removeNew()
 		return nil, err
 	}
 
@@ -103,10 +105,14 @@ func OpenWith(path string, o Options) (*DB, error) {
 	pool.SetMaxOpenConns(8)
 	pool.SetMaxIdleConns(4)
 	db := &DB{path: path, sql: pool, readOnly: o.ReadOnly, token: newWriterToken(), schema: schema}
+	fail := func(err error) (*DB, error) {
+		db.Close()
+		removeNew()
+		return nil, classify(path, err)
+	}
 	if !o.ReadOnly {
 		if err := db.migrate(); err != nil {
-			pool.Close()
-			return nil, classify(path, err)
+			return fail(err)
 		}
 		db.schema = SchemaVersion
 		iv := o.FlushInterval
@@ -115,18 +121,15 @@ func OpenWith(path string, o Options) (*DB, error) {
 		}
 		w, err := newWriter(db, iv)
 		if err != nil {
-			pool.Close()
-			return nil, classify(path, err)
+			return fail(err)
 		}
 		db.w = w
 		registerLive(db.token)
 		if _, err := db.sweep(context.Background()); err != nil {
-			db.Close()
-			return nil, classify(path, err)
+			return fail(err)
 		}
 	} else if err := pool.Ping(); err != nil {
-		pool.Close()
-		return nil, classify(path, err)
+		return fail(err)
 	}
 	return db, nil
 }
@@ -136,6 +139,15 @@ func (db *DB) Path() string { return db.path }
 
 // ReadOnly reports whether the database was opened read-only.
 func (db *DB) ReadOnly() bool { return db.readOnly }
+
+// Flush commits what this handle has queued, so that its own reads (an
+// export of a session still being written) see every event it was given.
+func (db *DB) Flush() error {
+	if db.w == nil {
+		return nil
+	}
+	return db.w.flush()
+}
 
 // Close commits what is pending, marks the sessions this handle was still
 // writing as interrupted (they never got their FinishSession), and closes
@@ -232,6 +244,24 @@ func checkSchema(path, abs string) (int, error) {
 		return 0, &OpenError{Path: path, Kind: ErrNotModelwire}
 	}
 	return 0, nil // an empty database: ours to initialise
+}
+
+// sidecarsCleanup notes which of SQLite's -wal and -shm files exist beside
+// the database and returns a function that removes the ones that did not:
+// an open that fails (a corrupt file, one that is not ours) leaves the
+// directory as it found it.
+func sidecarsCleanup(abs string) func() {
+	var created []string
+	for _, p := range []string{abs + "-wal", abs + "-shm"} {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			created = append(created, p)
+		}
+	}
+	return func() {
+		for _, p := range created {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // classify turns a SQLite error met while opening into an OpenError.

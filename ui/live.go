@@ -73,6 +73,9 @@ type EngineBackend struct {
 	Log     *slog.Logger
 	// Pace is the simulator's words a second (0: no pacing).
 	Pace float64
+	// Ended, when set, is given each recorded session once it has ended,
+	// on the backend's goroutine (the live OpenTelemetry export).
+	Ended func(ctx context.Context, sessionID string)
 }
 
 // Run runs one session to its end.
@@ -107,7 +110,10 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 	if err != nil {
 		return err
 	}
-	_, err = s.Run(ctx)
+	res, err := s.Run(ctx)
+	if b.Ended != nil && b.DB != nil && res != nil && res.SessionID != "" {
+		b.Ended(ctx, res.SessionID)
+	}
 	return err
 }
 
