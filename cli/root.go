@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/modelwire/modelwire/themes"
 )
 
 // Version is modelwire's version; the release build overrides it with -ldflags.
@@ -35,6 +37,9 @@ type App struct {
 type exitError struct {
 	code int
 	err  error
+	// shown: the message is already on the screen (a run's verdict), so
+	// Main does not print it a second time.
+	shown bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -70,9 +75,20 @@ instructions, context, tools and schemas; the stream of typed events per output
 item and tool call; tool proposals waiting for a person; the terminal state; and
 five layers of validation. With no arguments it opens the refund walkthrough on
 the built-in simulator.`,
+		Example: `  modelwire
+  modelwire --theme contrast
+  NO_COLOR=1 modelwire --db /tmp/workshop.db`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
+		// The global flags are checked before any command runs, so that a
+		// typo is never silently accepted, whatever the command.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := themes.ByName(app.Theme); err != nil {
+				return usageErr("--theme: %v", err)
+			}
+			return checkDBPath(app.DB, cmd.Flags().Changed("db") || os.Getenv("MODELWIRE_DB") != "")
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runTUI == nil {
 				return cmd.Help()
@@ -110,6 +126,31 @@ func defaultDB() string {
 	return filepath.Join(home, ".local", "share", "modelwire", "modelwire.db")
 }
 
+// checkDBPath refuses a database path that names a directory, or whose
+// directory does not exist when the path was given explicitly (--db or
+// MODELWIRE_DB): only the default location's directories are created, so a
+// mistyped path fails instead of scattering databases.
+func checkDBPath(path string, explicit bool) error {
+	if path == "" {
+		return usageErr("--db is empty: name a database file")
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usageErr("--db %s is a directory, not a database file", path)
+	}
+	if !explicit {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return usageErr("--db %s: directory %s does not exist", path, dir)
+	case !st.IsDir():
+		return usageErr("--db %s: %s is not a directory", path, dir)
+	}
+	return nil
+}
+
 // Main runs modelwire with args and returns the process exit code. Errors
 // become one line on stderr.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -120,11 +161,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(stderr, "modelwire: "+err.Error())
 	var ee *exitError
 	if errors.As(err, &ee) {
+		if !ee.shown {
+			fmt.Fprintln(stderr, "modelwire: "+err.Error())
+		}
 		return ee.code
 	}
+	fmt.Fprintln(stderr, "modelwire: "+err.Error())
 	// cobra's own errors (unknown command, bad args) are usage errors.
 	return ExitUsage
 }

@@ -98,6 +98,7 @@ type sessionObject struct {
 	ModelReported string `json:"model_reported,omitempty"`
 	FinishedAt    string `json:"finished_at,omitempty"`
 	Source        string `json:"source,omitempty"`
+	Origin        string `json:"origin,omitempty"` // the scenario, or where a recording came from
 	BaseURL       string `json:"base_url,omitempty"`
 	Version       string `json:"modelwire_version,omitempty"`
 }
@@ -107,7 +108,7 @@ const jsonTime = "2006-01-02T15:04:05.000Z07:00"
 func sessionJSON(s store.SessionInfo) sessionObject {
 	o := sessionObject{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(jsonTime), Scenario: s.ScenarioName(),
 		Protocol: s.Protocol, Provider: s.Provider, Model: s.Model, Status: s.Status, Turns: s.Turns, Events: s.Events,
-		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, BaseURL: s.BaseURL, Version: s.Version}
+		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, Origin: s.Origin(), BaseURL: s.BaseURL, Version: s.Version}
 	if o.Model == "" {
 		o.Model = s.ModelReported
 	}
@@ -120,14 +121,10 @@ func sessionJSON(s store.SessionInfo) sessionObject {
 // writeSessionTable prints sessions as aligned columns. Widths are
 // measured in terminal cells, never bytes: titles may be Chinese.
 func writeSessionTable(w io.Writer, list []store.SessionInfo) {
-	rows := [][]string{{"ID", "CREATED", "STATUS", "SCENARIO", "PROTOCOL", "PROVIDER", "MODEL", "TURNS", "EVENTS", "TITLE"}}
+	rows := [][]string{{"ID", "CREATED", "STATUS", "SCENARIO/APP", "PROTOCOL", "PROVIDER", "MODEL", "TURNS", "EVENTS", "TITLE"}}
 	for _, s := range list {
-		model := s.Model
-		if model == "" {
-			model = s.ModelReported
-		}
 		rows = append(rows, []string{s.ID, s.CreatedAt.Local().Format("2006-01-02 15:04"), s.Status,
-			clip(s.ScenarioName(), 24), s.Protocol, s.Provider, clip(model, 24), fmt.Sprint(s.Turns), fmt.Sprint(s.Events), clip(s.Title, 48)})
+			clip(s.Origin(), 32), s.Protocol, s.Provider, clip(s.ModelShown(), 24), fmt.Sprint(s.Turns), fmt.Sprint(s.Events), clip(s.Title, 48)})
 	}
 	writeTable(w, rows, map[int]bool{7: true, 8: true})
 }

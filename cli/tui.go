@@ -11,7 +11,6 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
-	"github.com/modelwire/modelwire/themes"
 	"github.com/modelwire/modelwire/ui"
 )
 
@@ -32,9 +31,6 @@ func openReplayTUI(app *App, cmd *cobra.Command, id string) error {
 // store, the engine backend, then the program. Nothing is written to the
 // terminal while it runs; logs go to a file.
 func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
-	if _, err := themes.ByName(app.Theme); err != nil {
-		return usageErr("%v", err)
-	}
 	noColor := os.Getenv("NO_COLOR") != ""
 	if noColor {
 		lipgloss.SetColorProfile(termenv.Ascii)

@@ -43,6 +43,34 @@ func (s SessionInfo) ScenarioName() string {
 	return s.Scenario + "/" + s.Variant
 }
 
+// Origin is what a session ran: its scenario, or for a recorded one
+// (proxy, HAR) where it was recorded from: "proxy → api.openai.com",
+// "proxy → sim" for the built-in simulator (its port is an internal detail).
+func (s SessionInfo) Origin() string {
+	if name := s.ScenarioName(); name != "" || (s.Source != "proxy" && s.Source != "har") {
+		return name
+	}
+	host := s.Provider
+	if s.Provider != adapters.ProviderSim {
+		if i := strings.Index(s.BaseURL, "://"); i >= 0 {
+			host, _, _ = strings.Cut(s.BaseURL[i+3:], "/")
+		}
+	}
+	if host == "" {
+		return s.Source
+	}
+	return s.Source + " → " + host
+}
+
+// ModelShown is the model to list: the one the provider reported answering
+// with (an alias resolved, a proxy's real model), else the one asked for.
+func (s SessionInfo) ModelShown() string {
+	if s.ModelReported != "" {
+		return s.ModelReported
+	}
+	return s.Model
+}
+
 // Filter selects sessions; empty fields match everything.
 type Filter struct {
 	// Scenario matches the scenario ("refund" matches its variants too) or
