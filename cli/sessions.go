@@ -99,6 +99,7 @@ type sessionObject struct {
 	FinishedAt    string `json:"finished_at,omitempty"`
 	Source        string `json:"source,omitempty"`
 	Origin        string `json:"origin,omitempty"` // the scenario, or where a recording came from
+	ParentID      string `json:"parent_id,omitempty"`
 	BaseURL       string `json:"base_url,omitempty"`
 	Version       string `json:"modelwire_version,omitempty"`
 }
@@ -108,7 +109,7 @@ const jsonTime = "2006-01-02T15:04:05.000Z07:00"
 func sessionJSON(s store.SessionInfo) sessionObject {
 	o := sessionObject{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(jsonTime), Scenario: s.ScenarioName(),
 		Protocol: s.Protocol, Provider: s.Provider, Model: s.Model, Status: s.Status, Turns: s.Turns, Events: s.Events,
-		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, Origin: s.Origin(), BaseURL: s.BaseURL, Version: s.Version}
+		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, Origin: s.Origin(), ParentID: s.ParentID, BaseURL: s.BaseURL, Version: s.Version}
 	if o.Model == "" {
 		o.Model = s.ModelReported
 	}

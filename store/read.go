@@ -31,7 +31,8 @@ type SessionInfo struct {
 	Source        string
 	Version       string // modelwire version that recorded it
 	Turns         int
-	Events        int // timeline entries
+	Events        int    // timeline entries
+	ParentID      string // the session this one was made from ("" for none)
 }
 
 // ScenarioName is the scenario as the contract names it: "refund" or
@@ -86,13 +87,22 @@ type Filter struct {
 }
 
 const sessionColumns = `id, created_at, coalesce(finished_at, 0), status, title, scenario, variant, protocol, provider,
-	model, model_reported, base_url, source, modelwire_version, turns, events`
+	model, model_reported, base_url, source, modelwire_version, turns, events, `
+
+// sessionCols are the columns scanSession reads; a file older than schema
+// 3 (opened read-only, as it is) has no parent_id.
+func (db *DB) sessionCols() string {
+	if db.schema < 3 {
+		return sessionColumns + `''`
+	}
+	return sessionColumns + `parent_id`
+}
 
 func scanSession(sc interface{ Scan(...any) error }) (SessionInfo, error) {
 	var s SessionInfo
 	var created, finished int64
 	err := sc.Scan(&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
-		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events)
+		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events, &s.ParentID)
 	s.CreatedAt = time.UnixMilli(created)
 	if finished != 0 {
 		s.FinishedAt = time.UnixMilli(finished)
@@ -129,7 +139,7 @@ func (db *DB) ListSessions(f Filter) ([]SessionInfo, error) {
 		where = append(where, `(title LIKE ? ESCAPE '\' OR scenario LIKE ? ESCAPE '\')`)
 		args = append(args, pat, pat)
 	}
-	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	q := `SELECT ` + db.sessionCols() + ` FROM sessions`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
@@ -288,13 +298,13 @@ func (db *DB) GetSession(id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	row := db.sql.QueryRowContext(ctx, `SELECT `+sessionColumns+`, manifest, sid FROM sessions WHERE id = ?`, id)
+	row := db.sql.QueryRowContext(ctx, `SELECT `+db.sessionCols()+`, manifest, sid FROM sessions WHERE id = ?`, id)
 	var s Session
 	var manifest string
 	var sid int64
 	var created, finished int64
 	err = row.Scan(&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
-		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events, &manifest, &sid)
+		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events, &s.ParentID, &manifest, &sid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{ID: id}
 	}

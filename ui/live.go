@@ -31,6 +31,9 @@ type RunConfig struct {
 	StepMode bool
 	// Edits replace sources' text by id (the assembly panel's edits).
 	Edits map[string]string
+	// Parent is the session this run was edited from (edit-and-resend);
+	// the new session is stored linked to it.
+	Parent string
 }
 
 // DefaultRunConfig is the refund walkthrough on the simulator.
@@ -96,8 +99,10 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 		return err
 	}
 	var journal session.Journal
+	var sj *session.StoreJournal
 	if b.DB != nil {
-		journal = newStoreJournal(b.DB, sc, rc, prov, b.Version)
+		sj = newStoreJournal(b.DB, sc, rc, prov, b.Version)
+		journal = sj
 	}
 	cfg := session.Config{Scenario: sc, Protocol: rc.Protocol, Provider: prov, Stream: rc.Stream, History: rc.History,
 		Policy: session.PolicyManual, Faults: rc.Faults, Pause: h.Pause}
@@ -106,6 +111,12 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 		return err
 	}
 	_, err = s.Run(ctx)
+	if err != nil && sj != nil && ctx.Err() != nil {
+		// Replaced (edit-and-resend, new options) or quit: never left running.
+		if ierr := sj.Interrupt(); ierr != nil {
+			return errors.Join(err, ierr)
+		}
+	}
 	return err
 }
 

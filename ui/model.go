@@ -77,12 +77,16 @@ type Model struct {
 
 	// Live run bookkeeping. gen names the current run; messages of other
 	// runs are dropped.
-	gen        int
-	cancel     context.CancelFunc
-	running    bool
-	ask        *askMsg
-	pause      *pauseMsg
-	approveAll bool
+	gen     int
+	cancel  context.CancelFunc
+	running bool
+	ask     *askMsg
+	pause   *pauseMsg
+	// passAssembled: the person already moved past the first assembled
+	// request (held before the run started), so the engine's own pause
+	// there is passed at once.
+	passAssembled bool
+	approveAll    bool
 
 	// Replay bookkeeping.
 	repGen  int
@@ -195,7 +199,7 @@ func (m *Model) startRun(rc RunConfig) tea.Cmd {
 	m.d.rc = rc
 	m.d.state = session.NewState()
 	m.d.scenario, m.d.preview, m.d.paused, m.d.laneHL = nil, nil, "", ""
-	m.ask, m.pause, m.approveAll = nil, nil, false
+	m.ask, m.pause, m.approveAll, m.passAssembled = nil, nil, false, false
 	m.running = false
 	m.dropDialog(dlgApproval)
 	m.resize(m.w, m.h)
@@ -218,9 +222,24 @@ func (m *Model) onScenario(msg scenarioMsg) tea.Cmd {
 	}
 	m.d.scenario = msg.sc
 	m.d.preview = preview(msg.sc, m.d.rc)
+	if m.d.rc.StepMode && msg.sc != nil {
+		// The walkthrough waits at the assembled request before anything
+		// is sent or stored: a session exists once the person starts it
+		// (n), and opening and closing the workbench leaves none behind.
+		m.running = false
+		m.pause = &pauseMsg{gen: m.gen, step: session.StepAssembled, turn: 1}
+		m.d.paused = session.StepAssembled
+		return nil
+	}
+	return m.launch()
+}
+
+// launch starts the loaded run on its own goroutine.
+func (m *Model) launch() tea.Cmd {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
-	return runCmd(ctx, m.gen, m.opts.Backend, msg.sc, m.d.rc, m.br.ch)
+	m.running = true
+	return runCmd(ctx, m.gen, m.opts.Backend, m.d.scenario, m.d.rc, m.br.ch)
 }
 
 // preview encodes the first request before it is sent (pure: no I/O).

@@ -26,10 +26,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case askMsg:
 		return m, m.onAsk(msg)
 	case pauseMsg:
-		if msg.gen == m.gen {
-			m.pause = &msg
-			m.d.paused = msg.step
+		if msg.gen != m.gen {
+			return m, nil
 		}
+		if m.passAssembled && msg.step == session.StepAssembled && msg.turn == 1 {
+			m.passAssembled = false
+			return m, resume(msg.reply)
+		}
+		m.pause = &msg
+		m.d.paused = msg.step
 		return m, nil
 	case runEndedMsg:
 		return m, m.onRunEnded(msg)
@@ -171,6 +176,11 @@ func (m *Model) liveKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		}
 		reply := m.pause.reply
 		m.pause, m.d.paused = nil, ""
+		if reply == nil {
+			// Held before the start: now the session begins.
+			m.passAssembled = true
+			return m.launch(), true
+		}
 		return resume(reply), true
 	case key.Matches(msg, km.Approval.Approve):
 		if m.ask == nil {
@@ -232,6 +242,9 @@ func (m *Model) do(act action) tea.Cmd {
 		}
 		edits[a.id] = a.text
 		rc.Edits = edits
+		// The edited run is a new session linked to the one it was made
+		// from; the old one is stopped and stored as interrupted.
+		rc.Parent = m.d.state.SessionID
 		return tea.Batch(m.startRun(rc), m.setStatus(levelInfo, "source "+a.id+" edited: the session starts again with it"))
 	case actAskDelete:
 		m.dialogs = append(m.dialogs, &confirmDialog{c: m.c, title: "Delete session?",
