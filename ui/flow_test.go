@@ -142,6 +142,8 @@ func TestFlowRefundWalkthrough(t *testing.T) {
 func TestFlowQuitWhileRunning(t *testing.T) {
 	f := startFlow(t, Options{Backend: &fakeBackend{}}, 80, 24)
 	f.waitText("⏸ assembled")
+	f.key("n")
+	f.waitText("⏸ sent")
 	f.key("q")
 	f.waitText("Quit?")
 	f.key("esc")

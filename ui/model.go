@@ -222,10 +222,11 @@ func (m *Model) onScenario(msg scenarioMsg) tea.Cmd {
 	}
 	m.d.scenario = msg.sc
 	m.d.preview = preview(msg.sc, m.d.rc)
-	if m.d.rc.StepMode && msg.sc != nil {
+	if m.d.rc.StepMode && msg.sc != nil && m.d.rc.Parent == "" {
 		// The walkthrough waits at the assembled request before anything
 		// is sent or stored: a session exists once the person starts it
 		// (n), and opening and closing the workbench leaves none behind.
+		// An edited re-send was started by the person: it runs at once.
 		m.running = false
 		m.pause = &pauseMsg{gen: m.gen, step: session.StepAssembled, turn: 1}
 		m.d.paused = session.StepAssembled
