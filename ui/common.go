@@ -32,13 +32,19 @@ type Common struct {
 	// Gen grows with every theme change; render caches key on it.
 	Gen int
 	Log *slog.Logger
+	// G are the state markers: Unicode, or ASCII in ASCII mode.
+	G     *Glyphs
+	ASCII bool
 }
 
-func newCommon(theme string, noColor bool, log *slog.Logger) *Common {
+func newCommon(theme string, noColor, ascii bool, log *slog.Logger) *Common {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Common{NoColor: noColor, Log: log}
+	c := &Common{NoColor: noColor, Log: log, G: &UnicodeGlyphs, ASCII: ascii}
+	if ascii {
+		c.G = &ASCIIGlyphs
+	}
 	c.setTheme(theme)
 	return c
 }

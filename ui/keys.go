@@ -40,7 +40,7 @@ type ReplayKeys struct {
 
 // DialogKeys are shared by the dialogs.
 type DialogKeys struct {
-	Close, Accept, Yes, No, Left, Right, Toggle, Filter, Sort, Delete, Export key.Binding
+	Close, Accept, Yes, No, Left, Right, Toggle, Filter, Sort, Reverse, Delete, Export key.Binding
 }
 
 // DefaultKeyMap is the contract's key map.
@@ -90,17 +90,18 @@ func DefaultKeyMap() KeyMap {
 			Speed:    b("x", "speed ×1/×4/×16", "x"),
 		},
 		Dialog: DialogKeys{
-			Close:  b("esc", "close", "esc"),
-			Accept: b("enter", "apply", "enter"),
-			Yes:    b("y", "yes", "y"),
-			No:     b("n", "no", "n"),
-			Left:   b("←", "previous value", "left", "h"),
-			Right:  b("→", "next value", "right", "l"),
-			Toggle: b("space", "toggle", " ", "space"),
-			Filter: b("/", "filter", "/"),
-			Sort:   b("S", "sort", "S"),
-			Delete: b("d", "delete", "d"),
-			Export: b("x", "export", "x"),
+			Close:   b("esc", "close", "esc"),
+			Accept:  b("enter", "apply", "enter"),
+			Yes:     b("y", "yes", "y"),
+			No:      b("n", "no", "n"),
+			Left:    b("←", "previous value", "left", "h"),
+			Right:   b("→", "next value", "right", "l"),
+			Toggle:  b("space", "toggle", " ", "space"),
+			Filter:  b("/", "search", "/"),
+			Sort:    b("S", "sort by next column", "S"),
+			Reverse: b("R", "reverse the order", "R"),
+			Delete:  b("d", "delete", "d"),
+			Export:  b("x", "export", "x"),
 		},
 	}
 }

@@ -39,6 +39,8 @@ const statusTimeout = 6 * time.Second
 type Options struct {
 	Theme   string
 	NoColor bool
+	// ASCII draws with ASCII only: borders and state markers.
+	ASCII bool
 	// Backend runs live sessions; nil disables them (replay only).
 	Backend Backend
 	// Library is the session store; nil disables the browser.
@@ -118,7 +120,7 @@ func New(opts Options) *Model {
 	if opts.ExportDir == "" {
 		opts.ExportDir = "."
 	}
-	c := newCommon(opts.Theme, opts.NoColor || asciiProfile(), opts.Log)
+	c := newCommon(opts.Theme, opts.NoColor || asciiProfile(), opts.ASCII, opts.Log)
 	m := &Model{c: c, km: DefaultKeyMap(), opts: opts, br: newBridge(), speed: 1, focus: panelStream}
 	m.d = &viewData{state: session.NewState(), rc: opts.Run}
 	m.panels[panelAssembly] = newAssemblyPanel(c, m.d)
