@@ -96,9 +96,14 @@ func TestFailedRunVerdictPrintedOnce(t *testing.T) {
 	if n := strings.Count(both, "the domain layer failed"); n != 1 {
 		t.Errorf("the verdict appears %d times in stdout+stderr:\n%s\n---\n%s", n, out, errs)
 	}
-	code, _, errs = mw(t, "--db", db, "run", "--scenario", "refund/wrong-cap", "--approve", "auto", "--json")
+	code, _, errs = mw(t, "--db", db, "run", "--scenario", "refund/wrong-cap", "--approve", "auto", "--json", "--fault", "rate-limit")
 	if code != ExitFailed || strings.Count(errs, "the domain layer failed") != 1 {
 		t.Errorf("--json: exit %d, stderr %q", code, errs)
+	}
+	// The list names the failing layer and the fault.
+	_, out, _ = mw(t, "--db", db, "sessions", "--json")
+	if !strings.Contains(out, `"failed_layer":"domain"`) || !strings.Contains(out, `"faults":["rate-limit"]`) {
+		t.Errorf("sessions --json lacks the failing layer or the fault:\n%s", out)
 	}
 }
 
