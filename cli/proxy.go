@@ -188,7 +188,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 		if noColor {
 			lipgloss.SetColorProfile(termenv.Ascii)
 		}
-		uopts := ui.Options{Theme: app.Theme, NoColor: noColor, Log: log, Backend: rec, Library: ui.StoreLibrary{DB: db},
+		uopts := ui.Options{Theme: app.Theme, NoColor: noColor, ASCII: app.ASCII, Log: log, Backend: rec, Library: ui.StoreLibrary{DB: db},
 			Run: ui.RecordingRunConfig(ln.Addr().String(), labelShort(f.upstream))}
 		if err := ui.Run(ctx, uopts); err != nil {
 			runErr = failedErr("the workbench stopped: %v", err)

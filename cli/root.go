@@ -28,6 +28,8 @@ const (
 type App struct {
 	DB    string
 	Theme string
+	// ASCII draws the workbench with ASCII only (--ascii or MODELWIRE_ASCII).
+	ASCII bool
 	Out   io.Writer
 	Err   io.Writer
 	In    io.Reader
@@ -98,6 +100,8 @@ the built-in simulator.`,
 	}
 	root.PersistentFlags().StringVar(&app.DB, "db", defaultDB(), "SQLite database of sessions (env MODELWIRE_DB)")
 	root.PersistentFlags().StringVar(&app.Theme, "theme", "dark", "colour theme: dark, light or contrast")
+	root.PersistentFlags().BoolVar(&app.ASCII, "ascii", os.Getenv("MODELWIRE_ASCII") != "",
+		"draw the workbench with ASCII only, for terminals without box drawing (env MODELWIRE_ASCII)")
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
 	root.SetIn(app.In)

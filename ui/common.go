@@ -32,8 +32,7 @@ type Common struct {
 	// Gen grows with every theme change; render caches key on it.
 	Gen int
 	Log *slog.Logger
-	// G are the state markers: Unicode, or ASCII in ASCII mode.
-	G     *Glyphs
+	// ASCII folds every frame to ASCII (ascii.go).
 	ASCII bool
 }
 
@@ -41,10 +40,7 @@ func newCommon(theme string, noColor, ascii bool, log *slog.Logger) *Common {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Common{NoColor: noColor, Log: log, G: &UnicodeGlyphs, ASCII: ascii}
-	if ascii {
-		c.G = &ASCIIGlyphs
-	}
+	c := &Common{NoColor: noColor, Log: log, ASCII: ascii}
 	c.setTheme(theme)
 	return c
 }

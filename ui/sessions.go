@@ -200,7 +200,7 @@ func (d *sessionsDialog) View(w, h int) string {
 		// The cursor glyph marks the selection without colour too.
 		line := "  " + strings.Join(cells, " ")
 		if i == d.sel {
-			line = s.Selected.Render(fit(d.c.G.Cursor+" "+ansiStrip(line[2:]), inner))
+			line = s.Selected.Render(fit("▸ "+ansiStrip(line[2:]), inner))
 		}
 		lines = append(lines, cut(line, inner))
 	}

@@ -40,8 +40,15 @@ func (m *Model) View() string {
 		bodyH := m.lay.body.h + m.lay.tabBar.h
 		screen = overlay(screen, d.View(m.w-2, bodyH), m.w, top, bodyH)
 	}
+	if m.c.ASCII {
+		screen = asciiFrame(screen)
+	}
 	return screen
 }
+
+// focusMark marks the focused panel and tab by a glyph as well as by
+// colour, so focus reads with NO_COLOR and on a washed-out projector.
+const focusMark = "◆ "
 
 // framePanel draws a panel in its rectangle: a title line, then the
 // panel's lines cut and padded to the rectangle.
@@ -54,7 +61,11 @@ func (m *Model) framePanel(id panelID, r rect) string {
 	iw := max(1, r.w-st.GetHorizontalFrameSize())
 	ih := max(1, r.h-st.GetVerticalFrameSize())
 	lines := make([]string, 0, ih)
-	lines = append(lines, fit(ts.Render(m.panelTitle(id)), iw))
+	title := m.panelTitle(id)
+	if id == m.focus {
+		title = focusMark + title
+	}
+	lines = append(lines, fit(ts.Render(title), iw))
 	content := m.panels[id].View()
 	blank := strings.Repeat(" ", iw)
 	for i := 0; i < ih-1; i++ {
@@ -106,7 +117,7 @@ func (m *Model) tabBar() string {
 	var parts []string
 	for id := panelID(0); id < numPanels; id++ {
 		if id == m.focus {
-			parts = append(parts, s.TabActive.Render(id.String()))
+			parts = append(parts, s.TabActive.Render(focusMark+id.String()))
 		} else {
 			parts = append(parts, s.Tab.Render(id.String()))
 		}
