@@ -49,7 +49,9 @@ func wrapParagraph(s string, width int) []string {
 		if lw > 0 && lw+sw > width {
 			flush()
 		}
-		if lw == 0 {
+		if lw == 0 && len(out) > 0 {
+			// A continuation line starts at its text; the first line
+			// keeps its indentation.
 			seg = strings.TrimLeft(seg, " ")
 			sw = ansi.StringWidth(strings.TrimRight(seg, " "))
 		}
