@@ -20,7 +20,7 @@ type KeyMap struct {
 type GlobalKeys struct {
 	Help, Quit, ForceQuit, NextPanel, PrevPanel key.Binding
 	Step, Wire, Compare, Sessions, Options      key.Binding
-	Theme, Live                                 key.Binding
+	Theme, Live, Zoom, Inspect                  key.Binding
 }
 
 // NavKeys move inside the focused panel.
@@ -62,6 +62,8 @@ func DefaultKeyMap() KeyMap {
 			Options:   b("o", "options", "o"),
 			Theme:     b("t", "theme", "t"),
 			Live:      b("L", "back to live", "L"),
+			Zoom:      b("z", "zoom panel", "z"),
+			Inspect:   b("i", "inspect", "i"),
 		},
 		Nav: NavKeys{
 			Up:       b("↑/k", "up", "up", "k"),

@@ -89,6 +89,8 @@ type Model struct {
 	// there is passed at once.
 	passAssembled bool
 	approveAll    bool
+	// zoom shows the focused panel alone (z).
+	zoom bool
 
 	// Replay bookkeeping.
 	repGen  int
@@ -158,7 +160,7 @@ func (m *Model) applyHelpStyles() {
 // resize lays the screen out again and sizes every panel.
 func (m *Model) resize(w, h int) {
 	m.w, m.h = max(20, w), max(8, h)
-	m.lay = layout(m.w, m.h, m.mode == modeReplay)
+	m.lay = layout(m.w, m.h, m.mode == modeReplay, m.focus, m.zoom)
 	for id, r := range m.lay.panels {
 		st := m.c.Styles.Panel
 		m.panels[id].SetSize(max(1, r.w-st.GetHorizontalFrameSize()), max(1, r.h-st.GetVerticalFrameSize()-1))
@@ -180,11 +182,34 @@ func (m *Model) setStatus(level statusLevel, text string) tea.Cmd {
 	return tea.Tick(statusTimeout, func(time.Time) tea.Msg { return clearStatusMsg{id: id} })
 }
 
-// setFocus moves the focus to panel id.
+// setFocus moves the focus to panel id; the layout gives it the room.
 func (m *Model) setFocus(id panelID) {
 	m.panels[m.focus].Blur()
 	m.focus = id
 	m.panels[id].Focus()
+	m.resize(m.w, m.h)
+}
+
+// stepPanel is the panel a protocol step is about: the request while it
+// is assembled, the lanes while the response streams and its proposals
+// wait, the verdict at the end.
+func stepPanel(step string) (panelID, bool) {
+	switch step {
+	case session.StepAssembled:
+		return panelAssembly, true
+	case session.StepSent, session.StepFirstEvent, session.StepProposals, session.StepResults, session.StepFinal:
+		return panelStream, true
+	case session.StepValidated:
+		return panelValidation, true
+	}
+	return 0, false
+}
+
+// followStep moves the focus to the panel the step is about.
+func (m *Model) followStep(step string) {
+	if id, ok := stepPanel(step); ok && id != m.focus {
+		m.setFocus(id)
+	}
 }
 
 // startRun replaces the live session with a new one: the old one is
@@ -232,6 +257,7 @@ func (m *Model) onScenario(msg scenarioMsg) tea.Cmd {
 		m.running = false
 		m.pause = &pauseMsg{gen: m.gen, step: session.StepAssembled, turn: 1}
 		m.d.paused = session.StepAssembled
+		m.followStep(session.StepAssembled)
 		return nil
 	}
 	return m.launch()

@@ -402,11 +402,12 @@ func TestTabsAt80x24(t *testing.T) {
 	if !m.lay.tabs {
 		t.Fatal("80×24 should use tabs")
 	}
+	start := m.focus
 	for i := 0; i < int(numPanels); i++ {
 		checkFrame(t, m.View(), 80, 24)
 		press(m, "tab")
 	}
-	if m.focus != panelStream {
+	if m.focus != start {
 		t.Fatalf("tab cycled to %v", m.focus)
 	}
 	press(m, "w")

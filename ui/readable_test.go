@@ -37,10 +37,44 @@ func TestASCIIMode(t *testing.T) {
 			t.Fatalf("ASCII mode drew %q:\n%s", r, s)
 		}
 	}
-	contains(t, s, "+-", "| ", "# assembled", "* Stream")
+	contains(t, s, "+-", "| ", "# assembled", "* Assembly")
 	for i, l := range strings.Split(s, "\n") {
 		if w := displayWidth(l); w > 120 {
 			t.Errorf("line %d is %d cells", i, w)
 		}
+	}
+}
+
+// The layout follows the step: at the assembled request the assembly
+// panel is focused and wide enough at 120×36 that no field path is cut;
+// z zooms any panel to the whole body and back.
+func TestLayoutFollowsStepAndZooms(t *testing.T) {
+	m := newHeld(t, 120, 36)
+	if m.focus != panelAssembly {
+		t.Fatalf("focus on %s at the assembled request", m.focus)
+	}
+	r := m.lay.panels[panelAssembly]
+	lines := strings.Split(m.framePanel(panelAssembly, r), "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "→") && strings.Contains(l, "…") {
+			t.Errorf("a field path is cut at 120×36: %q", l)
+		}
+	}
+	if r.w <= m.lay.panels[panelStream].w {
+		t.Errorf("assembly %d cells wide, stream %d: the step's panel should be the widest", r.w, m.lay.panels[panelStream].w)
+	}
+	m.Update(pauseMsg{gen: m.gen, step: "validated", reply: make(chan struct{}, 1)})
+	if m.focus != panelValidation || m.lay.panels[panelValidation].w <= m.lay.panels[panelAssembly].w {
+		t.Errorf("at validated: focus %s, validation %d wide", m.focus, m.lay.panels[panelValidation].w)
+	}
+	press(m, "z")
+	s := m.View()
+	if !m.lay.zoom || strings.Contains(s, "Assembly ·") || !strings.Contains(s, focusMark+"Validation") {
+		t.Errorf("z did not zoom the validation panel:\n%s", s)
+	}
+	checkFrame(t, s, 120, 36)
+	press(m, "z")
+	if m.lay.zoom || !strings.Contains(m.View(), "Assembly ·") {
+		t.Error("z again did not restore the panels")
 	}
 }

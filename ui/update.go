@@ -35,6 +35,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.pause = &msg
 		m.d.paused = msg.step
+		m.followStep(msg.step)
 		return m, nil
 	case runEndedMsg:
 		return m, m.onRunEnded(msg)
@@ -123,6 +124,10 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, km.Global.PrevPanel):
 		m.setFocus((m.focus + numPanels - 1) % numPanels)
+		return nil
+	case key.Matches(msg, km.Global.Zoom):
+		m.zoom = !m.zoom
+		m.resize(m.w, m.h)
 		return nil
 	case key.Matches(msg, km.Global.Theme):
 		m.c.setTheme(nextTheme(m.c.Theme))

@@ -25,10 +25,13 @@ func (m *Model) View() string {
 		rows = append(rows, m.timeline())
 	}
 	top := len(rows)
-	if m.lay.tabs {
+	switch {
+	case m.lay.zoom:
+		rows = append(rows, m.framePanel(m.focus, m.lay.body))
+	case m.lay.tabs:
 		rows = append(rows, m.tabBar())
 		rows = append(rows, m.framePanel(m.focus, m.lay.body))
-	} else {
+	default:
 		l := m.lay.panels
 		left := lipgloss.JoinVertical(lipgloss.Left, m.framePanel(panelAssembly, l[panelAssembly]), m.framePanel(panelNotes, l[panelNotes]))
 		mid := lipgloss.JoinVertical(lipgloss.Left, m.framePanel(panelStream, l[panelStream]), m.framePanel(panelLog, l[panelLog]))
@@ -256,7 +259,7 @@ func (m *Model) bindings() (short []key.Binding, groups []helpGroup) {
 		ctx = append(ctx, km.Replay.Forward, km.Replay.Back, km.Replay.NextTurn, km.Replay.PrevTurn,
 			km.Replay.Start, km.Replay.End, km.Replay.Play, km.Replay.Speed, km.Global.Live)
 	}
-	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Wire, km.Global.Compare}
+	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Zoom, km.Global.Inspect, km.Global.Wire, km.Global.Compare}
 	if m.opts.Library != nil {
 		glob = append(glob, km.Global.Sessions)
 	}
