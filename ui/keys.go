@@ -14,6 +14,12 @@ type KeyMap struct {
 	Approval ApprovalKeys
 	Replay   ReplayKeys
 	Dialog   DialogKeys
+	Inspect  InspectKeys
+}
+
+// InspectKeys work in the inspector.
+type InspectKeys struct {
+	Next, Prev, Fold, Copy, CopyCurl key.Binding
 }
 
 // GlobalKeys work wherever no dialog takes the key first.
@@ -91,6 +97,13 @@ func DefaultKeyMap() KeyMap {
 			Play:     b("space", "play/pause", " ", "space"),
 			Speed:    b("x", "speed ×1/×4/×16", "x"),
 		},
+		Inspect: InspectKeys{
+			Next:     b("n", "next match", "n"),
+			Prev:     b("N", "previous match", "N"),
+			Fold:     b("f", "fold deeper levels", "f"),
+			Copy:     b("y", "copy JSON", "y"),
+			CopyCurl: b("Y", "copy as curl", "Y"),
+		},
 		Dialog: DialogKeys{
 			Close:   b("esc", "close", "esc"),
 			Accept:  b("enter", "apply", "enter"),
@@ -107,12 +120,3 @@ func DefaultKeyMap() KeyMap {
 		},
 	}
 }
-
-// bindings is a help.KeyMap computed from the current state.
-type bindings struct {
-	short []key.Binding
-	full  [][]key.Binding
-}
-
-func (b bindings) ShortHelp() []key.Binding  { return b.short }
-func (b bindings) FullHelp() [][]key.Binding { return b.full }

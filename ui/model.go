@@ -41,6 +41,9 @@ type Options struct {
 	NoColor bool
 	// ASCII draws with ASCII only: borders and state markers.
 	ASCII bool
+	// Clipboard receives what the inspector copies; nil writes OSC 52 to
+	// the terminal.
+	Clipboard func(text string) error
 	// Backend runs live sessions; nil disables them (replay only).
 	Backend Backend
 	// Library is the session store; nil disables the browser.

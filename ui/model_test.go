@@ -285,7 +285,7 @@ func TestApproveAllAnswersLaterCalls(t *testing.T) {
 	}
 	// An invalid one still asks.
 	p.CallID, p.Violations = "call_3", []session.Violation{{Pointer: "/order_id", Message: "bad"}}
-	reply = ask(m, p)
+	ask(m, p)
 	if _, ok := m.top().(*approvalDialog); !ok {
 		t.Fatal("an invalid proposal must still ask")
 	}

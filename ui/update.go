@@ -125,6 +125,13 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, km.Global.PrevPanel):
 		m.setFocus((m.focus + numPanels - 1) % numPanels)
 		return nil
+	case key.Matches(msg, km.Global.Inspect):
+		it, ok := m.inspectFocused()
+		if !ok {
+			return m.setStatus(levelInfo, "nothing to inspect in "+m.focus.String()+" yet")
+		}
+		m.dialogs = append(m.dialogs, newInspector(m.c, &m.km, it))
+		return nil
 	case key.Matches(msg, km.Global.Zoom):
 		m.zoom = !m.zoom
 		m.resize(m.w, m.h)
@@ -214,6 +221,18 @@ func (m *Model) do(act action) tea.Cmd {
 	switch a := act.(type) {
 	case nil:
 		return nil
+	case actCopy:
+		clip, what := m.opts.Clipboard, a.what
+		if clip == nil {
+			clip = copyToClipboard
+		}
+		text := a.text
+		return func() tea.Msg {
+			if err := clip(text); err != nil {
+				return statusMsg{level: levelError, text: "copy: " + err.Error()}
+			}
+			return statusMsg{level: levelInfo, text: "copied " + what + " (OSC 52)"}
+		}
 	case actClose:
 		m.pop()
 	case actStatus:
