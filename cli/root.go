@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/themes"
+	"github.com/modelwire/modelwire/ui"
 )
 
 // Version is modelwire's version; the release build overrides it with -ldflags.
@@ -30,9 +32,11 @@ type App struct {
 	Theme string
 	// ASCII draws the workbench with ASCII only (--ascii or MODELWIRE_ASCII).
 	ASCII bool
-	Out   io.Writer
-	Err   io.Writer
-	In    io.Reader
+	// Pace is the workbench simulator's pace between stream events.
+	Pace time.Duration
+	Out  io.Writer
+	Err  io.Writer
+	In   io.Reader
 }
 
 // exitError carries an exit code through cobra.
@@ -79,7 +83,8 @@ five layers of validation. With no arguments it opens the refund walkthrough on
 the built-in simulator.`,
 		Example: `  modelwire
   modelwire --theme contrast
-  NO_COLOR=1 modelwire --db /tmp/workshop.db`,
+  NO_COLOR=1 modelwire --db /tmp/workshop.db
+  modelwire --pace 120ms --ascii`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -88,6 +93,9 @@ the built-in simulator.`,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := themes.ByName(app.Theme); err != nil {
 				return usageErr("--theme: %v", err)
+			}
+			if app.Pace < 0 {
+				return usageErr("--pace %s: a pause cannot be negative", app.Pace)
 			}
 			return checkDBPath(app.DB, cmd.Flags().Changed("db") || os.Getenv("MODELWIRE_DB") != "")
 		},
@@ -100,6 +108,8 @@ the built-in simulator.`,
 	}
 	root.PersistentFlags().StringVar(&app.DB, "db", defaultDB(), "SQLite database of sessions (env MODELWIRE_DB)")
 	root.PersistentFlags().StringVar(&app.Theme, "theme", "dark", "colour theme: dark, light or contrast")
+	root.Flags().DurationVar(&app.Pace, "pace", ui.DefaultPace,
+		"the built-in simulator's pause between stream events, so the lanes fill at reading speed (0: full speed)")
 	root.PersistentFlags().BoolVar(&app.ASCII, "ascii", os.Getenv("MODELWIRE_ASCII") != "",
 		"draw the workbench with ASCII only, for terminals without box drawing (env MODELWIRE_ASCII)")
 	root.SetOut(app.Out)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,7 @@ type runFlags struct {
 	stream, noStream, json                       bool
 	approve, fault, history                      string
 	timeouts                                     session.Timeouts
+	pace                                         time.Duration
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -62,6 +64,7 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 	fl.BoolVar(&f.noStream, "no-stream", false, "ask for whole JSON responses")
 	fl.StringVar(&f.approve, "approve", "manual", "tool approval: auto, reject or manual")
 	fl.StringVar(&f.fault, "fault", "", "faults for the simulator, comma-separated (NAME or NAME:always)")
+	fl.DurationVar(&f.pace, "pace", 0, "the simulator's pause between stream events (0: full speed)")
 	fl.StringVar(&f.history, "history", "full", "openai-responses history: full or previous-response-id")
 	fl.BoolVar(&f.json, "json", false, "print JSON lines: canonical events, decisions, results, and the session result")
 	fl.DurationVar(&f.timeouts.Connect, "connect-timeout", session.DefaultTimeouts.Connect, "limit on connecting")
@@ -127,6 +130,9 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if f.pace < 0 {
+		return usageErr("--pace %s: a pause cannot be negative", f.pace)
+	}
 	if f.fault != "" && f.provider != adapters.ProviderSim {
 		return usageErr("--fault applies to the built-in simulator only (--provider sim)")
 	}
@@ -138,7 +144,7 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	defer stop()
 	baseURL := f.baseURL
 	if f.provider == adapters.ProviderSim && baseURL == "" {
-		srv := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults})
+		srv := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Delay: f.pace})
 		simCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		if baseURL, err = srv.Start(simCtx, "127.0.0.1:0"); err != nil {

@@ -49,7 +49,7 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 		}
 		opts.Replay = id
 	}
-	opts.Theme, opts.NoColor, opts.ASCII, opts.Log = app.Theme, noColor, app.ASCII, log
+	opts.Theme, opts.NoColor, opts.ASCII, opts.Pace, opts.Log = app.Theme, noColor, app.ASCII, app.Pace, log
 	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log}
 	opts.Library = ui.StoreLibrary{DB: db}
 	ctx := cmd.Context()

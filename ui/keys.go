@@ -41,7 +41,7 @@ type ApprovalKeys struct {
 
 // ReplayKeys drive the replay cursor.
 type ReplayKeys struct {
-	Forward, Back, NextTurn, PrevTurn, Start, End, Play, Speed key.Binding
+	Forward, Back, NextTurn, PrevTurn, Start, End, Play, Speed, Faster, Slower key.Binding
 }
 
 // DialogKeys are shared by the dialogs.
@@ -95,7 +95,9 @@ func DefaultKeyMap() KeyMap {
 			Start:    b("g", "start", "g"),
 			End:      b("G", "end", "G"),
 			Play:     b("space", "play/pause", " ", "space"),
-			Speed:    b("x", "speed ×1/×4/×16", "x"),
+			Speed:    b("x", "next speed", "x"),
+			Faster:   b("+", "faster (up to ×16)", "+", "="),
+			Slower:   b("-", "slower (down to ×0.25)", "-"),
 		},
 		Inspect: InspectKeys{
 			Next:     b("n", "next match", "n"),

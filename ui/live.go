@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -34,7 +35,14 @@ type RunConfig struct {
 	// Parent is the session this run was edited from (edit-and-resend);
 	// the new session is stored linked to it.
 	Parent string
+	// Pace is how long the built-in simulator waits between stream events,
+	// so a person can follow the lanes fill (0: as fast as it can).
+	Pace time.Duration
 }
+
+// DefaultPace is the workbench's simulator pace: a refund turn streams in
+// a few seconds, slow enough to read along (modelwire --pace changes it).
+const DefaultPace = 40 * time.Millisecond
 
 // DefaultRunConfig is the refund walkthrough on the simulator.
 func DefaultRunConfig() RunConfig {
@@ -90,7 +98,7 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 		}
 		simCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		if base, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults}).Start(simCtx, "127.0.0.1:0"); err != nil {
+		if base, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Delay: rc.Pace}).Start(simCtx, "127.0.0.1:0"); err != nil {
 			return fmt.Errorf("starting the simulator: %w", err)
 		}
 	}

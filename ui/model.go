@@ -41,6 +41,8 @@ type Options struct {
 	NoColor bool
 	// ASCII draws with ASCII only: borders and state markers.
 	ASCII bool
+	// Pace is the simulator's pace for the default run (RunConfig.Pace).
+	Pace time.Duration
 	// Clipboard receives what the inspector copies; nil writes OSC 52 to
 	// the terminal.
 	Clipboard func(text string) error
@@ -101,7 +103,7 @@ type Model struct {
 	cur     *cursor
 	playing bool
 	play    int // play generation: a pause or seek invalidates old ticks
-	speed   int // 1, 4 or 16
+	speed   int // index into replaySpeeds
 	listGen int
 
 	status   status
@@ -118,6 +120,7 @@ type status struct {
 func New(opts Options) *Model {
 	if opts.Run.Protocol == "" {
 		opts.Run = DefaultRunConfig()
+		opts.Run.Pace = opts.Pace
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -126,7 +129,7 @@ func New(opts Options) *Model {
 		opts.ExportDir = "."
 	}
 	c := newCommon(opts.Theme, opts.NoColor || asciiProfile(), opts.ASCII, opts.Log)
-	m := &Model{c: c, km: DefaultKeyMap(), opts: opts, br: newBridge(), speed: 1, focus: panelStream}
+	m := &Model{c: c, km: DefaultKeyMap(), opts: opts, br: newBridge(), speed: speedNormal, focus: panelStream}
 	m.d = &viewData{state: session.NewState(), rc: opts.Run}
 	m.panels[panelAssembly] = newAssemblyPanel(c, m.d)
 	m.panels[panelStream] = newStreamPanel(c, m.d)

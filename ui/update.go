@@ -399,17 +399,19 @@ func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 			return m.tick(), true
 		}
 		return nil, true
+	case key.Matches(msg, km.Replay.Faster):
+		m.speed = min(m.speed+1, len(replaySpeeds)-1)
+		return nil, true
+	case key.Matches(msg, km.Replay.Slower):
+		m.speed = max(m.speed-1, 0)
+		return nil, true
 	case key.Matches(msg, km.Replay.Speed):
-		switch m.speed {
-		case 1:
-			m.speed = 4
-		case 4:
-			m.speed = 16
-		default:
-			m.speed = 1
-		}
+		m.speed = (m.speed + 1) % len(replaySpeeds)
 		return nil, true
 	case key.Matches(msg, km.Global.Live):
+		if m.opts.Replay != "" {
+			return nil, true // opened on a stored session: there is no live one to go back to
+		}
 		return m.startRun(m.opts.Run), true
 	default:
 		return nil, false
@@ -424,7 +426,7 @@ func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 
 // tick schedules the next playback step after the recorded gap.
 func (m *Model) tick() tea.Cmd {
-	gap := m.cur.gap() / time.Duration(m.speed)
+	gap := time.Duration(float64(m.cur.gap()) / replaySpeeds[m.speed])
 	gap = max(tickEvery, min(gap, 2*time.Second))
 	gen, play := m.repGen, m.play
 	return tea.Tick(gap, func(time.Time) tea.Msg { return playTickMsg{gen: gen, play: play} })

@@ -166,7 +166,7 @@ func (m *Model) headerState() string {
 		if m.playing {
 			play = "▶"
 		}
-		return s.Accent.Render(fmt.Sprintf("entry %d/%d · turn %d · %s ×%d", m.cur.pos, m.rep.Entries, m.cur.turnOf(m.cur.pos), play, m.speed))
+		return s.Accent.Render(fmt.Sprintf("entry %d/%d · turn %d · %s ×%g", m.cur.pos, m.rep.Entries, m.cur.turnOf(m.cur.pos), play, replaySpeeds[m.speed]))
 	}
 	st := m.d.state
 	switch {
@@ -193,22 +193,31 @@ func (m *Model) timeline() string {
 	n := m.rep.Entries
 	w := max(4, m.w-2)
 	cells := make([]string, w)
-	pos := 0
-	if n > 0 {
-		pos = m.cur.pos * (w - 1) / n
-	}
-	marks := map[int]bool{}
-	for _, t := range m.rep.TurnStarts {
-		if n > 0 {
-			marks[t*(w-1)/n] = true
+	at := func(p int) int {
+		if n == 0 {
+			return 0
 		}
+		return min(w-1, p*(w-1)/n)
+	}
+	pos := at(m.cur.pos)
+	// Marks by priority: an error outranks a proposal, which outranks a
+	// turn boundary, where they share a cell.
+	marks := map[int]string{}
+	for _, p := range m.rep.TurnStarts {
+		marks[at(p)] = s.TimelineDone.Render("┃")
+	}
+	for _, p := range m.rep.Proposals {
+		marks[at(p)] = s.Warn.Render("◆")
+	}
+	for _, p := range m.rep.Errors {
+		marks[at(p)] = s.Bad.Render("✗")
 	}
 	for i := range cells {
 		switch {
 		case i == pos:
 			cells[i] = s.TimelineCur.Render("●")
-		case marks[i]:
-			cells[i] = s.TimelineDone.Render("┃")
+		case marks[i] != "":
+			cells[i] = marks[i]
 		case i < pos:
 			cells[i] = s.TimelineDone.Render("━")
 		default:
@@ -257,7 +266,10 @@ func (m *Model) bindings() (short []key.Binding, groups []helpGroup) {
 		}
 	} else {
 		ctx = append(ctx, km.Replay.Forward, km.Replay.Back, km.Replay.NextTurn, km.Replay.PrevTurn,
-			km.Replay.Start, km.Replay.End, km.Replay.Play, km.Replay.Speed, km.Global.Live)
+			km.Replay.Start, km.Replay.End, km.Replay.Play, km.Replay.Faster, km.Replay.Slower)
+		if m.opts.Replay == "" {
+			ctx = append(ctx, km.Global.Live)
+		}
 	}
 	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Zoom, km.Global.Inspect, km.Global.Wire, km.Global.Compare}
 	if m.opts.Library != nil {
