@@ -154,7 +154,9 @@ func (m *Model) header() string {
 	right := m.headerState()
 	gap := m.w - displayWidth(left) - displayWidth(right) - 1
 	if gap < 1 {
-		return cut(left+"  "+right, m.w)
+		// Narrow: the state (paused where, replay position and speed)
+		// matters more than the names, so the names give way.
+		return cut(left, max(0, m.w-displayWidth(right)-2)) + "  " + cut(right, m.w-2)
 	}
 	return left + strings.Repeat(" ", gap) + right
 }
