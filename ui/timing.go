@@ -24,7 +24,9 @@ func turnTimeline(t *session.TurnState, w int) (spark, marks, summary string) {
 	last := t.Log[len(t.Log)-1].Attempt
 	var offs []float64
 	for _, e := range t.Log {
-		if e.Attempt == last {
+		// The end of the stream is no event (and is not stored: a replay
+		// must draw the same line).
+		if e.Attempt == last && (e.Index >= 0 || len(e.Events) > 0) {
 			offs = append(offs, e.OffsetMS)
 		}
 	}
