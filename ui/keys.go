@@ -26,7 +26,7 @@ type InspectKeys struct {
 type GlobalKeys struct {
 	Help, Quit, ForceQuit, NextPanel, PrevPanel key.Binding
 	Step, Wire, Compare, Sessions, Options      key.Binding
-	Theme, Live, Zoom, Inspect                  key.Binding
+	Theme, Live, Zoom, Inspect, Teach           key.Binding
 }
 
 // NavKeys move inside the focused panel.
@@ -70,6 +70,7 @@ func DefaultKeyMap() KeyMap {
 			Live:      b("L", "back to live", "L"),
 			Zoom:      b("z", "zoom panel", "z"),
 			Inspect:   b("i", "inspect", "i"),
+			Teach:     b("E", "explain the selection", "E"),
 		},
 		Nav: NavKeys{
 			Up:       b("↑/k", "up", "up", "k"),

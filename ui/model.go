@@ -96,6 +96,8 @@ type Model struct {
 	approveAll    bool
 	// zoom shows the focused panel alone (z).
 	zoom bool
+	// teach shows the selected element's explanation (E).
+	teach bool
 
 	// Replay bookkeeping.
 	repGen  int
@@ -166,7 +168,11 @@ func (m *Model) applyHelpStyles() {
 // resize lays the screen out again and sizes every panel.
 func (m *Model) resize(w, h int) {
 	m.w, m.h = max(20, w), max(8, h)
-	m.lay = layout(m.w, m.h, m.mode == modeReplay, m.focus, m.zoom)
+	bodyH := m.h
+	if m.teach {
+		bodyH -= teachRows
+	}
+	m.lay = layout(m.w, bodyH, m.mode == modeReplay, m.focus, m.zoom)
 	for id, r := range m.lay.panels {
 		st := m.c.Styles.Panel
 		m.panels[id].SetSize(max(1, r.w-st.GetHorizontalFrameSize()), max(1, r.h-st.GetVerticalFrameSize()-1))

@@ -78,3 +78,21 @@ func TestLayoutFollowsStepAndZooms(t *testing.T) {
 		t.Error("z again did not restore the panels")
 	}
 }
+
+// E explains the selected element in two lines from the data file, and
+// the frame keeps its size.
+func TestTeachingModeExplainsTheSelection(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {200, 60}} {
+		m := newHeld(t, size[0], size[1])
+		press(m, "E")
+		s := m.View()
+		contains(t, s, "instructions: ", "why: ")
+		checkFrame(t, s, size[0], size[1])
+		press(m, "down") // the next source: a developer message part
+		contains(t, m.View(), "input[0].content[0].text: One text part")
+		press(m, "E")
+		if strings.Contains(m.View(), "why: ") {
+			t.Error("E again did not close teaching mode")
+		}
+	}
+}

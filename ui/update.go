@@ -132,6 +132,10 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.dialogs = append(m.dialogs, newInspector(m.c, &m.km, it))
 		return nil
+	case key.Matches(msg, km.Global.Teach):
+		m.teach = !m.teach
+		m.resize(m.w, m.h)
+		return nil
 	case key.Matches(msg, km.Global.Zoom):
 		m.zoom = !m.zoom
 		m.resize(m.w, m.h)

@@ -37,6 +37,9 @@ func (m *Model) View() string {
 		mid := lipgloss.JoinVertical(lipgloss.Left, m.framePanel(panelStream, l[panelStream]), m.framePanel(panelLog, l[panelLog]))
 		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, left, mid, m.framePanel(panelValidation, l[panelValidation])))
 	}
+	if m.teach {
+		rows = append(rows, m.teachLines()...)
+	}
 	rows = append(rows, m.footer()...)
 	screen := strings.Join(rows, "\n")
 	if d := m.top(); d != nil {
@@ -273,7 +276,8 @@ func (m *Model) bindings() (short []key.Binding, groups []helpGroup) {
 			ctx = append(ctx, km.Global.Live)
 		}
 	}
-	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Zoom, km.Global.Inspect, km.Global.Wire, km.Global.Compare}
+	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Zoom, km.Global.Inspect, km.Global.Teach,
+		km.Global.Wire, km.Global.Compare}
 	if m.opts.Library != nil {
 		glob = append(glob, km.Global.Sessions)
 	}
