@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -157,10 +158,12 @@ func checkDBPath(path string, explicit bool) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	switch {
-	case err != nil:
+	case errors.Is(err, fs.ErrNotExist):
 		return usageErr("--db %s: directory %s does not exist", path, dir)
+	case err != nil:
+		return usageErr("--db %s: cannot write there: %v", path, unwrapPathErr(err))
 	case !st.IsDir():
-		return usageErr("--db %s: %s is not a directory", path, dir)
+		return usageErr("--db %s: cannot write there: %s is not a directory", path, dir)
 	}
 	return nil
 }
