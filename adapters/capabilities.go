@@ -29,6 +29,26 @@ const (
 	ProviderCompatible = "compatible"
 )
 
+// NativeProtocol is the wire format a provider is known by, used when no
+// protocol is named: the simulator and OpenAI answer openai-responses,
+// compatible servers (Ollama, vLLM, gateways) openai-chat. "" for an
+// unknown provider.
+func NativeProtocol(provider string) string {
+	switch provider {
+	case "", ProviderSim, ProviderOpenAI:
+		return OpenAIResponses
+	case ProviderAnthropic:
+		return AnthropicMessages
+	case ProviderGemini:
+		return Gemini
+	case ProviderDeepSeek:
+		return DeepSeekChat
+	case ProviderCompatible:
+		return OpenAIChat
+	}
+	return ""
+}
+
 // DeveloperPlacement says what a protocol does with a developer source.
 type DeveloperPlacement string
 

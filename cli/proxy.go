@@ -25,7 +25,6 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
-	"github.com/modelwire/modelwire/themes"
 	"github.com/modelwire/modelwire/ui"
 )
 
@@ -104,11 +103,6 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	}
 	if f.hold && !f.tui && !isTerminal(app.In) {
 		return usageErr("--hold-tools asks on the terminal, and there is none: add --tui, or run it in a terminal")
-	}
-	if f.tui {
-		if _, err := themes.ByName(app.Theme); err != nil {
-			return usageErr("%v", err)
-		}
 	}
 	ctx := cmd.Context()
 	if ctx == nil {
@@ -199,7 +193,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 		if noColor {
 			lipgloss.SetColorProfile(termenv.Ascii)
 		}
-		uopts := ui.Options{Theme: app.Theme, NoColor: noColor, Log: log, Backend: rec, Library: ui.StoreLibrary{DB: db},
+		uopts := ui.Options{Theme: app.Theme, NoColor: noColor, ASCII: app.ASCII, Log: log, Backend: rec, Library: ui.StoreLibrary{DB: db},
 			Run: ui.RecordingRunConfig(ln.Addr().String(), labelShort(f.upstream))}
 		if err := ui.Run(ctx, uopts); err != nil {
 			runErr = failedErr("the workbench stopped: %v", err)

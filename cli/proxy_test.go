@@ -126,4 +126,8 @@ func TestProxyCommandRecordsARun(t *testing.T) {
 	if s["source"] != "proxy" || s["protocol"] != "openai-chat" || s["provider"] != "sim" || s["status"] != "done" || s["turns"].(float64) != 3 {
 		t.Errorf("session %v", s)
 	}
+	// The simulator's port is internal: the session names it "sim".
+	if title, _ := s["title"].(string); !strings.HasPrefix(title, "POST sim/v1/chat/completions") || s["origin"] != "proxy → sim" {
+		t.Errorf("title %q, origin %v", title, s["origin"])
+	}
 }

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/themes"
 )
 
 // Version is modelwire's version; the release build overrides it with -ldflags.
@@ -29,6 +31,8 @@ const (
 type App struct {
 	DB    string
 	Theme string
+	// ASCII draws the workbench with ASCII only (--ascii or MODELWIRE_ASCII).
+	ASCII bool
 	// Pace is the workbench simulator's words a second (--pace).
 	Pace float64
 	// OtelContent is the workbench's --otel-content.
@@ -42,6 +46,9 @@ type App struct {
 type exitError struct {
 	code int
 	err  error
+	// shown: the message is already on the screen (a run's verdict), so
+	// Main does not print it a second time.
+	shown bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -77,9 +84,21 @@ instructions, context, tools and schemas; the stream of typed events per output
 item and tool call; tool proposals waiting for a person; the terminal state; and
 five layers of validation. With no arguments it opens the refund walkthrough on
 the built-in simulator.`,
+		Example: `  modelwire
+  modelwire --theme contrast
+  NO_COLOR=1 modelwire --db /tmp/workshop.db
+  modelwire --pace 120ms --ascii`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
+		// The global flags are checked before any command runs, so that a
+		// typo is never silently accepted, whatever the command.
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := themes.ByName(app.Theme); err != nil {
+				return usageErr("--theme: %v", err)
+			}
+			return checkDBPath(app.DB, cmd.Flags().Changed("db") || os.Getenv("MODELWIRE_DB") != "")
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runTUI == nil {
 				return cmd.Help()
@@ -91,6 +110,8 @@ the built-in simulator.`,
 	root.PersistentFlags().StringVar(&app.Theme, "theme", "dark", "colour theme: dark, light or contrast")
 	root.Flags().Float64Var(&app.Pace, "pace", sim.DefaultPace, "the workbench simulator's pace, words a second (0: as fast as it goes)")
 	root.Flags().BoolVar(&app.OtelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the traces")
+	root.PersistentFlags().BoolVar(&app.ASCII, "ascii", os.Getenv("MODELWIRE_ASCII") != "",
+		"draw the workbench with ASCII only, for terminals without box drawing (env MODELWIRE_ASCII)")
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
 	root.SetIn(app.In)
@@ -127,6 +148,33 @@ func defaultDB() string {
 	return filepath.Join(home, ".local", "share", "modelwire", "modelwire.db")
 }
 
+// checkDBPath refuses a database path that names a directory, or whose
+// directory does not exist when the path was given explicitly (--db or
+// MODELWIRE_DB): only the default location's directories are created, so a
+// mistyped path fails instead of scattering databases.
+func checkDBPath(path string, explicit bool) error {
+	if path == "" {
+		return usageErr("--db is empty: name a database file")
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usageErr("--db %s is a directory, not a database file", path)
+	}
+	if !explicit {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usageErr("--db %s: directory %s does not exist", path, dir)
+	case err != nil:
+		return usageErr("--db %s: cannot write there: %v", path, unwrapPathErr(err))
+	case !st.IsDir():
+		return usageErr("--db %s: cannot write there: %s is not a directory", path, dir)
+	}
+	return nil
+}
+
 // Main runs modelwire with args and returns the process exit code. Errors
 // become one line on stderr.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -137,11 +185,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(stderr, "modelwire: "+err.Error())
 	var ee *exitError
 	if errors.As(err, &ee) {
+		if !ee.shown {
+			fmt.Fprintln(stderr, "modelwire: "+err.Error())
+		}
 		return ee.code
 	}
+	fmt.Fprintln(stderr, "modelwire: "+err.Error())
 	// cobra's own errors (unknown command, bad args) are usage errors.
 	return ExitUsage
 }

@@ -22,11 +22,11 @@ func init() { register(newRunCmd) }
 
 // runFlags are the flags of `modelwire run`.
 type runFlags struct {
-	scenario, protocol, provider, model, baseURL string
+	scenario, protocol, provider, model, baseURL    string
 	stream, noStream, json, regenerate, otelContent bool
-	approve, fault, history                      string
-	pace                                         float64
-	timeouts                                     session.Timeouts
+	approve, fault, history                         string
+	pace                                            float64
+	timeouts                                        session.Timeouts
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -55,7 +55,7 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "refund", "scenario name (refund, refund/<variant>) or scenario file")
-	fl.StringVar(&f.protocol, "protocol", adapters.OpenAIResponses, "wire format: "+strings.Join(registry.Protocols, ", "))
+	fl.StringVar(&f.protocol, "protocol", "", "wire format: "+strings.Join(registry.Protocols, ", ")+" (default: the provider's own)")
 	fl.StringVar(&f.provider, "provider", adapters.ProviderSim, "who answers: sim, openai, anthropic, deepseek, gemini, compatible")
 	fl.StringVar(&f.model, "model", "", "model to ask for (default: the scenario's)")
 	fl.StringVar(&f.baseURL, "base-url", "", "provider base URL (OpenAI and compatible include /v1)")
@@ -98,6 +98,11 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	sc, err := samples.Lookup(f.scenario)
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	if f.protocol == "" {
+		if f.protocol = adapters.NativeProtocol(f.provider); f.protocol == "" {
+			return usageErr("unknown provider %q (want sim, openai, anthropic, deepseek, gemini or compatible)", f.provider)
+		}
 	}
 	if _, err := registry.Lookup(f.protocol); err != nil || f.protocol == adapters.ClaudeCode {
 		return usageErr("unknown protocol %q (want %s)", f.protocol, strings.Join(registry.Protocols, ", "))
@@ -173,7 +178,9 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	printer.result(res)
 	liveExport(ctx, app, db, res.SessionID, f.otelContent)
 	if !res.Passed() {
-		return &exitError{code: ExitFailed, err: fmt.Errorf("session %s: %s", res.SessionID, session.FirstFailure(res.Layers))}
+		// The text report ends with this verdict already; JSON lines do not
+		// carry it, so stderr does.
+		return &exitError{code: ExitFailed, err: fmt.Errorf("session %s: %s", res.SessionID, session.FirstFailure(res.Layers)), shown: !f.json}
 	}
 	return nil
 }

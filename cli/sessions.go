@@ -85,21 +85,28 @@ an id names a session in replay and export.`,
 // sessionObject is a session in --json output (contract.md: a session
 // object), with a few extra fields.
 type sessionObject struct {
-	ID            string `json:"id"`
-	CreatedAt     string `json:"created_at"`
-	Scenario      string `json:"scenario"`
-	Protocol      string `json:"protocol"`
-	Provider      string `json:"provider"`
-	Model         string `json:"model"`
-	Status        string `json:"status"`
-	Turns         int    `json:"turns"`
-	Events        int    `json:"events"`
-	Title         string `json:"title"`
-	ModelReported string `json:"model_reported,omitempty"`
-	FinishedAt    string `json:"finished_at,omitempty"`
-	Source        string `json:"source,omitempty"`
-	BaseURL       string `json:"base_url,omitempty"`
-	Version       string `json:"modelwire_version,omitempty"`
+	ID            string   `json:"id"`
+	CreatedAt     string   `json:"created_at"`
+	Scenario      string   `json:"scenario"`
+	Protocol      string   `json:"protocol"`
+	Provider      string   `json:"provider"`
+	Model         string   `json:"model"`
+	Status        string   `json:"status"`
+	Turns         int      `json:"turns"`
+	Events        int      `json:"events"`
+	Title         string   `json:"title"`
+	ModelReported string   `json:"model_reported,omitempty"`
+	FinishedAt    string   `json:"finished_at,omitempty"`
+	Source        string   `json:"source,omitempty"`
+	Origin        string   `json:"origin,omitempty"` // the scenario, or where a recording came from
+	ParentID      string   `json:"parent_id,omitempty"`
+	Faults        []string `json:"faults,omitempty"`
+	FailedLayer   string   `json:"failed_layer,omitempty"` // the first layer that failed
+	InputTokens   int64    `json:"input_tokens"`
+	OutputTokens  int64    `json:"output_tokens"`
+	DurationMS    int64    `json:"duration_ms,omitempty"`
+	BaseURL       string   `json:"base_url,omitempty"`
+	Version       string   `json:"modelwire_version,omitempty"`
 }
 
 const jsonTime = "2006-01-02T15:04:05.000Z07:00"
@@ -107,7 +114,9 @@ const jsonTime = "2006-01-02T15:04:05.000Z07:00"
 func sessionJSON(s store.SessionInfo) sessionObject {
 	o := sessionObject{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(jsonTime), Scenario: s.ScenarioName(),
 		Protocol: s.Protocol, Provider: s.Provider, Model: s.Model, Status: s.Status, Turns: s.Turns, Events: s.Events,
-		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, BaseURL: s.BaseURL, Version: s.Version}
+		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, Origin: s.Origin(), ParentID: s.ParentID,
+		Faults: s.Faults, FailedLayer: s.FailedLayer, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+		DurationMS: s.Duration().Milliseconds(), BaseURL: s.BaseURL, Version: s.Version}
 	if o.Model == "" {
 		o.Model = s.ModelReported
 	}
@@ -120,16 +129,13 @@ func sessionJSON(s store.SessionInfo) sessionObject {
 // writeSessionTable prints sessions as aligned columns. Widths are
 // measured in terminal cells, never bytes: titles may be Chinese.
 func writeSessionTable(w io.Writer, list []store.SessionInfo) {
-	rows := [][]string{{"ID", "CREATED", "STATUS", "SCENARIO", "PROTOCOL", "PROVIDER", "MODEL", "TURNS", "EVENTS", "TITLE"}}
+	rows := [][]string{{"ID", "CREATED", "STATUS", "FAILED", "SCENARIO/APP", "PROTOCOL", "PROVIDER", "MODEL", "TURNS", "TOKENS", "EVENTS", "TITLE"}}
 	for _, s := range list {
-		model := s.Model
-		if model == "" {
-			model = s.ModelReported
-		}
-		rows = append(rows, []string{s.ID, s.CreatedAt.Local().Format("2006-01-02 15:04"), s.Status,
-			clip(s.ScenarioName(), 24), s.Protocol, s.Provider, clip(model, 24), fmt.Sprint(s.Turns), fmt.Sprint(s.Events), clip(s.Title, 48)})
+		rows = append(rows, []string{s.ID, s.CreatedAt.Local().Format("2006-01-02 15:04"), s.Status, s.FailedLayer,
+			clip(s.Origin(), 32), s.Protocol, s.Provider, clip(s.ModelShown(), 24), fmt.Sprint(s.Turns),
+			fmt.Sprint(s.InputTokens + s.OutputTokens), fmt.Sprint(s.Events), clip(s.Title, 48)})
 	}
-	writeTable(w, rows, map[int]bool{7: true, 8: true})
+	writeTable(w, rows, map[int]bool{8: true, 9: true, 10: true})
 }
 
 // writeTable writes rows as columns two cells apart; right lists the

@@ -583,6 +583,7 @@ func TestExportImportJSONLCommands(t *testing.T) {
 	}
 
 	// Import into another database and export again: the same bytes.
+	os.Mkdir(filepath.Join(dir, "other"), 0o755)
 	db2 := filepath.Join(dir, "other", "m2.db")
 	code, out, errs := mw(t, "--db", db2, "import", file)
 	if code != 0 || !strings.Contains(out, "imported 1 session(s)") || !strings.Contains(out, ids[0]) {

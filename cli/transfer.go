@@ -45,10 +45,11 @@ a span per model call, a span per tool execution, the validation layers as span
 events. --endpoint is the OTLP/HTTP base URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT);
 prompts, answers and tool arguments are only sent with --otel-content; keys never.
 
-Without -o the export goes to standard output. An existing -o file is only
-replaced with --force.`,
+Without -o the export goes to standard output. -o names a file, or a directory
+(existing, or ending in /) to write ID.jsonl or ID.har into; missing directories
+are created. An existing file is only replaced with --force.`,
 		Example: `  modelwire export 01jd3k -o refund.jsonl
-  modelwire export 01jd3k --format har -o refund.har
+  modelwire export 01jd3k --format har -o ~/captures/
   modelwire export 01jd3k --format otlp --endpoint http://127.0.0.1:4318`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,18 +59,16 @@ replaced with --force.`,
 			if format != "jsonl" && format != "har" {
 				return usageErr("--format %q: want jsonl, har or otlp", format)
 			}
-			if output != "" && output != "-" && !force {
-				if _, err := os.Stat(output); err == nil {
-					return usageErr("%s exists; pass --force to overwrite it", output)
-				} else if !errors.Is(err, fs.ErrNotExist) {
-					return usageErr("cannot write %s: %v", output, unwrapPathErr(err))
-				}
-			}
 			db, id, err := resolveSession(app, args[0])
 			if err != nil {
 				return err
 			}
 			defer db.Close()
+			if output != "" && output != "-" {
+				if output, err = exportPath(output, id, format, force); err != nil {
+					return err
+				}
+			}
 			write := func(w io.Writer) error {
 				if format == "har" {
 					return db.ExportHAR(w, id, Version)
@@ -90,6 +89,30 @@ replaced with --force.`,
 	return cmd
 }
 
+// exportPath is the file an export to output goes to: output itself, or
+// ID.FORMAT inside it when it is a directory (existing, or written with a
+// trailing slash). Missing directories are created; an existing file is
+// refused without force.
+func exportPath(output, id, format string, force bool) (string, error) {
+	if st, err := os.Stat(output); (err == nil && st.IsDir()) || strings.HasSuffix(output, string(os.PathSeparator)) {
+		output = filepath.Join(output, id+"."+format)
+	}
+	if st, err := os.Stat(output); err == nil {
+		if st.IsDir() {
+			return "", usageErr("%s is a directory", output)
+		}
+		if !force {
+			return "", usageErr("%s exists; pass --force to overwrite it", output)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", usageErr("cannot write %s: %v", output, unwrapPathErr(err))
+	}
+	if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
+		return "", usageErr("cannot write %s: %v", output, unwrapPathErr(err))
+	}
+	return output, nil
+}
+
 // writeFileAtomic writes path through a temporary file in the same
 // directory, renamed into place only when complete: a failed export
 // leaves nothing behind and never half-replaces a file.
@@ -105,6 +128,11 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return storeErr(err)
 	}
 	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return failedErr("writing %s: %v", path, err)
+	}
+	// CreateTemp makes the file private; an export is an ordinary file.
+	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		return failedErr("writing %s: %v", path, err)
 	}

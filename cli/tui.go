@@ -11,7 +11,6 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
-	"github.com/modelwire/modelwire/themes"
 	"github.com/modelwire/modelwire/ui"
 )
 
@@ -32,9 +31,6 @@ func openReplayTUI(app *App, cmd *cobra.Command, id string) error {
 // store, the engine backend, then the program. Nothing is written to the
 // terminal while it runs; logs go to a file.
 func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
-	if _, err := themes.ByName(app.Theme); err != nil {
-		return usageErr("%v", err)
-	}
 	if err := checkPace(app.Pace); err != nil {
 		return err
 	}
@@ -56,8 +52,8 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 		}
 		opts.Replay = id
 	}
-	opts.Theme, opts.NoColor, opts.Log = app.Theme, noColor, log
-	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log, Pace: app.Pace, Ended: tuiExport(db, app.OtelContent, log)}
+	opts.Theme, opts.NoColor, opts.ASCII, opts.Pace, opts.Log = app.Theme, noColor, app.ASCII, app.Pace, log
+	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log, Ended: tuiExport(db, app.OtelContent, log)}
 	opts.Library = ui.StoreLibrary{DB: db}
 	ctx := cmd.Context()
 	if ctx == nil {

@@ -19,6 +19,8 @@ func newVersionCmd(app *App) *cobra.Command {
 		Short: "Print the version, the Go version and the database schema version",
 		Long: `Print modelwire's version, the Go version it was built with, and the database
 schema version it writes (a database with a newer schema is refused, untouched).`,
+		Example: `  modelwire version
+  modelwire version --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {

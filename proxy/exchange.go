@@ -234,7 +234,11 @@ func (x *exchange) meta() store.SessionMeta {
 	if x.req.previousID != "" {
 		history = adapters.HistoryPreviousResponse
 	}
-	title := x.method + " " + hostPort(x.upstream) + strings.SplitN(x.path, "?", 2)[0]
+	host := hostPort(x.upstream)
+	if provider == adapters.ProviderSim {
+		host = "sim" // the simulator's port is an internal detail
+	}
+	title := x.method + " " + host + strings.SplitN(x.path, "?", 2)[0]
 	if x.conv.unknown {
 		title = "unclassified requests (forwarded, not decoded)"
 	} else if t := oneLine(x.scrub.text(x.req.firstUser), 60); t != "" {

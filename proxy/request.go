@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"strings"
@@ -52,13 +51,11 @@ func readRequest(protocol, path string, body []byte) request {
 	if !gjson.ValidBytes(body) {
 		return r
 	}
-	r.key = sha256.Sum256([]byte(canonical(gjson.ParseBytes(body))))
+	r.key = sha256.Sum256([]byte(adapters.Canonical(string(body))))
 	root := gjson.ParseBytes(body)
-	var items []gjson.Result
 	switch protocol {
 	case adapters.OpenAIChat, adapters.DeepSeekChat:
 		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
-		items = root.Get("messages").Array()
 		r.tools = raw(root.Get("tools"))
 		for _, t := range root.Get("tools").Array() {
 			if f := t.Get("function"); f.Exists() {
@@ -71,15 +68,6 @@ func readRequest(protocol, path string, body []byte) request {
 	case adapters.OpenAIResponses:
 		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
 		r.previousID = root.Get("previous_response_id").String()
-		in := root.Get("input")
-		if in.Type == gjson.String {
-			// A bare string is one user message; the next turn's SDK call
-			// sends it as such.
-			b, _ := json.Marshal(map[string]string{"role": "user", "content": in.String()})
-			items = []gjson.Result{gjson.ParseBytes(b)}
-		} else {
-			items = in.Array()
-		}
 		r.tools = raw(root.Get("tools"))
 		for _, t := range root.Get("tools").Array() {
 			if t.Get("type").String() == "function" {
@@ -91,7 +79,6 @@ func readRequest(protocol, path string, body []byte) request {
 		}
 	case adapters.AnthropicMessages:
 		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
-		items = root.Get("messages").Array()
 		r.tools = raw(root.Get("tools"))
 		for _, t := range root.Get("tools").Array() {
 			if s := t.Get("input_schema"); s.Exists() {
@@ -108,7 +95,6 @@ func readRequest(protocol, path string, body []byte) request {
 		seg := path[strings.LastIndexByte(path, '/')+1:]
 		model, action, _ := strings.Cut(seg, ":")
 		r.model, r.stream = model, action == "streamGenerateContent"
-		items = root.Get("contents").Array()
 		r.tools = raw(root.Get("tools"))
 		for _, t := range root.Get("tools").Array() {
 			for _, d := range first(t, "functionDeclarations", "function_declarations").Array() {
@@ -124,17 +110,6 @@ func readRequest(protocol, path string, body []byte) request {
 	case adapters.GeminiInteractions:
 		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
 		r.previousID = root.Get("previous_interaction_id").String()
-		in := root.Get("input")
-		switch {
-		case in.Type == gjson.String:
-			// A bare string is one user_input step.
-			b, _ := json.Marshal(map[string]any{"type": "user_input", "content": []map[string]string{{"type": "text", "text": in.String()}}})
-			items = []gjson.Result{gjson.ParseBytes(b)}
-		case in.IsObject():
-			items = []gjson.Result{in}
-		default:
-			items = in.Array()
-		}
 		r.tools = raw(root.Get("tools"))
 		for _, t := range root.Get("tools").Array() {
 			if t.Get("type").String() == "function" {
@@ -152,9 +127,9 @@ func readRequest(protocol, path string, body []byte) request {
 			}
 		}
 	}
-	for _, it := range items {
-		r.history = append(r.history, canonical(it))
-		if r.firstUser == "" && (it.Get("role").String() == "user" || it.Get("type").String() == "user_input") {
+	r.history = adapters.HistoryItems(protocol, root)
+	for _, item := range r.history {
+		if it := gjson.Parse(item); r.firstUser == "" && (it.Get("role").String() == "user" || it.Get("type").String() == "user_input") {
 			r.firstUser = firstText(it)
 		}
 	}
@@ -202,36 +177,4 @@ func firstText(it gjson.Result) string {
 		}
 	}
 	return ""
-}
-
-// canonical renders a JSON value with object keys sorted and null members
-// dropped, so equal items compare equal as text whatever serialised them.
-func canonical(r gjson.Result) string {
-	var v any
-	if err := json.Unmarshal([]byte(r.Raw), &v); err != nil {
-		return r.Raw
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(dropNulls(v))
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func dropNulls(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e == nil {
-				delete(x, k)
-				continue
-			}
-			x[k] = dropNulls(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = dropNulls(e)
-		}
-	}
-	return v
 }

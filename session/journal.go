@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -40,6 +41,19 @@ func (j *StoreJournal) SessionID() string {
 		return ""
 	}
 	return j.w.ID()
+}
+
+// Interrupt marks the session interrupted when it was stopped before its
+// end (the run's context cancelled); a finished session, or one never
+// started, is left as it is.
+func (j *StoreJournal) Interrupt() error {
+	if j.w == nil {
+		return nil
+	}
+	if err := j.finishAttempt(context.Canceled); err != nil {
+		return err
+	}
+	return j.w.Interrupt()
 }
 
 // Record implements Journal.

@@ -10,10 +10,13 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
 )
@@ -158,12 +161,15 @@ func (db *DB) ExportHAR(w io.Writer, id, creator string) error {
 	return enc.Encode(log)
 }
 
+// isStreamed reports whether an attempt's response body was a stream: as
+// its Content-Type says, else as asked, except that an HTTP error answers
+// with a whole body.
 func isStreamed(a *Attempt) bool {
-	if a.Stream {
-		return true
+	if ct := a.ResponseHeader.Get("Content-Type"); ct != "" {
+		mt, _, _ := mime.ParseMediaType(ct)
+		return mt == "text/event-stream"
 	}
-	mt, _, _ := mime.ParseMediaType(a.ResponseHeader.Get("Content-Type"))
-	return mt == "text/event-stream"
+	return a.Stream && a.StatusCode < 400
 }
 
 // writeSSE writes one raw event as an SSE event.
@@ -260,7 +266,8 @@ func harHeaders(h http.Header) []harNV {
 // takes it as a function so that it does not depend on every adapter.
 type Lookup func(protocol string) (adapters.Protocol, error)
 
-// harPlan is one HAR entry to import.
+// harPlan is one HAR entry to import: an attempt of a turn of a
+// conversation.
 type harPlan struct {
 	index    int
 	entry    harEntry
@@ -270,12 +277,22 @@ type harPlan struct {
 	baseURL  string
 	body     []byte
 	started  time.Time
+
+	// What links it to the entries before it (see linkHAR).
+	history    []string // the request's conversation items, canonical
+	key        string   // the whole request body, canonical
+	previousID string   // Responses' previous_response_id
+
+	turn, attempt int
+	retry         string // why this attempt repeats the one before
 }
 
-// ImportHAR imports a HAR file: each entry whose request is one of the
-// five protocols (by its URL path) becomes a session, its response body
-// decoded with that protocol's adapter, streamed bodies included. Other
-// entries are skipped and counted. The whole file is checked before
+// ImportHAR imports a HAR file: each conversation among the entries whose
+// request is one of the five protocols (by its URL path) becomes one
+// session, each entry an attempt of one of its turns, the response body
+// decoded with that protocol's adapter, streamed bodies included (see
+// linkHAR for how entries are linked). Other entries are skipped and
+// counted. The whole file is checked before
 // anything is written; a malformed file is reported with the entry at
 // fault and imports nothing.
 func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, error) {
@@ -343,11 +360,9 @@ func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, 
 		p := harPlan{index: i, entry: e, protocol: protocol, provider: providerOfHost(u.Hostname()), body: body, started: started,
 			baseURL: baseURLOf(u, protocol)}
 		if e.Request.PostData != nil {
-			var req struct {
-				Model string `json:"model"`
-			}
-			_ = json.Unmarshal([]byte(e.Request.PostData.Text), &req)
-			p.model = req.Model
+			root := gjson.Parse(e.Request.PostData.Text)
+			p.model, p.previousID = root.Get("model").String(), root.Get("previous_response_id").String()
+			p.history, p.key = adapters.HistoryItems(protocol, root), adapters.Canonical(e.Request.PostData.Text)
 		}
 		if protocol == adapters.Gemini {
 			if _, after, ok := strings.Cut(u.Path, "/models/"); ok {
@@ -361,17 +376,85 @@ func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, 
 			return res, fmt.Errorf("cannot decode %s: %w", p.protocol, err)
 		}
 	}
-	for _, p := range plans {
-		id, err := db.importHAREntry(p, lookup)
+	for _, conv := range linkHAR(plans) {
+		id, err := db.importHARConversation(conv, lookup)
 		if err != nil {
 			for _, done := range res.Sessions {
 				_ = db.DeleteSession(done)
 			}
-			return ImportResult{}, fmt.Errorf("%s: log.entries[%d]: %w", name, p.index, err)
+			return ImportResult{}, fmt.Errorf("%s: %w", name, err)
 		}
 		res.Sessions = append(res.Sessions, id)
 	}
 	return res, nil
+}
+
+// linkHAR groups entries into conversations, in the order they started,
+// and numbers their turns and attempts. An entry modelwire exported says
+// where it belongs (_modelwire: session, turn, attempt). Any other joins,
+// as the recording proxy links requests:
+//
+//  1. the conversation whose last request was the same (canonical body)
+//     and failed (an HTTP error): the next attempt of that turn;
+//  2. the conversation whose last response carries the entry's
+//     previous_response_id: its next turn;
+//  3. the most recent conversation of its protocol whose last request's
+//     items the entry's items extend: its next turn;
+//  4. otherwise a new conversation.
+func linkHAR(plans []harPlan) [][]harPlan {
+	sort.SliceStable(plans, func(i, j int) bool { return plans[i].started.Before(plans[j].started) })
+	type conv struct {
+		plans []harPlan
+		turn  int
+	}
+	var convs []*conv
+	exported := map[string]*conv{}
+	find := func(p harPlan) (c *conv, turn, attempt int, retry string) {
+		for i := len(convs) - 1; i >= 0; i-- {
+			k := convs[i]
+			last := k.plans[len(k.plans)-1]
+			if last.protocol == p.protocol && last.key != "" && last.key == p.key && last.entry.Response.Status >= 400 {
+				return k, last.turn, last.attempt + 1, fmt.Sprintf("HTTP %d", last.entry.Response.Status)
+			}
+		}
+		if p.previousID != "" {
+			for i := len(convs) - 1; i >= 0; i-- {
+				if k := convs[i]; bytes.Contains(k.plans[len(k.plans)-1].body, []byte(`"`+p.previousID+`"`)) {
+					return k, k.turn + 1, 1, ""
+				}
+			}
+		}
+		for i := len(convs) - 1; i >= 0; i-- {
+			k := convs[i]
+			last := k.plans[len(k.plans)-1]
+			if last.protocol == p.protocol && len(last.history) > 0 && len(last.history) < len(p.history) &&
+				slices.Equal(last.history, p.history[:len(last.history)]) {
+				return k, k.turn + 1, 1, ""
+			}
+		}
+		return nil, 1, 1, ""
+	}
+	for _, p := range plans {
+		var c *conv
+		if x := p.entry.Modelwire; x != nil && x.Session != "" && x.Turn > 0 && x.Attempt > 0 {
+			c, p.turn, p.attempt = exported[x.Session], x.Turn, x.Attempt
+			if c == nil {
+				c = &conv{}
+				exported[x.Session] = c
+				convs = append(convs, c)
+			}
+		} else if c, p.turn, p.attempt, p.retry = find(p); c == nil {
+			c = &conv{}
+			convs = append(convs, c)
+		}
+		c.plans = append(c.plans, p)
+		c.turn = max(c.turn, p.turn)
+	}
+	out := make([][]harPlan, len(convs))
+	for i, c := range convs {
+		out[i] = c.plans
+	}
+	return out
 }
 
 // jsonInputError reports a JSON error with its line and column.
@@ -462,19 +545,47 @@ func baseURLOf(u *url.URL, protocol string) string {
 	return u.Scheme + "://" + u.Host + p
 }
 
-// importHAREntry records one HAR entry as a session.
-func (db *DB) importHAREntry(p harPlan, lookup Lookup) (string, error) {
+// importHARConversation records the entries of one conversation as one
+// session; it is failed when the last attempt of any turn failed.
+func (db *DB) importHARConversation(plans []harPlan, lookup Lookup) (string, error) {
+	first := plans[0]
+	u, _ := url.Parse(first.entry.Request.URL)
+	w, err := db.createSession(SessionMeta{Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
+		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started}, "", StatusRunning)
+	if err != nil {
+		return "", err
+	}
+	failedTurns := map[int]bool{}
+	var end time.Time
+	for _, p := range plans {
+		failed, done, err := w.importHARAttempt(p, p.started.Sub(first.started), lookup)
+		if err != nil {
+			_ = db.DeleteSession(w.ID())
+			return "", fmt.Errorf("log.entries[%d]: %w", p.index, err)
+		}
+		failedTurns[p.turn] = failed
+		if done.After(end) {
+			end = done
+		}
+	}
+	status := StatusDone
+	for _, failed := range failedTurns {
+		if failed {
+			status = StatusFailed
+		}
+	}
+	return w.ID(), w.finish(status, end)
+}
+
+// importHARAttempt records one entry as an attempt that started startOff
+// into the session. It reports whether the attempt failed and when it
+// ended.
+func (w *SessionWriter) importHARAttempt(p harPlan, startOff time.Duration, lookup Lookup) (bool, time.Time, error) {
 	proto, err := lookup(p.protocol)
 	if err != nil {
-		return "", err
+		return false, time.Time{}, err
 	}
 	e := p.entry
-	u, _ := url.Parse(e.Request.URL)
-	w, err := db.createSession(SessionMeta{Title: e.Request.Method + " " + u.Host + u.Path, Protocol: p.protocol,
-		Provider: p.provider, Model: p.model, BaseURL: p.baseURL, Source: "har", CreatedAt: p.started}, "", StatusRunning)
-	if err != nil {
-		return "", err
-	}
 	reqH, respH := http.Header{}, http.Header{}
 	for _, h := range e.Request.Headers {
 		reqH.Add(h.Name, h.Value)
@@ -499,15 +610,15 @@ func (db *DB) importHAREntry(p harPlan, lookup Lookup) (string, error) {
 	firstByte := sent + time.Duration(pos(t.Wait)*float64(time.Millisecond))
 	end := firstByte + time.Duration(pos(t.Receive)*float64(time.Millisecond))
 
-	rec, err := w.startAttempt(1, 1, AttemptMeta{Method: e.Request.Method, URL: e.Request.URL, Header: reqH, Body: reqBody, Stream: stream},
-		p.started, 0, time.Now())
+	rec, err := w.startAttempt(p.turn, p.attempt, AttemptMeta{Protocol: p.protocol, Method: e.Request.Method, URL: e.Request.URL,
+		Header: reqH, Body: reqBody, Stream: stream, RetryReason: p.retry}, p.started, startOff, time.Now())
 	if err != nil {
-		return "", err
+		return false, time.Time{}, err
 	}
 	rec.MarkAt(MarkSent, sent)
 	rec.MarkAt(MarkFirstByte, firstByte)
 	if err := rec.Response(e.Response.Status, respH); err != nil {
-		return "", err
+		return false, time.Time{}, err
 	}
 	// HAR keeps no time per event: every event is placed at the first
 	// byte, and the terminal at the end of the transfer.
@@ -530,19 +641,15 @@ func (db *DB) importHAREntry(p harPlan, lookup Lookup) (string, error) {
 		err = rec.AppendAt(firstByte, adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(p.body)}, Events: evs})
 	}
 	if err != nil {
-		return "", err
+		return false, time.Time{}, err
 	}
 	if err := rec.finish("", end, ""); err != nil {
-		return "", err
+		return false, time.Time{}, err
 	}
 	if term := st.Reducer().Terminal(); term != nil && term.Status == adapters.StatusFailed {
 		failed = true
 	}
-	status := StatusDone
-	if failed {
-		status = StatusFailed
-	}
-	return w.ID(), w.finish(status, p.started.Add(end))
+	return failed, p.started.Add(end), nil
 }
 
 // invalidUTF8At is the offset of the first byte that is not valid UTF-8.

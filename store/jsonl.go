@@ -49,6 +49,7 @@ type exportSession struct {
 	BaseURL       string          `json:"base_url,omitempty"`
 	Source        string          `json:"source,omitempty"`
 	Version       string          `json:"modelwire_version,omitempty"`
+	ParentID      string          `json:"parent_id,omitempty"`
 	Manifest      json.RawMessage `json:"manifest,omitempty"`
 }
 
@@ -97,7 +98,7 @@ func (db *DB) ExportJSONL(w io.Writer, id string) error {
 	man, _ := json.Marshal(s.Manifest)
 	es := exportSession{Type: "session", ID: s.ID, CreatedAt: s.CreatedAt.UTC(), Status: s.Status, Title: s.Title,
 		Scenario: s.Scenario, Variant: s.Variant, Protocol: s.Protocol, Provider: s.Provider, Model: s.Model,
-		ModelReported: s.ModelReported, BaseURL: s.BaseURL, Source: s.Source, Version: s.Version, Manifest: man}
+		ModelReported: s.ModelReported, BaseURL: s.BaseURL, Source: s.Source, Version: s.Version, ParentID: s.ParentID, Manifest: man}
 	if string(man) == "{}" {
 		es.Manifest = nil
 	}
@@ -518,7 +519,7 @@ func (db *DB) startImport(s *jsonlSession) (*importing, error) {
 	}
 	w, err := db.createSession(SessionMeta{Title: m.Title, Scenario: m.Scenario, Variant: m.Variant, Protocol: m.Protocol,
 		Provider: m.Provider, Model: m.Model, BaseURL: m.BaseURL, Source: m.Source, Version: m.Version, Manifest: man,
-		CreatedAt: m.CreatedAt}, id, StatusRunning)
+		CreatedAt: m.CreatedAt, ParentID: m.ParentID}, id, StatusRunning)
 	if err != nil {
 		return nil, err
 	}

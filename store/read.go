@@ -31,7 +31,24 @@ type SessionInfo struct {
 	Source        string
 	Version       string // modelwire version that recorded it
 	Turns         int
-	Events        int // timeline entries
+	Events        int    // timeline entries
+	ParentID      string // the session this one was made from ("" for none)
+
+	// For the list: the faults the simulator was asked for, the first
+	// layer that failed in the last validation, the tokens of every
+	// attempt.
+	Faults                    []string
+	FailedLayer               string
+	InputTokens, OutputTokens int64
+}
+
+// Duration is how long the session ran (0 while it runs, or when it was
+// interrupted).
+func (s SessionInfo) Duration() time.Duration {
+	if s.FinishedAt.IsZero() {
+		return 0
+	}
+	return s.FinishedAt.Sub(s.CreatedAt)
 }
 
 // ScenarioName is the scenario as the contract names it: "refund" or
@@ -41,6 +58,34 @@ func (s SessionInfo) ScenarioName() string {
 		return s.Scenario
 	}
 	return s.Scenario + "/" + s.Variant
+}
+
+// Origin is what a session ran: its scenario, or for a recorded one
+// (proxy, HAR) where it was recorded from: "proxy → api.openai.com",
+// "proxy → sim" for the built-in simulator (its port is an internal detail).
+func (s SessionInfo) Origin() string {
+	if name := s.ScenarioName(); name != "" || (s.Source != "proxy" && s.Source != "har") {
+		return name
+	}
+	host := s.Provider
+	if s.Provider != adapters.ProviderSim {
+		if i := strings.Index(s.BaseURL, "://"); i >= 0 {
+			host, _, _ = strings.Cut(s.BaseURL[i+3:], "/")
+		}
+	}
+	if host == "" {
+		return s.Source
+	}
+	return s.Source + " → " + host
+}
+
+// ModelShown is the model to list: the one the provider reported answering
+// with (an alias resolved, a proxy's real model), else the one asked for.
+func (s SessionInfo) ModelShown() string {
+	if s.ModelReported != "" {
+		return s.ModelReported
+	}
+	return s.Model
 }
 
 // Filter selects sessions; empty fields match everything.
@@ -58,18 +103,54 @@ type Filter struct {
 }
 
 const sessionColumns = `id, created_at, coalesce(finished_at, 0), status, title, scenario, variant, protocol, provider,
-	model, model_reported, base_url, source, modelwire_version, turns, events`
+	model, model_reported, base_url, source, modelwire_version, turns, events,
+	coalesce(json_extract(manifest, '$.parameters.faults'), ''),
+	coalesce((SELECT layer FROM validations v WHERE v.sid = sessions.sid AND v.status = 'fail'
+		AND v.seq = (SELECT max(seq) FROM validations w WHERE w.sid = sessions.sid) ORDER BY v.ord LIMIT 1), ''),
+	(SELECT coalesce(sum(input_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
+	(SELECT coalesce(sum(output_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid), `
 
-func scanSession(sc interface{ Scan(...any) error }) (SessionInfo, error) {
+// sessionCols are the columns scanSession reads; a file older than schema
+// 3 (opened read-only, as it is) has no parent_id.
+func (db *DB) sessionCols() string {
+	if db.schema < 3 {
+		return sessionColumns + `''`
+	}
+	return sessionColumns + `parent_id`
+}
+
+// scanSession reads the sessionCols of a row, then extra columns.
+func scanSession(sc interface{ Scan(...any) error }, extra ...any) (SessionInfo, error) {
 	var s SessionInfo
 	var created, finished int64
-	err := sc.Scan(&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
-		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events)
+	var faults string
+	err := sc.Scan(append([]any{&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
+		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events,
+		&faults, &s.FailedLayer, &s.InputTokens, &s.OutputTokens, &s.ParentID}, extra...)...)
 	s.CreatedAt = time.UnixMilli(created)
 	if finished != 0 {
 		s.FinishedAt = time.UnixMilli(finished)
 	}
+	s.Faults = faultList(faults)
 	return s, err
+}
+
+// faultList reads the faults a session's parameters name: a JSON array
+// (the workbench) or a comma-separated string (run).
+func faultList(v string) []string {
+	var list []string
+	if strings.HasPrefix(v, "[") {
+		_ = json.Unmarshal([]byte(v), &list)
+	} else {
+		list = strings.Split(v, ",")
+	}
+	out := list[:0]
+	for _, f := range list {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // ListSessions lists sessions newest first. Sessions whose writer is gone
@@ -101,7 +182,7 @@ func (db *DB) ListSessions(f Filter) ([]SessionInfo, error) {
 		where = append(where, `(title LIKE ? ESCAPE '\' OR scenario LIKE ? ESCAPE '\')`)
 		args = append(args, pat, pat)
 	}
-	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	q := `SELECT ` + db.sessionCols() + ` FROM sessions`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
@@ -260,22 +341,16 @@ func (db *DB) GetSession(id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	row := db.sql.QueryRowContext(ctx, `SELECT `+sessionColumns+`, manifest, sid FROM sessions WHERE id = ?`, id)
+	row := db.sql.QueryRowContext(ctx, `SELECT `+db.sessionCols()+`, manifest, sid FROM sessions WHERE id = ?`, id)
 	var s Session
 	var manifest string
 	var sid int64
-	var created, finished int64
-	err = row.Scan(&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
-		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events, &manifest, &sid)
+	s.SessionInfo, err = scanSession(row, &manifest, &sid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{ID: id}
 	}
 	if err != nil {
 		return nil, err
-	}
-	s.CreatedAt = time.UnixMilli(created)
-	if finished != 0 {
-		s.FinishedAt = time.UnixMilli(finished)
 	}
 	if dead[s.ID] {
 		s.Status = StatusInterrupted

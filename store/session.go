@@ -44,6 +44,9 @@ type SessionMeta struct {
 	Manifest Manifest
 	// CreatedAt defaults to now.
 	CreatedAt time.Time
+	// ParentID names the session this one was made from (edit-and-resend,
+	// a fork); "" for none.
+	ParentID string
 }
 
 // Manifest makes a run explainable later: what was asked, with which
@@ -112,10 +115,10 @@ func (db *DB) createSession(m SessionMeta, id, status string) (*SessionWriter, e
 		ls.id = id
 		err = db.w.exec(func(t *txn) error {
 			return t.w.conn.QueryRowContext(t.ctx, `INSERT INTO sessions (id, created_at, status, title, scenario, variant,
-				protocol, provider, model, base_url, source, modelwire_version, manifest, writer_pid, writer_token)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING sid`,
+				protocol, provider, model, base_url, source, modelwire_version, manifest, writer_pid, writer_token, parent_id)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING sid`,
 				id, created.UnixMilli(), status, Redact(m.Title), m.Scenario, m.Variant, m.Protocol, m.Provider, m.Model,
-				Redact(m.BaseURL), m.Source, m.Version, string(manJSON), os.Getpid(), db.token).Scan(&ls.sid)
+				Redact(m.BaseURL), m.Source, m.Version, string(manJSON), os.Getpid(), db.token, m.ParentID).Scan(&ls.sid)
 		})
 		if err == nil {
 			break
@@ -142,6 +145,21 @@ func (s *SessionWriter) Finish(status string) error {
 		return fmt.Errorf("store: a session finishes as %q or %q, not %q", StatusDone, StatusFailed, status)
 	}
 	return s.finish(status, time.Now())
+}
+
+// Interrupt ends a session that was stopped before its end (cancelled,
+// replaced by another, the program quitting): it lists as interrupted at
+// once, not running until the database is closed. A finished session is
+// left as it is.
+func (s *SessionWriter) Interrupt() error {
+	w := s.db.w
+	w.mu.Lock()
+	done := s.ls.finished
+	w.mu.Unlock()
+	if done {
+		return nil
+	}
+	return s.finish(StatusInterrupted, time.Time{})
 }
 
 func (s *SessionWriter) finish(status string, at time.Time) error {

@@ -44,7 +44,7 @@ type Palette struct {
 // Dark is the default theme.
 var Dark = Palette{
 	Name: "dark", Dark: true,
-	Fg: "#d8dee9", Muted: "#8a93a6", Subtle: "#5c6370", Bg: "#1e2127", Border: "#4b5263", BorderFocus: "#61afef",
+	Fg: "#d8dee9", Muted: "#8a93a6", Subtle: "#848d9c", Bg: "#1e2127", Border: "#6b7385", BorderFocus: "#61afef",
 	Accent: "#61afef", Accent2: "#c678dd",
 	Good: "#98c379", Warn: "#e5c07b", Bad: "#e06c75", Info: "#56b6c2",
 	Message: "#98c379", Reasoning: "#c678dd", Tool: "#e5c07b", Refusal: "#e06c75",
@@ -56,7 +56,7 @@ var Dark = Palette{
 // Light is for light terminals.
 var Light = Palette{
 	Name: "light", Dark: false,
-	Fg: "#24292f", Muted: "#57606a", Subtle: "#8c959f", Bg: "#ffffff", Border: "#afb8c1", BorderFocus: "#0969da",
+	Fg: "#24292f", Muted: "#57606a", Subtle: "#6e7781", Bg: "#ffffff", Border: "#8c959f", BorderFocus: "#0969da",
 	Accent: "#0969da", Accent2: "#8250df",
 	Good: "#1a7f37", Warn: "#9a6700", Bad: "#cf222e", Info: "#0550ae",
 	Message: "#1a7f37", Reasoning: "#8250df", Tool: "#9a6700", Refusal: "#cf222e",
@@ -148,64 +148,69 @@ type Styles struct {
 
 // Build makes the styles of a palette.
 func Build(p Palette) *Styles {
-	fg := lipgloss.NewStyle().Foreground(p.Fg)
+	// Every colour keeps its contrast on 256 and 16 colours (degrade.go).
+	text := func(c lipgloss.Color) lipgloss.TerminalColor { return Degrade(c, p.Bg, TextContrast) }
+	mark := func(c lipgloss.Color) lipgloss.TerminalColor { return Degrade(c, p.Bg, BorderContrast) }
+	fg := lipgloss.NewStyle().Foreground(text(p.Fg))
 	s := &Styles{Palette: p}
 	s.App = lipgloss.NewStyle()
-	s.Header = lipgloss.NewStyle().Foreground(p.Fg).Bold(true)
-	s.HeaderKey = lipgloss.NewStyle().Foreground(p.Muted)
-	s.HeaderValue = lipgloss.NewStyle().Foreground(p.Accent).Bold(true)
+	s.Header = lipgloss.NewStyle().Foreground(text(p.Fg)).Bold(true)
+	s.HeaderKey = lipgloss.NewStyle().Foreground(text(p.Muted))
+	s.HeaderValue = lipgloss.NewStyle().Foreground(text(p.Accent)).Bold(true)
 	border := lipgloss.RoundedBorder()
 	if p.Name == "contrast" {
 		border = lipgloss.ThickBorder()
 	}
-	s.Panel = lipgloss.NewStyle().Border(border).BorderForeground(p.Border).Padding(0, 1)
-	s.PanelFocused = s.Panel.BorderForeground(p.BorderFocus)
-	s.PanelTitle = lipgloss.NewStyle().Foreground(p.Muted).Bold(true)
-	s.PanelTitleFocused = lipgloss.NewStyle().Foreground(p.BorderFocus).Bold(true)
-	s.Tab = lipgloss.NewStyle().Foreground(p.Muted).Padding(0, 1)
-	s.TabActive = lipgloss.NewStyle().Foreground(p.SelectionFg).Background(p.BorderFocus).Bold(true).Padding(0, 1)
+	s.Panel = lipgloss.NewStyle().Border(border).BorderForeground(mark(p.Border)).Padding(0, 1)
+	s.PanelFocused = s.Panel.BorderForeground(mark(p.BorderFocus))
+	s.PanelTitle = lipgloss.NewStyle().Foreground(text(p.Muted)).Bold(true)
+	s.PanelTitleFocused = lipgloss.NewStyle().Foreground(text(p.BorderFocus)).Bold(true)
+	s.Tab = lipgloss.NewStyle().Foreground(text(p.Muted)).Padding(0, 1)
+	s.TabActive = lipgloss.NewStyle().Foreground(Degrade(p.Bg, p.BorderFocus, TextContrast)).
+		Background(Degrade(p.BorderFocus, p.Bg, 0)).Bold(true).Padding(0, 1)
 	s.Text = fg
-	s.Muted = lipgloss.NewStyle().Foreground(p.Muted)
-	s.Subtle = lipgloss.NewStyle().Foreground(p.Subtle)
+	s.Muted = lipgloss.NewStyle().Foreground(text(p.Muted))
+	s.Subtle = lipgloss.NewStyle().Foreground(text(p.Subtle))
 	s.Bold = fg.Bold(true)
-	s.Accent = lipgloss.NewStyle().Foreground(p.Accent).Bold(true)
-	s.Good = lipgloss.NewStyle().Foreground(p.Good).Bold(true)
-	s.Warn = lipgloss.NewStyle().Foreground(p.Warn).Bold(true)
-	s.Bad = lipgloss.NewStyle().Foreground(p.Bad).Bold(true)
-	s.Info = lipgloss.NewStyle().Foreground(p.Info)
-	s.Selected = lipgloss.NewStyle().Foreground(p.SelectionFg).Background(p.Selection).Bold(true)
-	s.Highlight = lipgloss.NewStyle().Foreground(p.Accent2).Bold(true)
-	s.Key = lipgloss.NewStyle().Foreground(p.Accent).Bold(true)
-	s.KeyDesc = lipgloss.NewStyle().Foreground(p.Muted)
-	s.StatusInfo = lipgloss.NewStyle().Foreground(p.Info)
-	s.StatusWarn = lipgloss.NewStyle().Foreground(p.Warn).Bold(true)
-	s.StatusError = lipgloss.NewStyle().Foreground(p.Bad).Bold(true)
-	s.Dialog = lipgloss.NewStyle().Border(border).BorderForeground(p.Accent2).Padding(0, 1)
-	s.DialogTitle = lipgloss.NewStyle().Foreground(p.Accent2).Bold(true)
-	s.Marker = lipgloss.NewStyle().Foreground(p.Warn).Bold(true)
-	s.Timeline = lipgloss.NewStyle().Foreground(p.Subtle)
-	s.TimelineDone = lipgloss.NewStyle().Foreground(p.Accent)
-	s.TimelineCur = lipgloss.NewStyle().Foreground(p.Accent2).Bold(true)
-	s.Input = lipgloss.NewStyle().Foreground(p.Fg)
+	s.Accent = lipgloss.NewStyle().Foreground(text(p.Accent)).Bold(true)
+	s.Good = lipgloss.NewStyle().Foreground(text(p.Good)).Bold(true)
+	s.Warn = lipgloss.NewStyle().Foreground(text(p.Warn)).Bold(true)
+	s.Bad = lipgloss.NewStyle().Foreground(text(p.Bad)).Bold(true)
+	s.Info = lipgloss.NewStyle().Foreground(text(p.Info))
+	s.Selected = lipgloss.NewStyle().Foreground(Degrade(p.SelectionFg, p.Selection, TextContrast)).
+		Background(Degrade(p.Selection, p.Bg, 0)).Bold(true)
+	s.Highlight = lipgloss.NewStyle().Foreground(text(p.Accent2)).Bold(true)
+	s.Key = lipgloss.NewStyle().Foreground(text(p.Accent)).Bold(true)
+	s.KeyDesc = lipgloss.NewStyle().Foreground(text(p.Muted))
+	s.StatusInfo = lipgloss.NewStyle().Foreground(text(p.Info))
+	s.StatusWarn = lipgloss.NewStyle().Foreground(text(p.Warn)).Bold(true)
+	s.StatusError = lipgloss.NewStyle().Foreground(text(p.Bad)).Bold(true)
+	s.Dialog = lipgloss.NewStyle().Border(border).BorderForeground(mark(p.Accent2)).Padding(0, 1)
+	s.DialogTitle = lipgloss.NewStyle().Foreground(text(p.Accent2)).Bold(true)
+	s.Marker = lipgloss.NewStyle().Foreground(text(p.Warn)).Bold(true)
+	s.Timeline = lipgloss.NewStyle().Foreground(text(p.Subtle))
+	s.TimelineDone = lipgloss.NewStyle().Foreground(text(p.Accent))
+	s.TimelineCur = lipgloss.NewStyle().Foreground(text(p.Accent2)).Bold(true)
+	s.Input = lipgloss.NewStyle().Foreground(text(p.Fg))
 
 	s.kinds = map[string]lipgloss.Style{
-		"message":   lipgloss.NewStyle().Foreground(p.Message).Bold(true),
-		"reasoning": lipgloss.NewStyle().Foreground(p.Reasoning).Bold(true),
-		"tool_call": lipgloss.NewStyle().Foreground(p.Tool).Bold(true),
-		"refusal":   lipgloss.NewStyle().Foreground(p.Refusal).Bold(true),
+		"message":   lipgloss.NewStyle().Foreground(text(p.Message)).Bold(true),
+		"reasoning": lipgloss.NewStyle().Foreground(text(p.Reasoning)).Bold(true),
+		"tool_call": lipgloss.NewStyle().Foreground(text(p.Tool)).Bold(true),
+		"refusal":   lipgloss.NewStyle().Foreground(text(p.Refusal)).Bold(true),
 	}
 	s.trust = map[string]lipgloss.Style{
-		"trusted":    lipgloss.NewStyle().Foreground(p.Trusted),
-		"verified":   lipgloss.NewStyle().Foreground(p.Verified),
-		"unverified": lipgloss.NewStyle().Foreground(p.Unverified).Bold(true),
-		"untrusted":  lipgloss.NewStyle().Foreground(p.Untrusted).Bold(true),
+		"trusted":    lipgloss.NewStyle().Foreground(text(p.Trusted)),
+		"verified":   lipgloss.NewStyle().Foreground(text(p.Verified)),
+		"unverified": lipgloss.NewStyle().Foreground(text(p.Unverified)).Bold(true),
+		"untrusted":  lipgloss.NewStyle().Foreground(text(p.Untrusted)).Bold(true),
 	}
 	s.state = map[string]lipgloss.Style{
-		"streaming":  lipgloss.NewStyle().Foreground(p.Info).Bold(true),
-		"closed":     lipgloss.NewStyle().Foreground(p.Muted),
-		"parsed":     lipgloss.NewStyle().Foreground(p.Good).Bold(true),
-		"invalid":    lipgloss.NewStyle().Foreground(p.Bad).Bold(true),
-		"incomplete": lipgloss.NewStyle().Foreground(p.Warn).Bold(true),
+		"streaming":  lipgloss.NewStyle().Foreground(text(p.Info)).Bold(true),
+		"closed":     lipgloss.NewStyle().Foreground(text(p.Muted)),
+		"parsed":     lipgloss.NewStyle().Foreground(text(p.Good)).Bold(true),
+		"invalid":    lipgloss.NewStyle().Foreground(text(p.Bad)).Bold(true),
+		"incomplete": lipgloss.NewStyle().Foreground(text(p.Warn)).Bold(true),
 		"pass":       s.Good,
 		"fail":       s.Bad,
 		"skip":       s.Muted,
@@ -257,7 +262,7 @@ func (s *Styles) Token(t chroma.TokenType) lipgloss.Style {
 	e := s.chroma.Get(t)
 	st := lipgloss.NewStyle()
 	if e.Colour.IsSet() {
-		st = st.Foreground(lipgloss.Color(e.Colour.String()))
+		st = st.Foreground(Degrade(lipgloss.Color(e.Colour.String()), s.Palette.Bg, TextContrast))
 	}
 	if e.Bold == chroma.Yes {
 		st = st.Bold(true)

@@ -32,13 +32,15 @@ type Common struct {
 	// Gen grows with every theme change; render caches key on it.
 	Gen int
 	Log *slog.Logger
+	// ASCII folds every frame to ASCII (ascii.go).
+	ASCII bool
 }
 
-func newCommon(theme string, noColor bool, log *slog.Logger) *Common {
+func newCommon(theme string, noColor, ascii bool, log *slog.Logger) *Common {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Common{NoColor: noColor, Log: log}
+	c := &Common{NoColor: noColor, Log: log, ASCII: ascii}
 	c.setTheme(theme)
 	return c
 }

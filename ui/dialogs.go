@@ -26,6 +26,7 @@ const (
 	dlgHelp
 	dlgConfirm
 	dlgSource
+	dlgInspector
 )
 
 // dialog is one overlay.
@@ -65,6 +66,8 @@ type (
 	actDelete    struct{ id string }
 	// actExport exports a stored session.
 	actExport struct{ id string }
+	// actCopy puts text on the clipboard.
+	actCopy struct{ what, text string }
 	// actStatus shows a message in the status line.
 	actStatus struct {
 		level statusLevel
@@ -82,6 +85,7 @@ func (actAskDelete) isAction()  {}
 func (actDelete) isAction()     {}
 func (actExport) isAction()     {}
 func (actStatus) isAction()     {}
+func (actCopy) isAction()       {}
 
 // box frames a dialog's lines with the dialog style, a title and a key
 // hint line, within w×h cells.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,13 +22,8 @@ import (
 // workbench again on the same database and replays that session from the
 // sessions browser.
 func TestE2ETmux(t *testing.T) {
-	e2e.Require(t, "the end-to-end terminal test", "tmux")
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "modelwire")
-	build := exec.Command("go", "build", "-o", bin, "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := e2eBinary(t)
 	db := filepath.Join(dir, "mw.db")
 	tm := &tmux{t: t, name: fmt.Sprintf("mwe2e%d", os.Getpid()), sock: filepath.Join(dir, "tmux.sock")}
 	t.Cleanup(tm.kill)
@@ -104,21 +100,60 @@ func TestE2ETmux(t *testing.T) {
 	tm.waitExit(10 * time.Second)
 }
 
-// tmux drives one tmux session on a private socket.
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// e2eBinary builds modelwire once for every end-to-end test of the run,
+// or skips the test where tmux is missing or -short is set.
+func e2eBinary(t *testing.T) string {
+	t.Helper()
+	e2e.Require(t, "the end-to-end terminal test", "tmux")
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mwe2e")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "modelwire")
+		if out, err := exec.Command("go", "build", "-o", builtBin, "..").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// tmux drives one tmux session on a private socket: 120×40 and 256
+// colours unless w, h and env say otherwise (env: extra VAR=value, e.g.
+// NO_COLOR=1).
 type tmux struct {
 	t    *testing.T
 	name string
 	sock string
+	w, h int
+	env  []string
 }
 
 func (x *tmux) cmd(args ...string) *exec.Cmd {
 	return exec.Command("tmux", append([]string{"-S", x.sock}, args...)...)
 }
 
-func (x *tmux) start(bin, db, dir string) {
+func (x *tmux) start(bin, db, dir string, args ...string) {
 	x.t.Helper()
-	shell := fmt.Sprintf("XDG_STATE_HOME=%q %q --db %q", dir, bin, db)
-	c := x.cmd("new-session", "-d", "-s", x.name, "-x", "120", "-y", "40", shell)
+	w, h := x.w, x.h
+	if w == 0 {
+		w, h = 120, 40
+	}
+	shell := fmt.Sprintf("%s XDG_STATE_HOME=%q %q --db %q", strings.Join(x.env, " "), dir, bin, db)
+	for _, a := range args {
+		shell += fmt.Sprintf(" %q", a)
+	}
+	c := x.cmd("new-session", "-d", "-s", x.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), shell)
 	c.Env = append(os.Environ(), "TERM=xterm-256color")
 	if out, err := c.CombinedOutput(); err != nil {
 		x.t.Fatalf("tmux new-session: %v\n%s", err, out)

@@ -121,7 +121,7 @@ func TestFlowRefundWalkthrough(t *testing.T) {
 		t.Fatalf("approved %d calls, want 3", approvals)
 	}
 	s := f.waitText("5/5 pass", "needs_review", "13000", "✓ transport", "✓ domain")
-	if !strings.Contains(s, "Validated, layer by") {
+	if !strings.Contains(s, "Validated") {
 		t.Errorf("the validated note is missing:\n%s", s)
 	}
 	f.key("n")
@@ -142,6 +142,8 @@ func TestFlowRefundWalkthrough(t *testing.T) {
 func TestFlowQuitWhileRunning(t *testing.T) {
 	f := startFlow(t, Options{Backend: &fakeBackend{}}, 80, 24)
 	f.waitText("⏸ assembled")
+	f.key("n")
+	f.waitText("⏸ sent")
 	f.key("q")
 	f.waitText("Quit?")
 	f.key("esc")

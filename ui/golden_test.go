@@ -45,10 +45,7 @@ func golden(t *testing.T, name, screen string) {
 }
 
 func TestGoldenAssembled80x24(t *testing.T) {
-	m := newLive(t, 80, 24)
-	ups := scriptedSession(t, m.d.scenario, m.d.rc)
-	m.Update(updatesMsg{gen: m.gen, ups: ups[:2]})
-	m.Update(pauseMsg{gen: m.gen, step: session.StepAssembled, turn: 1, reply: make(chan struct{}, 1)})
+	m := newHeld(t, 80, 24)
 	m.setFocus(panelAssembly)
 	golden(t, "assembled_80x24", m.View())
 	m.setFocus(panelNotes)

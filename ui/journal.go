@@ -23,7 +23,7 @@ func newStoreJournal(db *store.DB, sc *session.Scenario, rc RunConfig, prov sess
 	return session.NewStoreJournal(db, store.SessionMeta{
 		Title: title, Scenario: sc.Name, Variant: sc.Variant, Protocol: rc.Protocol, Provider: rc.Provider,
 		Model: model, BaseURL: prov.BaseURL, Source: "tui", Version: version,
-		Manifest: store.Manifest{Parameters: params, Tools: tools, OutputSchema: sc.Output.Schema},
+		Manifest: store.Manifest{Parameters: params, Tools: tools, OutputSchema: sc.Output.Schema}, ParentID: rc.Parent,
 	}, rc.Stream)
 }
 

@@ -14,13 +14,19 @@ type KeyMap struct {
 	Approval ApprovalKeys
 	Replay   ReplayKeys
 	Dialog   DialogKeys
+	Inspect  InspectKeys
+}
+
+// InspectKeys work in the inspector.
+type InspectKeys struct {
+	Next, Prev, Fold, Copy, CopyCurl key.Binding
 }
 
 // GlobalKeys work wherever no dialog takes the key first.
 type GlobalKeys struct {
 	Help, Quit, ForceQuit, NextPanel, PrevPanel key.Binding
 	Step, Wire, Compare, Sessions, Options      key.Binding
-	Theme, Live                                 key.Binding
+	Theme, Live, Zoom, Inspect, Teach           key.Binding
 }
 
 // NavKeys move inside the focused panel.
@@ -35,12 +41,12 @@ type ApprovalKeys struct {
 
 // ReplayKeys drive the replay cursor.
 type ReplayKeys struct {
-	Forward, Back, NextTurn, PrevTurn, Start, End, Play, Speed key.Binding
+	Forward, Back, NextTurn, PrevTurn, Start, End, Play, Speed, Faster, Slower key.Binding
 }
 
 // DialogKeys are shared by the dialogs.
 type DialogKeys struct {
-	Close, Accept, Yes, No, Left, Right, Toggle, Filter, Sort, Delete, Export key.Binding
+	Close, Accept, Yes, No, Left, Right, Toggle, Filter, Sort, Reverse, Delete, Export key.Binding
 }
 
 // DefaultKeyMap is the contract's key map.
@@ -62,6 +68,9 @@ func DefaultKeyMap() KeyMap {
 			Options:   b("o", "options", "o"),
 			Theme:     b("t", "theme", "t"),
 			Live:      b("L", "back to live", "L"),
+			Zoom:      b("z", "zoom panel", "z"),
+			Inspect:   b("i", "inspect", "i"),
+			Teach:     b("E", "explain the selection", "E"),
 		},
 		Nav: NavKeys{
 			Up:       b("↑/k", "up", "up", "k"),
@@ -87,29 +96,30 @@ func DefaultKeyMap() KeyMap {
 			Start:    b("g", "start", "g"),
 			End:      b("G", "end", "G"),
 			Play:     b("space", "play/pause", " ", "space"),
-			Speed:    b("x", "speed ×1/×4/×16", "x"),
+			Speed:    b("x", "next speed", "x"),
+			Faster:   b("+", "faster (up to ×16)", "+", "="),
+			Slower:   b("-", "slower (down to ×0.25)", "-"),
+		},
+		Inspect: InspectKeys{
+			Next:     b("n", "next match", "n"),
+			Prev:     b("N", "previous match", "N"),
+			Fold:     b("f", "fold deeper levels", "f"),
+			Copy:     b("y", "copy JSON", "y"),
+			CopyCurl: b("Y", "copy as curl", "Y"),
 		},
 		Dialog: DialogKeys{
-			Close:  b("esc", "close", "esc"),
-			Accept: b("enter", "apply", "enter"),
-			Yes:    b("y", "yes", "y"),
-			No:     b("n", "no", "n"),
-			Left:   b("←", "previous value", "left", "h"),
-			Right:  b("→", "next value", "right", "l"),
-			Toggle: b("space", "toggle", " ", "space"),
-			Filter: b("/", "filter", "/"),
-			Sort:   b("S", "sort", "S"),
-			Delete: b("d", "delete", "d"),
-			Export: b("x", "export", "x"),
+			Close:   b("esc", "close", "esc"),
+			Accept:  b("enter", "apply", "enter"),
+			Yes:     b("y", "yes", "y"),
+			No:      b("n", "no", "n"),
+			Left:    b("←", "previous value", "left", "h"),
+			Right:   b("→", "next value", "right", "l"),
+			Toggle:  b("space", "toggle", " ", "space"),
+			Filter:  b("/", "search", "/"),
+			Sort:    b("S", "sort by next column", "S"),
+			Reverse: b("R", "reverse the order", "R"),
+			Delete:  b("d", "delete", "d"),
+			Export:  b("x", "export", "x"),
 		},
 	}
 }
-
-// bindings is a help.KeyMap computed from the current state.
-type bindings struct {
-	short []key.Binding
-	full  [][]key.Binding
-}
-
-func (b bindings) ShortHelp() []key.Binding  { return b.short }
-func (b bindings) FullHelp() [][]key.Binding { return b.full }

@@ -204,17 +204,21 @@ func (p *streamPanel) renderBody(l *session.Lane) []string {
 		case adapters.ItemParsed:
 			return indent(p.c.highlightJSON(l.Arguments, w))
 		case adapters.ItemStreaming:
-			return indent(wrapLines(s.Info.Render(text), w))
+			return indent(styleLines(s.Info, wrapLines(text, w)))
 		case adapters.ItemInvalid:
-			return indent(append(wrapLines(s.Bad.Render(text), w), s.Bad.Render("arguments are not a JSON object: nothing can run")))
+			return indent(append(styleLines(s.Bad, wrapLines(text, w)), s.Bad.Render("arguments are not a JSON object: nothing can run")))
 		case adapters.ItemIncomplete:
-			return indent(append(wrapLines(s.Warn.Render(text), w), s.Warn.Render("never closed: can never run")))
+			return indent(append(styleLines(s.Warn, wrapLines(text, w)), s.Warn.Render("never closed: can never run")))
 		}
 		return indent(wrapLines(text, w))
 	case adapters.KindReasoning:
-		return indent(wrapLines(s.Muted.Render(text), w))
+		if l.Finished() {
+			// Models write their reasoning in markdown too.
+			return indent(p.c.markdown(text, w))
+		}
+		return indent(styleLines(s.Muted, wrapLines(text, w)))
 	case adapters.KindRefusal:
-		return indent(wrapLines(s.Bad.Render(text), w))
+		return indent(styleLines(s.Bad, wrapLines(text, w)))
 	}
 	if !l.Finished() {
 		return indent(wrapLines(text, w))

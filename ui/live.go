@@ -31,6 +31,13 @@ type RunConfig struct {
 	StepMode bool
 	// Edits replace sources' text by id (the assembly panel's edits).
 	Edits map[string]string
+	// Parent is the session this run was edited from (edit-and-resend);
+	// the new session is stored linked to it.
+	Parent string
+	// Pace is the built-in simulator's words a second, so a person can
+	// follow the lanes fill (0: as fast as it can; sim.DefaultPace by
+	// default in the workbench).
+	Pace float64
 }
 
 // DefaultRunConfig is the refund walkthrough on the simulator.
@@ -71,8 +78,6 @@ type EngineBackend struct {
 	Getenv  func(string) string
 	Version string
 	Log     *slog.Logger
-	// Pace is the simulator's words a second (0: no pacing).
-	Pace float64
 	// Ended, when set, is given each recorded session once it has ended,
 	// on the backend's goroutine (the live OpenTelemetry export).
 	Ended func(ctx context.Context, sessionID string)
@@ -92,7 +97,7 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 		}
 		simCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		if base, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Pace: b.Pace}).Start(simCtx, "127.0.0.1:0"); err != nil {
+		if base, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Pace: rc.Pace}).Start(simCtx, "127.0.0.1:0"); err != nil {
 			return fmt.Errorf("starting the simulator: %w", err)
 		}
 	}
@@ -101,8 +106,10 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 		return err
 	}
 	var journal session.Journal
+	var sj *session.StoreJournal
 	if b.DB != nil {
-		journal = newStoreJournal(b.DB, sc, rc, prov, b.Version)
+		sj = newStoreJournal(b.DB, sc, rc, prov, b.Version)
+		journal = sj
 	}
 	cfg := session.Config{Scenario: sc, Protocol: rc.Protocol, Provider: prov, Stream: rc.Stream, History: rc.History,
 		Policy: session.PolicyManual, Faults: rc.Faults, Pause: h.Pause}
@@ -111,6 +118,12 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 		return err
 	}
 	res, err := s.Run(ctx)
+	if err != nil && sj != nil && ctx.Err() != nil {
+		// Replaced (edit-and-resend, new options) or quit: never left running.
+		if ierr := sj.Interrupt(); ierr != nil {
+			return errors.Join(err, ierr)
+		}
+	}
 	if b.Ended != nil && b.DB != nil && res != nil && res.SessionID != "" {
 		b.Ended(ctx, res.SessionID)
 	}

@@ -39,6 +39,13 @@ const statusTimeout = 6 * time.Second
 type Options struct {
 	Theme   string
 	NoColor bool
+	// ASCII draws with ASCII only: borders and state markers.
+	ASCII bool
+	// Pace is the simulator's pace for the default run (RunConfig.Pace).
+	Pace float64
+	// Clipboard receives what the inspector copies; nil writes OSC 52 to
+	// the terminal.
+	Clipboard func(text string) error
 	// Backend runs live sessions; nil disables them (replay only).
 	Backend Backend
 	// Library is the session store; nil disables the browser.
@@ -77,12 +84,20 @@ type Model struct {
 
 	// Live run bookkeeping. gen names the current run; messages of other
 	// runs are dropped.
-	gen        int
-	cancel     context.CancelFunc
-	running    bool
-	ask        *askMsg
-	pause      *pauseMsg
-	approveAll bool
+	gen     int
+	cancel  context.CancelFunc
+	running bool
+	ask     *askMsg
+	pause   *pauseMsg
+	// passAssembled: the person already moved past the first assembled
+	// request (held before the run started), so the engine's own pause
+	// there is passed at once.
+	passAssembled bool
+	approveAll    bool
+	// zoom shows the focused panel alone (z).
+	zoom bool
+	// teach shows the selected element's explanation (E).
+	teach bool
 
 	// Replay bookkeeping.
 	repGen  int
@@ -90,7 +105,7 @@ type Model struct {
 	cur     *cursor
 	playing bool
 	play    int // play generation: a pause or seek invalidates old ticks
-	speed   int // 1, 4 or 16
+	speed   int // index into replaySpeeds
 	listGen int
 
 	status   status
@@ -107,6 +122,7 @@ type status struct {
 func New(opts Options) *Model {
 	if opts.Run.Protocol == "" {
 		opts.Run = DefaultRunConfig()
+		opts.Run.Pace = opts.Pace
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -114,8 +130,8 @@ func New(opts Options) *Model {
 	if opts.ExportDir == "" {
 		opts.ExportDir = "."
 	}
-	c := newCommon(opts.Theme, opts.NoColor || asciiProfile(), opts.Log)
-	m := &Model{c: c, km: DefaultKeyMap(), opts: opts, br: newBridge(), speed: 1, focus: panelStream}
+	c := newCommon(opts.Theme, opts.NoColor || asciiProfile(), opts.ASCII, opts.Log)
+	m := &Model{c: c, km: DefaultKeyMap(), opts: opts, br: newBridge(), speed: speedNormal, focus: panelStream}
 	m.d = &viewData{state: session.NewState(), rc: opts.Run}
 	m.panels[panelAssembly] = newAssemblyPanel(c, m.d)
 	m.panels[panelStream] = newStreamPanel(c, m.d)
@@ -152,7 +168,11 @@ func (m *Model) applyHelpStyles() {
 // resize lays the screen out again and sizes every panel.
 func (m *Model) resize(w, h int) {
 	m.w, m.h = max(20, w), max(8, h)
-	m.lay = layout(m.w, m.h, m.mode == modeReplay)
+	bodyH := m.h
+	if m.teach {
+		bodyH -= teachRows
+	}
+	m.lay = layout(m.w, bodyH, m.mode == modeReplay, m.focus, m.zoom)
 	for id, r := range m.lay.panels {
 		st := m.c.Styles.Panel
 		m.panels[id].SetSize(max(1, r.w-st.GetHorizontalFrameSize()), max(1, r.h-st.GetVerticalFrameSize()-1))
@@ -174,11 +194,34 @@ func (m *Model) setStatus(level statusLevel, text string) tea.Cmd {
 	return tea.Tick(statusTimeout, func(time.Time) tea.Msg { return clearStatusMsg{id: id} })
 }
 
-// setFocus moves the focus to panel id.
+// setFocus moves the focus to panel id; the layout gives it the room.
 func (m *Model) setFocus(id panelID) {
 	m.panels[m.focus].Blur()
 	m.focus = id
 	m.panels[id].Focus()
+	m.resize(m.w, m.h)
+}
+
+// stepPanel is the panel a protocol step is about: the request while it
+// is assembled, the lanes while the response streams and its proposals
+// wait, the verdict at the end.
+func stepPanel(step string) (panelID, bool) {
+	switch step {
+	case session.StepAssembled:
+		return panelAssembly, true
+	case session.StepSent, session.StepFirstEvent, session.StepProposals, session.StepResults, session.StepFinal:
+		return panelStream, true
+	case session.StepValidated:
+		return panelValidation, true
+	}
+	return 0, false
+}
+
+// followStep moves the focus to the panel the step is about.
+func (m *Model) followStep(step string) {
+	if id, ok := stepPanel(step); ok && id != m.focus {
+		m.setFocus(id)
+	}
 }
 
 // startRun replaces the live session with a new one: the old one is
@@ -195,7 +238,7 @@ func (m *Model) startRun(rc RunConfig) tea.Cmd {
 	m.d.rc = rc
 	m.d.state = session.NewState()
 	m.d.scenario, m.d.preview, m.d.paused, m.d.laneHL = nil, nil, "", ""
-	m.ask, m.pause, m.approveAll = nil, nil, false
+	m.ask, m.pause, m.approveAll, m.passAssembled = nil, nil, false, false
 	m.running = false
 	m.dropDialog(dlgApproval)
 	m.resize(m.w, m.h)
@@ -218,9 +261,26 @@ func (m *Model) onScenario(msg scenarioMsg) tea.Cmd {
 	}
 	m.d.scenario = msg.sc
 	m.d.preview = preview(msg.sc, m.d.rc)
+	if m.d.rc.StepMode && msg.sc != nil && m.d.rc.Parent == "" {
+		// The walkthrough waits at the assembled request before anything
+		// is sent or stored: a session exists once the person starts it
+		// (n), and opening and closing the workbench leaves none behind.
+		// An edited re-send was started by the person: it runs at once.
+		m.running = false
+		m.pause = &pauseMsg{gen: m.gen, step: session.StepAssembled, turn: 1}
+		m.d.paused = session.StepAssembled
+		m.followStep(session.StepAssembled)
+		return nil
+	}
+	return m.launch()
+}
+
+// launch starts the loaded run on its own goroutine.
+func (m *Model) launch() tea.Cmd {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
-	return runCmd(ctx, m.gen, m.opts.Backend, msg.sc, m.d.rc, m.br.ch)
+	m.running = true
+	return runCmd(ctx, m.gen, m.opts.Backend, m.d.scenario, m.d.rc, m.br.ch)
 }
 
 // preview encodes the first request before it is sent (pure: no I/O).

@@ -20,9 +20,22 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// newLive builds a model whose run has started (its scenario loaded) but
-// whose backend goroutine never runs: the test feeds the messages.
+// newLive builds a model whose run has started (its scenario loaded, n
+// pressed at the held first request) but whose backend goroutine never
+// runs: the test feeds the messages.
 func newLive(t testing.TB, w, h int) *Model {
+	t.Helper()
+	m := newHeld(t, w, h)
+	press(m, "n") // the command would start the backend: not run
+	if !m.running {
+		t.Fatal("n at the held request should start the run")
+	}
+	return m
+}
+
+// newHeld builds a walkthrough model with its scenario loaded, waiting at
+// the first assembled request: nothing sent, nothing stored.
+func newHeld(t testing.TB, w, h int) *Model {
 	t.Helper()
 	m := New(Options{Backend: &fakeBackend{}, Getenv: func(string) string { return "" }})
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
@@ -142,11 +155,29 @@ func TestStaleGenerationIsDropped(t *testing.T) {
 	}
 }
 
+// The walkthrough opens at the assembled request without running
+// anything; n starts the session, whose own pause at that request is
+// passed (the person has seen it), and n moves each later pause on.
 func TestPauseAndNext(t *testing.T) {
-	m := newLive(t, 120, 40)
-	reply := make(chan struct{}, 1)
-	m.Update(pauseMsg{gen: m.gen, step: session.StepAssembled, turn: 1, reply: reply})
+	m := newHeld(t, 120, 40)
 	contains(t, m.View(), "⏸ assembled", "The request is")
+	if m.running || m.cancel != nil {
+		t.Fatal("the walkthrough started a session before n")
+	}
+	if cmd := press(m, "n"); cmd == nil || !m.running {
+		t.Fatal("n did not start the session")
+	}
+	first := make(chan struct{}, 1)
+	_, cmd := m.Update(pauseMsg{gen: m.gen, step: session.StepAssembled, turn: 1, reply: first})
+	run(cmd)
+	select {
+	case <-first:
+	default:
+		t.Fatal("the engine's pause at the request already seen waits for a second n")
+	}
+	reply := make(chan struct{}, 1)
+	m.Update(pauseMsg{gen: m.gen, step: session.StepSent, turn: 1, reply: reply})
+	contains(t, m.View(), "⏸ sent")
 	run(press(m, "n"))
 	select {
 	case <-reply:
@@ -261,7 +292,7 @@ func TestApproveAllAnswersLaterCalls(t *testing.T) {
 	}
 	// An invalid one still asks.
 	p.CallID, p.Violations = "call_3", []session.Violation{{Pointer: "/order_id", Message: "bad"}}
-	reply = ask(m, p)
+	ask(m, p)
 	if _, ok := m.top().(*approvalDialog); !ok {
 		t.Fatal("an invalid proposal must still ask")
 	}
@@ -311,6 +342,11 @@ func TestQuitAsksWhileRunning(t *testing.T) {
 	}
 	if _, ok := msgs[0].(tea.QuitMsg); !ok {
 		t.Fatalf("y gave %T, want tea.QuitMsg", msgs[0])
+	}
+	// Held at the first request, nothing runs: q quits at once.
+	held := newHeld(t, 120, 40)
+	if msgs := run(press(held, "q")); len(msgs) != 1 {
+		t.Fatalf("q before the start gave %v", msgs)
 	}
 	// Once ended, q quits without asking.
 	m2 := newLive(t, 120, 40)
@@ -378,11 +414,12 @@ func TestTabsAt80x24(t *testing.T) {
 	if !m.lay.tabs {
 		t.Fatal("80×24 should use tabs")
 	}
+	start := m.focus
 	for i := 0; i < int(numPanels); i++ {
 		checkFrame(t, m.View(), 80, 24)
 		press(m, "tab")
 	}
-	if m.focus != panelStream {
+	if m.focus != start {
 		t.Fatalf("tab cycled to %v", m.focus)
 	}
 	press(m, "w")

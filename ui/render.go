@@ -9,6 +9,8 @@ import (
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/charmbracelet/glamour"
+	gansi "github.com/charmbracelet/glamour/ansi"
+	"github.com/charmbracelet/glamour/styles"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -61,24 +63,10 @@ func (c *Common) highlight(lang, code string, width int) []string {
 	return wrapLines(b.String(), width)
 }
 
-// wrapLines wraps text (which may hold ANSI codes) to width by display
-// cells: words first, then hard breaks for long words and CJK runs.
-func wrapLines(s string, width int) []string {
-	if width < 1 {
-		width = 1
-	}
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.ReplaceAll(s, "\t", "  ")
-	return strings.Split(ansi.Wrap(s, width, ""), "\n")
-}
-
 // markdown renders markdown with glamour in the theme's style.
 func (c *Common) markdown(md string, width int) []string {
-	style := c.Styles.GlamourStyle()
-	if c.NoColor {
-		style = "notty"
-	}
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(max(width, 10)))
+	r, err := glamour.NewTermRenderer(glamour.WithStyles(markdownStyle(c.Styles.GlamourStyle(), c.NoColor)),
+		glamour.WithWordWrap(max(width, 10)))
 	if err != nil {
 		return wrapLines(md, width)
 	}
@@ -89,14 +77,40 @@ func (c *Common) markdown(md string, width int) []string {
 	out = strings.Trim(out, "\n")
 	lines := strings.Split(out, "\n")
 	// glamour pads lines with spaces to its wrap width and indents by its
-	// margin; trim the right side so narrow panels do not overflow.
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-		if ansi.StringWidth(lines[i]) > width {
-			lines[i] = ansi.Truncate(lines[i], width, "")
+	// margin; trim the right side. Its word wrap never breaks a CJK run:
+	// a line still too wide is wrapped again rather than cut, so no text
+	// is lost.
+	var wrapped []string
+	for _, l := range lines {
+		l = strings.TrimRight(l, " ")
+		if ansi.StringWidth(l) > width {
+			wrapped = append(wrapped, wrapLines(l, width)...)
+			continue
 		}
+		wrapped = append(wrapped, l)
 	}
-	return trimBlank(lines)
+	return trimBlank(wrapped)
+}
+
+// markdownStyle is glamour's standard style (notty without colour) with
+// the heading markers dropped: a heading reads as a bold line, not as
+// "## Heading".
+func markdownStyle(name string, noColor bool) gansi.StyleConfig {
+	cfg := styles.DarkStyleConfig
+	switch {
+	case noColor:
+		cfg = styles.NoTTYStyleConfig
+	case name == "light":
+		cfg = styles.LightStyleConfig
+	}
+	yes := true
+	for _, h := range []*gansi.StyleBlock{&cfg.H1, &cfg.H2, &cfg.H3, &cfg.H4, &cfg.H5, &cfg.H6} {
+		if strings.Trim(h.Prefix, "# ") == "" {
+			h.Prefix = ""
+		}
+		h.Bold = &yes
+	}
+	return cfg
 }
 
 // trimBlank drops leading and trailing blank lines.

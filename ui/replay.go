@@ -84,8 +84,12 @@ type Replay struct {
 	At []time.Duration
 	// TurnStarts are the positions just before each turn's first entry.
 	TurnStarts []int
-	Stream     bool
-	History    adapters.HistoryMode
+	// Proposals and Errors are the positions of the entries that proposed
+	// a tool call, and of those that went wrong (a diagnostic, a failed
+	// terminal), for the scrubber.
+	Proposals, Errors []int
+	Stream            bool
+	History           adapters.HistoryMode
 }
 
 // decisionEntry is the store's timeline entry of a decision.
@@ -289,6 +293,13 @@ func (b *replayBuilder) step(es []store.Entry) error {
 			continue
 		}
 		st.Events = append(st.Events, ev)
+		pos := len(b.r.At) + 1 // this step's position once appended
+		switch {
+		case ev.Type == adapters.EvToolProposed:
+			b.r.Proposals = append(b.r.Proposals, pos)
+		case ev.Type == adapters.EvDiagnostic, ev.Type == adapters.EvTerminal && ev.Status == adapters.StatusFailed:
+			b.r.Errors = append(b.r.Errors, pos)
+		}
 		if ev.Type == adapters.EvTerminal {
 			evc := ev
 			b.terminal[e.Turn] = &evc // a later attempt's terminal wins
@@ -539,3 +550,9 @@ func (c *cursor) gap() time.Duration {
 	}
 	return d
 }
+
+// replaySpeeds are the playback speeds + and - step through.
+var replaySpeeds = []float64{0.25, 0.5, 1, 2, 4, 8, 16}
+
+// speedNormal is the index of ×1.
+const speedNormal = 2

@@ -160,9 +160,23 @@ func TestReplayCursorKeys(t *testing.T) {
 		t.Fatal("g should go to the start")
 	}
 	// Play: a tick moves one entry; a stale tick does nothing.
-	press(m, "x", "x")
-	if m.speed != 16 {
-		t.Fatalf("speed ×%d", m.speed)
+	// The scrubber marks the three proposals and the turn boundaries.
+	if len(m.rep.Proposals) != 3 || !strings.Contains(m.timeline(), "◆") || !strings.Contains(m.timeline(), "┃") {
+		t.Errorf("scrubber: %d proposals marked: %s", len(m.rep.Proposals), m.timeline())
+	}
+	// + and - step the speed from ×0.25 to ×16, and stop there.
+	for i := 0; i < 10; i++ {
+		press(m, "-")
+	}
+	if replaySpeeds[m.speed] != 0.25 {
+		t.Fatalf("speed ×%g after -", replaySpeeds[m.speed])
+	}
+	contains(t, m.View(), "×0.25")
+	for i := 0; i < 10; i++ {
+		press(m, "+")
+	}
+	if replaySpeeds[m.speed] != 16 {
+		t.Fatalf("speed ×%g after +", replaySpeeds[m.speed])
 	}
 	press(m, "space")
 	if !m.playing {

@@ -4,15 +4,17 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/modelwire/modelwire/store"
 )
 
-// sessionsDialog browses stored sessions: filter, sort, delete (after a
-// confirmation), export, and enter to replay one.
+// sessionsDialog browses stored sessions: fuzzy search, sort by any
+// column, delete (after a confirmation), export, and enter to replay one.
 type sessionsDialog struct {
 	c       *Common
 	km      *KeyMap
@@ -20,17 +22,16 @@ type sessionsDialog struct {
 	err     error
 	loading bool
 	sel     int
-	sortBy  int
+	sortBy  int  // index into sessionColumns
+	desc    bool // descending (the default for the creation time)
 	filter  *editor
 	editing bool
 }
 
-var sortNames = []string{"newest", "oldest", "scenario", "status"}
-
 func newSessionsDialog(c *Common, km *KeyMap) *sessionsDialog {
-	d := &sessionsDialog{c: c, km: km, loading: true, filter: newEditor(true)}
+	d := &sessionsDialog{c: c, km: km, loading: true, filter: newEditor(true), sortBy: colCreated, desc: true}
 	d.filter.prompt = "/"
-	d.filter.holder = "filter: / then type (id, scenario, protocol, status)"
+	d.filter.holder = "search: / then type (fuzzy: title, model, scenario or app, protocol, status, fault, layer)"
 	return d
 }
 
@@ -41,29 +42,49 @@ func (d *sessionsDialog) setList(list []store.SessionInfo, err error) {
 	d.sel = min(d.sel, max(0, len(d.visible())-1))
 }
 
-// visible is the filtered, sorted list.
+// visible is the list as searched and sorted.
 func (d *sessionsDialog) visible() []store.SessionInfo {
-	q := strings.ToLower(strings.TrimSpace(d.filter.Value()))
+	q := strings.TrimSpace(d.filter.Value())
 	var out []store.SessionInfo
 	for _, s := range d.all {
-		hay := strings.ToLower(strings.Join([]string{s.ID, s.ScenarioName(), s.Title, s.Protocol, s.Provider, s.Status, s.Source}, " "))
-		if q == "" || strings.Contains(hay, q) {
+		if q == "" || fuzzyMatch(q, searchText(s)) {
 			out = append(out, s)
 		}
 	}
+	col := sessionColumns[d.sortBy]
 	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		switch d.sortBy {
-		case 1:
-			return a.CreatedAt.Before(b.CreatedAt)
-		case 2:
-			return a.ScenarioName() < b.ScenarioName()
-		case 3:
-			return a.Status < b.Status
+		if d.desc {
+			return col.less(out[j], out[i])
 		}
-		return a.CreatedAt.After(b.CreatedAt)
+		return col.less(out[i], out[j])
 	})
 	return out
+}
+
+// searchText is what the search looks in.
+func searchText(s store.SessionInfo) string {
+	return strings.Join([]string{s.ID, s.Title, s.Origin(), s.Model, s.ModelReported, s.Protocol, s.Provider, s.Status,
+		strings.Join(s.Faults, " "), s.FailedLayer, s.Source}, " ")
+}
+
+// fuzzyMatch reports whether the runes of q appear in s in order,
+// ignoring case ("antfail" finds "anthropic-messages … failed").
+func fuzzyMatch(q, s string) bool {
+	rs := []rune(strings.ToLower(s))
+	i := 0
+	for _, r := range strings.ToLower(q) {
+		if r == ' ' {
+			continue
+		}
+		for i < len(rs) && rs[i] != r {
+			i++
+		}
+		if i == len(rs) {
+			return false
+		}
+		i++
+	}
+	return true
 }
 
 func (d *sessionsDialog) selected() (store.SessionInfo, bool) {
@@ -78,7 +99,8 @@ func (d *sessionsDialog) Bindings(km *KeyMap) []key.Binding {
 	if d.editing {
 		return []key.Binding{km.Dialog.Accept, km.Dialog.Close}
 	}
-	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Nav.Select, km.Dialog.Filter, km.Dialog.Sort, km.Dialog.Delete, km.Dialog.Export, km.Dialog.Close}
+	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Nav.Select, km.Dialog.Filter, km.Dialog.Sort, km.Dialog.Reverse, km.Dialog.Delete,
+		km.Dialog.Export, km.Dialog.Close}
 }
 
 func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
@@ -110,7 +132,10 @@ func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd)
 		d.filter.Focus()
 		return nil, nil
 	case key.Matches(msg, km.Dialog.Sort):
-		d.sortBy = (d.sortBy + 1) % len(sortNames)
+		d.sortBy = (d.sortBy + 1) % len(sessionColumns)
+		d.desc = d.sortBy == colCreated
+	case key.Matches(msg, km.Dialog.Reverse):
+		d.desc = !d.desc
 	case key.Matches(msg, km.Nav.Select):
 		if s, ok := d.selected(); ok {
 			return actOpenReplay{id: s.ID}, nil
@@ -140,25 +165,144 @@ func (d *sessionsDialog) View(w, h int) string {
 	case d.err != nil:
 		lines = append(lines, s.Bad.Render(d.err.Error()))
 	}
-	lines = append(lines, cut(d.filter.View(inner-20, 1, d.c)+s.Muted.Render("   sort: "+sortNames[d.sortBy]), inner))
+	order := "↑"
+	if d.desc {
+		order = "↓"
+	}
+	sortText := "   sort: " + sessionColumns[d.sortBy].name + " " + order
+	lines = append(lines, cut(d.filter.View(max(10, inner-ansi.StringWidth(sortText)), 1, d.c)+s.Muted.Render(sortText), inner))
+	cols := d.columnsFor(inner - 2)
+	var head []string
+	for _, c := range cols {
+		name := c.name
+		if c == sessionColumns[d.sortBy] {
+			name += order
+		}
+		head = append(head, c.cell(name))
+	}
+	lines = append(lines, s.Muted.Render(cut("  "+strings.Join(head, " "), inner)))
 	v := d.visible()
-	head := fmt.Sprintf("%-13s %-16s %-22s %-18s %-11s %5s %6s", "ID", "CREATED", "SCENARIO", "PROTOCOL", "STATUS", "TURNS", "EVENTS")
-	lines = append(lines, s.Muted.Render(cut(head, inner)))
 	room := max(1, h-8)
 	first := max(0, min(d.sel-room/2, len(v)-room))
 	for i := first; i < min(len(v), first+room); i++ {
 		x := v[i]
-		status := s.State(map[string]string{"done": "pass", "failed": "fail"}[x.Status]).Render(fit(x.Status, 11))
-		line := fmt.Sprintf("%-13s %-16s ", x.ID, x.CreatedAt.Format("2006-01-02 15:04")) + fit(x.ScenarioName(), 22) + " " +
-			fit(x.Protocol, 18) + " " + status + fmt.Sprintf(" %5d %6d", x.Turns, x.Events)
+		var cells []string
+		for _, c := range cols {
+			cell := c.cell(c.value(x))
+			switch c.name {
+			case "STATUS":
+				cell = s.State(map[string]string{"done": "pass", "failed": "fail"}[x.Status]).Render(cell)
+			case "FAILED":
+				cell = s.Bad.Render(cell)
+			}
+			cells = append(cells, cell)
+		}
+		// The cursor glyph marks the selection without colour too.
+		line := "  " + strings.Join(cells, " ")
 		if i == d.sel {
-			line = s.Selected.Render(fit(ansiStrip(line), inner))
+			line = s.Selected.Render(fit("▸ "+ansiStrip(line[2:]), inner))
 		}
 		lines = append(lines, cut(line, inner))
 	}
-	if !d.loading && len(v) == 0 {
+	switch {
+	case d.loading || d.err != nil:
+	case len(d.all) == 0:
 		lines = append(lines, s.Muted.Render("no stored sessions"))
+	case len(v) == 0:
+		lines = append(lines, s.Muted.Render(fmt.Sprintf("no session matches %q (of %d stored)", strings.TrimSpace(d.filter.Value()), len(d.all))))
 	}
 	hint := hintOf(d.Bindings(d.km)...)
 	return d.c.box(fmt.Sprintf("Sessions (%d)", len(v)), lines, hint, bw, h)
 }
+
+// columnsFor picks the columns that fit in width: by priority (a column
+// the person sorts by always), shown in their usual order.
+func (d *sessionsDialog) columnsFor(width int) []*sessionColumn {
+	keep := map[*sessionColumn]bool{}
+	used := 0
+	if d.sortBy != colCreated {
+		keep[sessionColumns[d.sortBy]] = true
+		used = sessionColumns[d.sortBy].width + 1
+	}
+	for _, i := range columnPriority {
+		c := sessionColumns[i]
+		if !keep[c] && used+c.width+1 <= width {
+			keep[c] = true
+			used += c.width + 1
+		}
+	}
+	var out []*sessionColumn
+	for _, c := range sessionColumns {
+		if keep[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sessionColumn is one column of the sessions list.
+type sessionColumn struct {
+	name  string
+	width int
+	right bool
+	value func(store.SessionInfo) string
+	less  func(a, b store.SessionInfo) bool
+}
+
+// cell pads or cuts v to the column's width.
+func (c *sessionColumn) cell(v string) string {
+	if c.right && ansi.StringWidth(v) < c.width {
+		return strings.Repeat(" ", c.width-ansi.StringWidth(v)) + v
+	}
+	return fit(v, c.width)
+}
+
+func byText(f func(store.SessionInfo) string) func(a, b store.SessionInfo) bool {
+	return func(a, b store.SessionInfo) bool { return f(a) < f(b) }
+}
+
+func byNumber(f func(store.SessionInfo) int64) func(a, b store.SessionInfo) bool {
+	return func(a, b store.SessionInfo) bool { return f(a) < f(b) }
+}
+
+func textColumn(name string, width int, f func(store.SessionInfo) string) *sessionColumn {
+	return &sessionColumn{name: name, width: width, value: f, less: byText(f)}
+}
+
+func numberColumn(name string, width int, f func(store.SessionInfo) int64, show func(int64) string) *sessionColumn {
+	return &sessionColumn{name: name, width: width, right: true, less: byNumber(f),
+		value: func(s store.SessionInfo) string { return show(f(s)) }}
+}
+
+const colCreated = 1
+
+// sessionColumns are the list's columns in their order on screen. Cost is
+// not among them: it needs the price table that comes with token budgets.
+var sessionColumns = []*sessionColumn{
+	textColumn("ID", 12, func(s store.SessionInfo) string { return s.ID }),
+	{name: "CREATED", width: 11, value: func(s store.SessionInfo) string { return s.CreatedAt.Format("01-02 15:04") },
+		less: func(a, b store.SessionInfo) bool { return a.CreatedAt.Before(b.CreatedAt) }},
+	textColumn("SCENARIO/APP", 22, store.SessionInfo.Origin),
+	textColumn("PROTOCOL", 18, func(s store.SessionInfo) string { return s.Protocol }),
+	textColumn("PROVIDER", 10, func(s store.SessionInfo) string { return s.Provider }),
+	textColumn("MODEL", 20, store.SessionInfo.ModelShown),
+	textColumn("FAULT", 18, func(s store.SessionInfo) string { return strings.Join(s.Faults, ",") }),
+	textColumn("STATUS", 11, func(s store.SessionInfo) string { return s.Status }),
+	textColumn("FAILED", 9, func(s store.SessionInfo) string { return s.FailedLayer }),
+	numberColumn("TURNS", 5, func(s store.SessionInfo) int64 { return int64(s.Turns) }, func(n int64) string { return fmt.Sprint(n) }),
+	numberColumn("TOKENS", 9, func(s store.SessionInfo) int64 { return s.InputTokens + s.OutputTokens }, func(n int64) string {
+		if n == 0 {
+			return "–"
+		}
+		return fmt.Sprint(n)
+	}),
+	numberColumn("TIME", 8, func(s store.SessionInfo) int64 { return int64(s.Duration()) }, func(n int64) string {
+		if n == 0 {
+			return "–"
+		}
+		return time.Duration(n).Round(10 * time.Millisecond).String()
+	}),
+}
+
+// columnPriority is the order columns are given room in a narrow list.
+var columnPriority = []int{0, 7, 2, 8, 3, 9, 1, 10, 11, 4, 5, 6}

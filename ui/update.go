@@ -26,10 +26,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case askMsg:
 		return m, m.onAsk(msg)
 	case pauseMsg:
-		if msg.gen == m.gen {
-			m.pause = &msg
-			m.d.paused = msg.step
+		if msg.gen != m.gen {
+			return m, nil
 		}
+		if m.passAssembled && msg.step == session.StepAssembled && msg.turn == 1 {
+			m.passAssembled = false
+			return m, resume(msg.reply)
+		}
+		m.pause = &msg
+		m.d.paused = msg.step
+		m.followStep(msg.step)
 		return m, nil
 	case runEndedMsg:
 		return m, m.onRunEnded(msg)
@@ -119,6 +125,21 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, km.Global.PrevPanel):
 		m.setFocus((m.focus + numPanels - 1) % numPanels)
 		return nil
+	case key.Matches(msg, km.Global.Inspect):
+		it, ok := m.inspectFocused()
+		if !ok {
+			return m.setStatus(levelInfo, "nothing to inspect in "+m.focus.String()+" yet")
+		}
+		m.dialogs = append(m.dialogs, newInspector(m.c, &m.km, it))
+		return nil
+	case key.Matches(msg, km.Global.Teach):
+		m.teach = !m.teach
+		m.resize(m.w, m.h)
+		return nil
+	case key.Matches(msg, km.Global.Zoom):
+		m.zoom = !m.zoom
+		m.resize(m.w, m.h)
+		return nil
 	case key.Matches(msg, km.Global.Theme):
 		m.c.setTheme(nextTheme(m.c.Theme))
 		m.applyHelpStyles()
@@ -171,6 +192,11 @@ func (m *Model) liveKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		}
 		reply := m.pause.reply
 		m.pause, m.d.paused = nil, ""
+		if reply == nil {
+			// Held before the start: now the session begins.
+			m.passAssembled = true
+			return m.launch(), true
+		}
 		return resume(reply), true
 	case key.Matches(msg, km.Approval.Approve):
 		if m.ask == nil {
@@ -199,6 +225,18 @@ func (m *Model) do(act action) tea.Cmd {
 	switch a := act.(type) {
 	case nil:
 		return nil
+	case actCopy:
+		clip, what := m.opts.Clipboard, a.what
+		if clip == nil {
+			clip = copyToClipboard
+		}
+		text := a.text
+		return func() tea.Msg {
+			if err := clip(text); err != nil {
+				return statusMsg{level: levelError, text: "copy: " + err.Error()}
+			}
+			return statusMsg{level: levelInfo, text: "copied " + what + " (OSC 52)"}
+		}
 	case actClose:
 		m.pop()
 	case actStatus:
@@ -232,6 +270,9 @@ func (m *Model) do(act action) tea.Cmd {
 		}
 		edits[a.id] = a.text
 		rc.Edits = edits
+		// The edited run is a new session linked to the one it was made
+		// from; the old one is stopped and stored as interrupted.
+		rc.Parent = m.d.state.SessionID
 		return tea.Batch(m.startRun(rc), m.setStatus(levelInfo, "source "+a.id+" edited: the session starts again with it"))
 	case actAskDelete:
 		m.dialogs = append(m.dialogs, &confirmDialog{c: m.c, title: "Delete session?",
@@ -362,17 +403,19 @@ func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 			return m.tick(), true
 		}
 		return nil, true
+	case key.Matches(msg, km.Replay.Faster):
+		m.speed = min(m.speed+1, len(replaySpeeds)-1)
+		return nil, true
+	case key.Matches(msg, km.Replay.Slower):
+		m.speed = max(m.speed-1, 0)
+		return nil, true
 	case key.Matches(msg, km.Replay.Speed):
-		switch m.speed {
-		case 1:
-			m.speed = 4
-		case 4:
-			m.speed = 16
-		default:
-			m.speed = 1
-		}
+		m.speed = (m.speed + 1) % len(replaySpeeds)
 		return nil, true
 	case key.Matches(msg, km.Global.Live):
+		if m.opts.Replay != "" {
+			return nil, true // opened on a stored session: there is no live one to go back to
+		}
 		return m.startRun(m.opts.Run), true
 	default:
 		return nil, false
@@ -387,7 +430,7 @@ func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 
 // tick schedules the next playback step after the recorded gap.
 func (m *Model) tick() tea.Cmd {
-	gap := m.cur.gap() / time.Duration(m.speed)
+	gap := time.Duration(float64(m.cur.gap()) / replaySpeeds[m.speed])
 	gap = max(tickEvery, min(gap, 2*time.Second))
 	gen, play := m.repGen, m.play
 	return tea.Tick(gap, func(time.Time) tea.Msg { return playTickMsg{gen: gen, play: play} })

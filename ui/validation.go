@@ -228,6 +228,13 @@ func (p *validationPanel) timings(st *session.State) []string {
 		line := fmt.Sprintf("  turn %d  byte %s · event %s · text %s · total %s", t.N,
 			msOrDash(tm.FirstByte), msOrDash(tm.FirstEvent), msOrDash(tm.FirstText), msOrDash(tm.Terminal))
 		out = append(out, cut(s.Text.Render(line), p.w))
+		if spark, marks, sum := turnTimeline(t, p.w-4); spark != "" {
+			out = append(out, "  "+s.Accent.Render(spark))
+			if marks != "" {
+				out = append(out, "  "+s.Tool().Render(marks))
+			}
+			out = append(out, cut(s.Muted.Render("  "+sum), p.w))
+		}
 	}
 	return out
 }

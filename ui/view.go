@@ -25,14 +25,20 @@ func (m *Model) View() string {
 		rows = append(rows, m.timeline())
 	}
 	top := len(rows)
-	if m.lay.tabs {
+	switch {
+	case m.lay.zoom:
+		rows = append(rows, m.framePanel(m.focus, m.lay.body))
+	case m.lay.tabs:
 		rows = append(rows, m.tabBar())
 		rows = append(rows, m.framePanel(m.focus, m.lay.body))
-	} else {
+	default:
 		l := m.lay.panels
 		left := lipgloss.JoinVertical(lipgloss.Left, m.framePanel(panelAssembly, l[panelAssembly]), m.framePanel(panelNotes, l[panelNotes]))
 		mid := lipgloss.JoinVertical(lipgloss.Left, m.framePanel(panelStream, l[panelStream]), m.framePanel(panelLog, l[panelLog]))
 		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, left, mid, m.framePanel(panelValidation, l[panelValidation])))
+	}
+	if m.teach {
+		rows = append(rows, m.teachLines()...)
 	}
 	rows = append(rows, m.footer()...)
 	screen := strings.Join(rows, "\n")
@@ -40,8 +46,15 @@ func (m *Model) View() string {
 		bodyH := m.lay.body.h + m.lay.tabBar.h
 		screen = overlay(screen, d.View(m.w-2, bodyH), m.w, top, bodyH)
 	}
+	if m.c.ASCII {
+		screen = asciiFrame(screen)
+	}
 	return screen
 }
+
+// focusMark marks the focused panel and tab by a glyph as well as by
+// colour, so focus reads with NO_COLOR and on a washed-out projector.
+const focusMark = "◆ "
 
 // framePanel draws a panel in its rectangle: a title line, then the
 // panel's lines cut and padded to the rectangle.
@@ -54,7 +67,11 @@ func (m *Model) framePanel(id panelID, r rect) string {
 	iw := max(1, r.w-st.GetHorizontalFrameSize())
 	ih := max(1, r.h-st.GetVerticalFrameSize())
 	lines := make([]string, 0, ih)
-	lines = append(lines, fit(ts.Render(m.panelTitle(id)), iw))
+	title := m.panelTitle(id)
+	if id == m.focus {
+		title = focusMark + title
+	}
+	lines = append(lines, fit(ts.Render(title), iw))
 	content := m.panels[id].View()
 	blank := strings.Repeat(" ", iw)
 	for i := 0; i < ih-1; i++ {
@@ -106,7 +123,7 @@ func (m *Model) tabBar() string {
 	var parts []string
 	for id := panelID(0); id < numPanels; id++ {
 		if id == m.focus {
-			parts = append(parts, s.TabActive.Render(id.String()))
+			parts = append(parts, s.TabActive.Render(focusMark+id.String()))
 		} else {
 			parts = append(parts, s.Tab.Render(id.String()))
 		}
@@ -140,7 +157,9 @@ func (m *Model) header() string {
 	right := m.headerState()
 	gap := m.w - displayWidth(left) - displayWidth(right) - 1
 	if gap < 1 {
-		return cut(left+"  "+right, m.w)
+		// Narrow: the state (paused where, replay position and speed)
+		// matters more than the names, so the names give way.
+		return cut(left, max(0, m.w-displayWidth(right)-2)) + "  " + cut(right, m.w-2)
 	}
 	return left + strings.Repeat(" ", gap) + right
 }
@@ -152,7 +171,7 @@ func (m *Model) headerState() string {
 		if m.playing {
 			play = "▶"
 		}
-		return s.Accent.Render(fmt.Sprintf("entry %d/%d · turn %d · %s ×%d", m.cur.pos, m.rep.Entries, m.cur.turnOf(m.cur.pos), play, m.speed))
+		return s.Accent.Render(fmt.Sprintf("entry %d/%d · turn %d · %s ×%g", m.cur.pos, m.rep.Entries, m.cur.turnOf(m.cur.pos), play, replaySpeeds[m.speed]))
 	}
 	st := m.d.state
 	switch {
@@ -179,22 +198,31 @@ func (m *Model) timeline() string {
 	n := m.rep.Entries
 	w := max(4, m.w-2)
 	cells := make([]string, w)
-	pos := 0
-	if n > 0 {
-		pos = m.cur.pos * (w - 1) / n
-	}
-	marks := map[int]bool{}
-	for _, t := range m.rep.TurnStarts {
-		if n > 0 {
-			marks[t*(w-1)/n] = true
+	at := func(p int) int {
+		if n == 0 {
+			return 0
 		}
+		return min(w-1, p*(w-1)/n)
+	}
+	pos := at(m.cur.pos)
+	// Marks by priority: an error outranks a proposal, which outranks a
+	// turn boundary, where they share a cell.
+	marks := map[int]string{}
+	for _, p := range m.rep.TurnStarts {
+		marks[at(p)] = s.TimelineDone.Render("┃")
+	}
+	for _, p := range m.rep.Proposals {
+		marks[at(p)] = s.Warn.Render("◆")
+	}
+	for _, p := range m.rep.Errors {
+		marks[at(p)] = s.Bad.Render("✗")
 	}
 	for i := range cells {
 		switch {
 		case i == pos:
 			cells[i] = s.TimelineCur.Render("●")
-		case marks[i]:
-			cells[i] = s.TimelineDone.Render("┃")
+		case marks[i] != "":
+			cells[i] = marks[i]
 		case i < pos:
 			cells[i] = s.TimelineDone.Render("━")
 		default:
@@ -243,9 +271,13 @@ func (m *Model) bindings() (short []key.Binding, groups []helpGroup) {
 		}
 	} else {
 		ctx = append(ctx, km.Replay.Forward, km.Replay.Back, km.Replay.NextTurn, km.Replay.PrevTurn,
-			km.Replay.Start, km.Replay.End, km.Replay.Play, km.Replay.Speed, km.Global.Live)
+			km.Replay.Start, km.Replay.End, km.Replay.Play, km.Replay.Faster, km.Replay.Slower)
+		if m.opts.Replay == "" {
+			ctx = append(ctx, km.Global.Live)
+		}
 	}
-	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Wire, km.Global.Compare}
+	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Zoom, km.Global.Inspect, km.Global.Teach,
+		km.Global.Wire, km.Global.Compare}
 	if m.opts.Library != nil {
 		glob = append(glob, km.Global.Sessions)
 	}

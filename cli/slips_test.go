@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/samples"
+	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/store"
+)
+
+// A mistyped global flag stops every command with exit 2 and one line,
+// before anything is created.
+func TestGlobalFlagsAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "no-such-dir", "m.db")
+	for _, args := range [][]string{
+		{"--db", bad},
+		{"--db", bad, "sessions"},
+		{"--db", bad, "run", "--approve", "auto"},
+		{"--db", dir, "sessions"},
+		{"--theme", "neon", "--db", filepath.Join(dir, "m.db"), "sessions"},
+		{"--theme", "neon", "--db", filepath.Join(dir, "m.db"), "run", "--approve", "auto"},
+	} {
+		code, out, errs := mw(t, args...)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") != 0 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errs)
+		}
+		if !strings.Contains(errs, "--db") && !strings.Contains(errs, "neon") {
+			t.Errorf("%v: %q does not name the problem", args, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "no-such-dir")); err == nil {
+		t.Error("a mistyped --db created its directory")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m.db")); err == nil {
+		t.Error("--theme neon created the database before failing")
+	}
+	// MODELWIRE_DB is as explicit as --db.
+	t.Setenv("MODELWIRE_DB", bad)
+	if code, _, errs := mw(t, "sessions"); code != ExitUsage || !strings.Contains(errs, "does not exist") {
+		t.Errorf("MODELWIRE_DB in a missing directory: %d %q", code, errs)
+	}
+}
+
+// run --provider P without --protocol speaks P's own protocol: each
+// provider is pointed at the simulator, which answers every protocol.
+func TestRunUsesTheProvidersOwnProtocol(t *testing.T) {
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup}).Start(t.Context(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ provider, env, base, want string }{
+		{"anthropic", "ANTHROPIC", base, "anthropic-messages"},
+		{"gemini", "GEMINI", base, "gemini"},
+		{"deepseek", "DEEPSEEK", base, "deepseek-chat"},
+		{"compatible", "COMPATIBLE", base + "/v1", "openai-chat"},
+		{"openai", "OPENAI", base + "/v1", "openai-responses"},
+	} {
+		t.Setenv(c.env+"_API_KEY", "test-key")
+		t.Setenv(c.env+"_BASE_URL", c.base)
+		db := filepath.Join(t.TempDir(), "m.db")
+		if code, _, errs := mw(t, "--db", db, "run", "--provider", c.provider, "--approve", "auto"); code != 0 {
+			t.Errorf("%s: exit %d %s", c.provider, code, errs)
+			continue
+		}
+		if _, out, _ := mw(t, "--db", db, "sessions", "--json"); !strings.Contains(out, `"protocol":"`+c.want+`"`) {
+			t.Errorf("%s ran as %s, want %s", c.provider, out, c.want)
+		}
+	}
+	if code, _, errs := mw(t, "--db", filepath.Join(t.TempDir(), "m.db"), "run", "--provider", "mars", "--approve", "auto"); code != ExitUsage ||
+		!strings.Contains(errs, `unknown provider "mars"`) {
+		t.Errorf("unknown provider: %d %q", code, errs)
+	}
+}
+
+// A run that fails prints its verdict once: at the end of the report, not
+// again on stderr; with --json the verdict is on stderr, as stdout is JSON.
+func TestFailedRunVerdictPrintedOnce(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	code, out, errs := mw(t, "--db", db, "run", "--scenario", "refund/wrong-cap", "--approve", "auto")
+	if code != ExitFailed {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	both := out + errs
+	if n := strings.Count(both, "the domain layer failed"); n != 1 {
+		t.Errorf("the verdict appears %d times in stdout+stderr:\n%s\n---\n%s", n, out, errs)
+	}
+	code, _, errs = mw(t, "--db", db, "run", "--scenario", "refund/wrong-cap", "--approve", "auto", "--json", "--fault", "rate-limit")
+	if code != ExitFailed || strings.Count(errs, "the domain layer failed") != 1 {
+		t.Errorf("--json: exit %d, stderr %q", code, errs)
+	}
+	// The list names the failing layer and the fault.
+	_, out, _ = mw(t, "--db", db, "sessions", "--json")
+	if !strings.Contains(out, `"failed_layer":"domain"`) || !strings.Contains(out, `"faults":["rate-limit"]`) {
+		t.Errorf("sessions --json lacks the failing layer or the fault:\n%s", out)
+	}
+}
+
+// export -o accepts a directory (existing, or to be created) and writes
+// ID.FORMAT there, readable by others.
+func TestExportIntoADirectory(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "m.db")
+	ids := seedSessions(t, dbPath)
+	for _, c := range []struct{ o, format, want string }{
+		{dir, "jsonl", filepath.Join(dir, ids[0]+".jsonl")},
+		{filepath.Join(dir, "new", "sub") + "/", "har", filepath.Join(dir, "new", "sub", ids[0]+".har")},
+		{filepath.Join(dir, "deep", "s.har"), "har", filepath.Join(dir, "deep", "s.har")},
+	} {
+		code, _, errs := mw(t, "--db", dbPath, "export", ids[0], "--format", c.format, "-o", c.o)
+		st, err := os.Stat(c.want)
+		if code != 0 || err != nil {
+			t.Fatalf("-o %s: exit %d %s; %v", c.o, code, errs, err)
+		}
+		if st.Mode().Perm() != 0o644 || st.Size() == 0 {
+			t.Errorf("%s: mode %v size %d", c.want, st.Mode().Perm(), st.Size())
+		}
+	}
+	// The file written into the directory is not replaced without --force.
+	if code, _, errs := mw(t, "--db", dbPath, "export", ids[0], "-o", dir); code != ExitUsage || !strings.Contains(errs, "--force") {
+		t.Errorf("second export into the directory: %d %q", code, errs)
+	}
+}
+
+// Every command's --help shows an example (cobra's own help and
+// completion commands excepted).
+func TestEveryCommandHasAnExample(t *testing.T) {
+	root := NewRoot(&App{Out: &strings.Builder{}, Err: &strings.Builder{}, In: strings.NewReader("")})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Name() == "help" || c.Name() == "completion" {
+			return
+		}
+		if strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%q has no example in --help", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// Every repository file the README names in an example exists.
+func TestREADMEExamplesNameRealFiles(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := regexp.MustCompile(`(?:adapters|samples|session|store|ui|themes|docs)/[\w./-]+\.\w+`).FindAllString(string(readme), -1)
+	if len(paths) < 3 {
+		t.Fatalf("found only %d paths in the README", len(paths))
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(filepath.Join("..", p)); err != nil {
+			t.Errorf("README names %s, which does not exist", p)
+		}
+	}
+}
+
+// Sessions recorded by the proxy list where they came from (the upstream
+// host, "sim" for the simulator, never its internal port) and the model
+// the provider reported.
+func TestSessionsListProxyOrigin(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "m.db")
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []store.SessionMeta{
+		{Title: "POST sim/v1/chat/completions", Protocol: "openai-chat", Provider: "sim", Model: "refund-model",
+			BaseURL: "http://127.0.0.1:41105", Source: "proxy"},
+		{Title: "POST api.openai.com/v1/responses", Protocol: "openai-responses", Provider: "openai", Model: "gpt-4o",
+			BaseURL: "https://api.openai.com/v1", Source: "proxy"},
+	} {
+		w, err := db.CreateSession(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, _ := w.StartAttempt(1, store.AttemptMeta{Method: "POST", URL: m.BaseURL + "/responses"})
+		rec.Append(adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: "{}"},
+			Events: []adapters.Event{{Type: adapters.EvResponseStarted, ResponseID: "r1", Model: m.Model + "-2024-08-06"}}})
+		rec.Finish(nil)
+		w.Finish(store.StatusDone)
+	}
+	db.Close()
+	_, out, _ := mw(t, "--db", dbPath, "sessions")
+	for _, want := range []string{"proxy → sim", "proxy → api.openai.com", "gpt-4o-2024-08-06"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the list lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "41105") {
+		t.Errorf("the list shows the simulator's internal port:\n%s", out)
+	}
+}
+
+// --pace spaces the simulator's stream events: every event of a paced
+// run arrives at least the pace after the one before (a lower bound, so
+// a slow machine cannot break it); the workbench's default pace is a
+// readable one, run's is full speed.
+func TestPaceSpacesTheStream(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	if code, _, errs := mw(t, "--db", db, "run", "--approve", "auto", "--pace", "15ms"); code != 0 {
+		t.Fatal(errs)
+	}
+	_, list, _ := mw(t, "--db", db, "sessions", "--json")
+	var id string
+	if i := strings.Index(list, `"id":"`); i >= 0 {
+		id = list[i+6 : i+6+12]
+	}
+	_, out, _ := mw(t, "--db", db, "replay", id, "--json")
+	// Per turn: the distinct raw events and the first and last offsets.
+	// The server sleeps the pace before each event after the first, so the
+	// span is at least (n-1) paces, less what the first event's own
+	// arrival may have been delayed by (a margin of a fifth).
+	type span struct {
+		n           int
+		first, last float64
+		lastRaw     string
+	}
+	turns := map[int]*span{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e struct {
+			Turn     int             `json:"turn"`
+			OffsetMS *float64        `json:"offset_ms"`
+			Raw      json.RawMessage `json:"raw"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil || len(e.Raw) == 0 || string(e.Raw) == "null" || e.Turn == 0 || e.OffsetMS == nil {
+			continue
+		}
+		sp := turns[e.Turn]
+		if sp == nil {
+			sp = &span{first: *e.OffsetMS}
+			turns[e.Turn] = sp
+		}
+		if string(e.Raw) != sp.lastRaw {
+			sp.n++
+			sp.last, sp.lastRaw = *e.OffsetMS, string(e.Raw)
+		}
+	}
+	if len(turns) != 3 {
+		t.Fatalf("%d turns in the replay:\n%s", len(turns), out)
+	}
+	for n, sp := range turns {
+		if want := float64(sp.n-1) * 15 * 0.8; sp.last-sp.first < want || sp.n < 5 {
+			t.Errorf("turn %d: %d events over %.1f ms, want at least %.1f ms at a 15 ms pace", n, sp.n, sp.last-sp.first, want)
+		}
+	}
+	root := NewRoot(&App{Out: &strings.Builder{}, Err: &strings.Builder{}, In: strings.NewReader("")})
+	if f := root.Flags().Lookup("pace"); f == nil || f.DefValue != "40ms" {
+		t.Errorf("the workbench's default pace: %v", f)
+	}
+	if code, _, errs := mw(t, "--db", db, "--pace", "-1s"); code != ExitUsage || !strings.Contains(errs, "--pace") {
+		t.Errorf("a negative pace: %d %q", code, errs)
+	}
+}

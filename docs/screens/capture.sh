@@ -1,0 +1,53 @@
+#!/bin/sh
+# Renders the README's screenshots from the real workbench: the binary runs
+# in a 120x36 tmux pane with 256 colours, keys are sent as a person would,
+# the pane is captured with its colours, and freeze draws it as PNG.
+# Run from the repository root: sh docs/screens/capture.sh
+# FONT=/path/to/a-monospace-CJK.ttc draws the Chinese text (e.g. Noto Sans
+# Mono CJK from fonts-noto-cjk); without it freeze's font has no CJK glyphs.
+set -eu
+out=docs/screens
+tmp=$(mktemp -d)
+trap 'tmux -S "$tmp/sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
+go build -o "$tmp/modelwire" .
+t() { tmux -S "$tmp/sock" "$@"; }
+# One key at a time: keys that arrive in one read reach the program as
+# one message ("En"), as fast typing does.
+k() { for key in "$@"; do t send-keys -t mw "$key"; sleep 0.3; done; }
+shot() { # name: capture the pane and draw it
+	t capture-pane -e -p -t mw > "$tmp/$1.ansi"
+	go run github.com/charmbracelet/freeze@v0.2.2 --language ansi --window=false --padding 10 \
+		--font.size 13 --background '#1e2127' ${FONT:+--font.file "$FONT"} -o "$out/$1.png" "$tmp/$1.ansi"
+}
+wait_for() { # text: poll the pane until it shows text
+	i=0
+	until t capture-pane -p -t mw | grep -qF -- "$1"; do
+		i=$((i + 1)); [ $i -lt 200 ] || { echo "timed out waiting for $1" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+t new-session -d -s mw -x 120 -y 36 "TERM=xterm-256color XDG_STATE_HOME=$tmp $tmp/modelwire --db $tmp/mw.db --pace 0"
+wait_for "⏸ assembled"
+t send-keys -t mw n; wait_for "⏸ sent"
+t send-keys -t mw n; wait_for "⏸ first"
+t send-keys -t mw n; wait_for "⏸ proposals"
+t send-keys -t mw E; wait_for "why:"
+shot walkthrough
+k E n; wait_for "Tool proposal"
+t send-keys -t mw A
+i=0 # to the end: n at every pause, A at every proposal
+until t capture-pane -p -t mw | grep -qF "⏸ validated"; do
+	if t capture-pane -p -t mw | grep -qF "Tool proposal"; then t send-keys -t mw A; else t send-keys -t mw n; fi
+	i=$((i + 1)); [ $i -lt 100 ] || { echo "the walkthrough did not end" >&2; exit 1; }
+	sleep 0.2
+done
+k BTab i; wait_for "Inspect"
+shot inspector
+k Escape n; wait_for "✓ done"
+t send-keys -t mw s; wait_for "Sessions (1)"
+t send-keys -t mw Enter; wait_for "modelwire replay"
+t send-keys -t mw G; wait_for "5/5 pass"
+k Left Left Left Left Left Left Left Left
+sleep 0.5
+shot replay
+chmod 644 "$out"/*.png

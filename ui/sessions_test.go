@@ -1,0 +1,110 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/modelwire/modelwire/store"
+)
+
+func listFixture() []store.SessionInfo {
+	t0 := time.Date(2026, 6, 1, 10, 0, 0, 0, time.Local)
+	return []store.SessionInfo{
+		{ID: "1aaaaaaaaaaa", CreatedAt: t0, FinishedAt: t0.Add(1500 * time.Millisecond), Status: "done", Scenario: "refund",
+			Protocol: "openai-responses", Provider: "sim", Model: "refund-model", Turns: 3, InputTokens: 900, OutputTokens: 120},
+		{ID: "1bbbbbbbbbbb", CreatedAt: t0.Add(time.Hour), FinishedAt: t0.Add(time.Hour + 4*time.Second), Status: "failed",
+			Scenario: "refund", Variant: "wrong-cap", Protocol: "anthropic-messages", Provider: "sim", Model: "refund-model",
+			Faults: []string{"rate-limit"}, FailedLayer: "domain", Turns: 3, InputTokens: 1000, OutputTokens: 200},
+		{ID: "1ccccccccccc", CreatedAt: t0.Add(2 * time.Hour), Status: "running", Source: "proxy", Protocol: "openai-chat",
+			Provider: "openai", Model: "gpt-4o", ModelReported: "gpt-4o-2024-08-06", BaseURL: "https://api.openai.com/v1",
+			Title: "POST api.openai.com/v1/chat/completions · 退款", Turns: 1},
+	}
+}
+
+func sessionsView(t *testing.T, w int) (*sessionsDialog, func() string) {
+	t.Helper()
+	km := DefaultKeyMap()
+	d := newSessionsDialog(newCommon("dark", true, false, nil), &km)
+	d.setList(listFixture(), nil)
+	return d, func() string { return d.View(w, 30) }
+}
+
+// The list shows the fault, the first failing layer, tokens and duration;
+// a proxy session its upstream host and the model the provider reported.
+func TestSessionsListColumns(t *testing.T) {
+	_, view := sessionsView(t, 200)
+	contains(t, view(), "FAULT", "FAILED", "TOKENS", "TIME", "rate-limit", "domain", "1200", "4s",
+		"refund/wrong-cap", "proxy → api.openai.com", "gpt-4o-2024-08-06", "▸ 1ccccccccccc")
+	// 80 columns: the columns that matter most still fit, none is cut.
+	_, narrow := sessionsView(t, 80)
+	s := narrow()
+	contains(t, s, "ID", "STATUS", "SCENARIO/APP", "FAILED", "domain")
+	for _, line := range strings.Split(s, "\n") {
+		if w := ansi.StringWidth(line); w > 80 {
+			t.Errorf("line of %d cells at 80: %q", w, line)
+		}
+	}
+}
+
+// S sorts by the next column, R reverses; the header marks the column.
+func TestSessionsListSorts(t *testing.T) {
+	d, view := sessionsView(t, 200)
+	ids := func() string {
+		var out []string
+		for _, s := range d.visible() {
+			out = append(out, s.ID[:2])
+		}
+		return strings.Join(out, " ")
+	}
+	if got := ids(); got != "1c 1b 1a" {
+		t.Fatalf("default order %s, want newest first", got)
+	}
+	km := DefaultKeyMap()
+	for d.sortBy != 10 { // TOKENS
+		d.HandleKey(key1("S"), &km)
+	}
+	if got := ids(); got != "1c 1a 1b" {
+		t.Errorf("by tokens %s", got)
+	}
+	d.HandleKey(key1("R"), &km)
+	if got := ids(); got != "1b 1a 1c" {
+		t.Errorf("by tokens reversed %s", got)
+	}
+	contains(t, view(), "sort: TOKENS ↓", "TOKENS↓")
+}
+
+// / searches fuzzily over titles, models, scenarios and layers; a search
+// that matches nothing says so (not "no stored sessions").
+func TestSessionsListFuzzySearch(t *testing.T) {
+	d, view := sessionsView(t, 200)
+	km := DefaultKeyMap()
+	search := func(q string) []string {
+		d.HandleKey(key1("/"), &km)
+		for d.filter.Value() != "" {
+			d.HandleKey(key1("backspace"), &km)
+		}
+		for _, r := range q {
+			d.HandleKey(key1(string(r)), &km)
+		}
+		d.HandleKey(key1("enter"), &km)
+		var out []string
+		for _, s := range d.visible() {
+			out = append(out, s.ID[:2])
+		}
+		return out
+	}
+	for q, want := range map[string]string{"anthdom": "1b", "gpt4o0806": "1c", "退款": "1c", "wrongcap": "1b", "refund": "1b 1a"} {
+		if got := strings.Join(search(q), " "); got != want {
+			t.Errorf("search %q found %q, want %q", q, got, want)
+		}
+	}
+	search("zzz")
+	s := view()
+	contains(t, s, `no session matches "zzz" (of 3 stored)`)
+	if strings.Contains(s, "no stored sessions") {
+		t.Error("an empty search result says there are no sessions")
+	}
+}

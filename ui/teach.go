@@ -1,0 +1,70 @@
+package ui
+
+import (
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/themes"
+)
+
+// Teaching mode (E) shows, above the footer, two lines on the focused
+// panel's selected element: what the protocol field, event, lane or layer
+// is, and why it matters. The texts are data (themes/teaching.json).
+
+// teachRows is the room the explanation takes while teaching mode is on.
+const teachRows = 2
+
+// teachKey names the element the focused panel has selected.
+func (m *Model) teachKey() string {
+	t := m.d.turn()
+	switch m.focus {
+	case panelAssembly:
+		p := m.panels[panelAssembly].(*assemblyPanel)
+		if req, _ := p.request(); req != nil && p.sel >= 0 && p.sel < len(req.Map) {
+			return req.Map[p.sel].Field
+		}
+	case panelLog:
+		es := m.logP.entries()
+		i := m.logP.sel
+		if i < 0 {
+			i = len(es) - 1
+		}
+		if i >= 0 && i < len(es) {
+			if _, _, ok := themes.Explain(es[i].Raw.Event); ok {
+				return es[i].Raw.Event
+			}
+			if len(es[i].Events) > 0 {
+				return string(es[i].Events[0].Type)
+			}
+		}
+	case panelStream:
+		if t != nil && len(t.Lanes) > 0 {
+			l := t.Lanes[len(t.Lanes)-1]
+			for _, x := range t.Lanes {
+				if x.ItemID == m.d.laneHL {
+					l = x
+				}
+			}
+			return string(l.Kind)
+		}
+	case panelValidation:
+		for _, l := range m.d.state.Layers {
+			if l.Status == session.Fail {
+				return l.Layer
+			}
+		}
+		if len(m.d.state.Layers) > 0 {
+			return m.d.state.Layers[len(m.d.state.Layers)-1].Layer
+		}
+	}
+	return ""
+}
+
+// teachLines are the two lines of teaching mode.
+func (m *Model) teachLines() []string {
+	s := m.c.Styles
+	k := m.teachKey()
+	what, why, ok := themes.Explain(k)
+	if !ok {
+		return []string{fit(s.Muted.Render("  teach: select a field, an event, a lane or a layer (E closes)"), m.w), fit("", m.w)}
+	}
+	return []string{fit(s.Accent.Render("  "+k+": ")+s.Text.Render(what), m.w), fit(s.Muted.Render("  why: "+why), m.w)}
+}
