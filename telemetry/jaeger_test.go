@@ -61,7 +61,9 @@ func jaegerBinary(t *testing.T) string {
 	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	t.Logf("building Jaeger %s into %s (once; about ten minutes cold)", jaegerVersion, bin)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		skipOrFail(t, "cannot build Jaeger %s (needs the Go module proxy): %v\n%s", jaegerVersion, err, lastLines(out, 20))
+		// Where it cannot be built (no module proxy), the test says so and
+		// skips, even in CI: the one allowed skip.
+		t.Skipf("cannot build Jaeger %s (needs the Go module proxy): %v\n%s", jaegerVersion, err, lastLines(out, 20))
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		skipOrFail(t, "cannot keep the Jaeger build: %v", err)

@@ -86,10 +86,10 @@ func TestTeachingModeExplainsTheSelection(t *testing.T) {
 		m := newHeld(t, size[0], size[1])
 		press(m, "E")
 		s := m.View()
-		contains(t, s, "instructions: ", "why: ")
+		contains(t, s, "input[0].content: A message item's content", "why: ")
 		checkFrame(t, s, size[0], size[1])
-		press(m, "down") // the next source: a developer message part
-		contains(t, m.View(), "input[0].content[0].text: One text part")
+		press(m, "down") // the next source: the developer message
+		contains(t, m.View(), "input[1].content: A message item's content")
 		press(m, "E")
 		if strings.Contains(m.View(), "why: ") {
 			t.Error("E again did not close teaching mode")

@@ -150,11 +150,12 @@ func TestRecordingShowsExchangesLive(t *testing.T) {
 	r.pump(t, "the first exchange", validated(1))
 	st := r.m.d.state
 	cur := st.Current()
-	if cur == nil || cur.N != 1 || cur.Request == nil || cur.Request.Path != "/v1/messages" || len(cur.Lanes) != 2 {
+	if cur == nil || cur.N != 1 || cur.Request == nil || cur.Request.Path != "/v1/messages" || len(cur.Lanes) != 1 {
 		t.Fatalf("turn %+v", cur)
 	}
-	if cur.Lanes[1].Kind != adapters.KindToolCall || cur.Lanes[1].Name != "get_order_line" || cur.Lanes[1].State != adapters.ItemParsed {
-		t.Errorf("tool lane %+v", cur.Lanes[1])
+	// The request asks for no thinking: one lane, the call.
+	if cur.Lanes[0].Kind != adapters.KindToolCall || cur.Lanes[0].Name != "get_order_line" || cur.Lanes[0].State != adapters.ItemParsed {
+		t.Errorf("tool lane %+v", cur.Lanes[0])
 	}
 	if len(st.Layers) != 5 || st.Layers[0].Status != session.Pass || st.Layers[1].Status != session.Pass {
 		t.Errorf("layers %+v", st.Layers)
