@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -89,7 +88,9 @@ func TestRunUsesTheProvidersOwnProtocol(t *testing.T) {
 // again on stderr; with --json the verdict is on stderr, as stdout is JSON.
 func TestFailedRunVerdictPrintedOnce(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "m.db")
-	code, out, errs := mw(t, "--db", db, "run", "--scenario", "refund/wrong-cap", "--approve", "auto")
+	// Without the regeneration, whose own line names the failure it asks
+	// the model to fix.
+	code, out, errs := mw(t, "--db", db, "run", "--scenario", "refund/wrong-cap", "--approve", "auto", "--regenerate=false")
 	if code != ExitFailed {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -207,63 +208,3 @@ func TestSessionsListProxyOrigin(t *testing.T) {
 	}
 }
 
-// --pace spaces the simulator's stream events: every event of a paced
-// run arrives at least the pace after the one before (a lower bound, so
-// a slow machine cannot break it); the workbench's default pace is a
-// readable one, run's is full speed.
-func TestPaceSpacesTheStream(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "m.db")
-	if code, _, errs := mw(t, "--db", db, "run", "--approve", "auto", "--pace", "15ms"); code != 0 {
-		t.Fatal(errs)
-	}
-	_, list, _ := mw(t, "--db", db, "sessions", "--json")
-	var id string
-	if i := strings.Index(list, `"id":"`); i >= 0 {
-		id = list[i+6 : i+6+12]
-	}
-	_, out, _ := mw(t, "--db", db, "replay", id, "--json")
-	// Per turn: the distinct raw events and the first and last offsets.
-	// The server sleeps the pace before each event after the first, so the
-	// span is at least (n-1) paces, less what the first event's own
-	// arrival may have been delayed by (a margin of a fifth).
-	type span struct {
-		n           int
-		first, last float64
-		lastRaw     string
-	}
-	turns := map[int]*span{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var e struct {
-			Turn     int             `json:"turn"`
-			OffsetMS *float64        `json:"offset_ms"`
-			Raw      json.RawMessage `json:"raw"`
-		}
-		if err := json.Unmarshal([]byte(line), &e); err != nil || len(e.Raw) == 0 || string(e.Raw) == "null" || e.Turn == 0 || e.OffsetMS == nil {
-			continue
-		}
-		sp := turns[e.Turn]
-		if sp == nil {
-			sp = &span{first: *e.OffsetMS}
-			turns[e.Turn] = sp
-		}
-		if string(e.Raw) != sp.lastRaw {
-			sp.n++
-			sp.last, sp.lastRaw = *e.OffsetMS, string(e.Raw)
-		}
-	}
-	if len(turns) != 3 {
-		t.Fatalf("%d turns in the replay:\n%s", len(turns), out)
-	}
-	for n, sp := range turns {
-		if want := float64(sp.n-1) * 15 * 0.8; sp.last-sp.first < want || sp.n < 5 {
-			t.Errorf("turn %d: %d events over %.1f ms, want at least %.1f ms at a 15 ms pace", n, sp.n, sp.last-sp.first, want)
-		}
-	}
-	root := NewRoot(&App{Out: &strings.Builder{}, Err: &strings.Builder{}, In: strings.NewReader("")})
-	if f := root.Flags().Lookup("pace"); f == nil || f.DefValue != "40ms" {
-		t.Errorf("the workbench's default pace: %v", f)
-	}
-	if code, _, errs := mw(t, "--db", db, "--pace", "-1s"); code != ExitUsage || !strings.Contains(errs, "--pace") {
-		t.Errorf("a negative pace: %d %q", code, errs)
-	}
-}
