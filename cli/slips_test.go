@@ -207,4 +207,3 @@ func TestSessionsListProxyOrigin(t *testing.T) {
 		t.Errorf("the list shows the simulator's internal port:\n%s", out)
 	}
 }
-
