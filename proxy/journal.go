@@ -30,16 +30,6 @@ func newJournal(db *store.DB, meta store.SessionMeta) *journal {
 	return &journal{db: db, meta: meta, recs: map[[2]int]*store.Recorder{}}
 }
 
-// sessionID is the store's id of the session ("" before it exists).
-func (j *journal) sessionID() string {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.w == nil {
-		return ""
-	}
-	return j.w.ID()
-}
-
 // start creates the session.
 func (j *journal) start() (string, error) {
 	j.mu.Lock()

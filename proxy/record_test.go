@@ -122,7 +122,6 @@ func TestInterleavedConversations(t *testing.T) {
 	type loop struct {
 		c      openai.Client
 		params openai.ChatCompletionNewParams
-		done   bool
 	}
 	var loops []*loop
 	for range 2 {

@@ -180,11 +180,10 @@ func (r *Recording) Decide(ctx context.Context, p session.Proposal) (session.Dec
 		if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
 			// The run went away (a replay, a new run): ask the next one.
 			r.mu.Lock()
-			wait = r.attached
 			if r.runCtx == runCtx {
-				wait = make(chan struct{}) // not yet detached: wait for the swap
+				// Not yet detached: the loop waits for the swap.
 				r.hooks, r.runCtx = nil, nil
-				r.attached = wait
+				r.attached = make(chan struct{})
 			}
 			r.mu.Unlock()
 			continue

@@ -47,7 +47,7 @@ func client(srv *httptest.Server) sdk.Client {
 }
 
 var sdkParams = sdk.MessageNewParams{
-	Model:     sdk.ModelClaudeSonnet4_5,
+	Model:     sdk.Model("claude-sonnet-4-5"),
 	MaxTokens: 1024,
 	Messages:  []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock("hi"))},
 }

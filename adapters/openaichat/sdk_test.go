@@ -188,6 +188,7 @@ func TestSDKOracleStreams(t *testing.T) {
 				// the accumulator does not gather the deprecated
 				// delta.function_call at all; we decode it as one call
 				// (without an id) and end with tool_call.
+				//lint:ignore SA1019 the test pins what the SDK does with the deprecated field
 				fc := acc.Choices[0].Message.FunctionCall
 				if err != nil || fc.Name != "" || fc.Arguments != "" || len(r.calls) != 0 || r.finish != s.ProviderStopReason ||
 					len(s.ToolCalls) != 1 || s.ToolCalls[0].Name != "get_refund_policy" || s.StopReason != adapters.StopToolCall {

@@ -351,11 +351,6 @@ func TestSimFirstChunks(t *testing.T) {
 	}
 }
 
-// simServeEvents serves a rendered stream as the sim server writes it.
-func simServeEvents(t *testing.T, p protocol, events []adapters.WireEvent) *openai.Client {
-	return serve(t, simSSE(p, events), "text/event-stream; charset=utf-8")
-}
-
 // TestSimSDKAccepts: openai-go reads every rendered turn, streaming (with
 // its ChatCompletionAccumulator) and not, to the script.
 func TestSimSDKAccepts(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 // decode reads every event of r; err is the error that ended it (io.EOF at
 // a clean end).
-func decode(r io.Reader, max int) ([]Event, error, Stats) {
+func decode(r io.Reader, max int) ([]Event, Stats, error) {
 	sr := NewReader(r)
 	if max > 0 {
 		sr.SetMaxEventSize(max)
@@ -25,7 +25,7 @@ func decode(r io.Reader, max int) ([]Event, error, Stats) {
 	for {
 		ev, err := sr.Next()
 		if err != nil {
-			return evs, err, sr.Stats()
+			return evs, sr.Stats(), err
 		}
 		evs = append(evs, ev)
 	}
@@ -33,7 +33,7 @@ func decode(r io.Reader, max int) ([]Event, error, Stats) {
 
 func mustDecode(t *testing.T, stream string) ([]Event, Stats) {
 	t.Helper()
-	evs, err, st := decode(strings.NewReader(stream), 0)
+	evs, st, err := decode(strings.NewReader(stream), 0)
 	if err != io.EOF {
 		t.Fatalf("decode(%q): err = %v, want io.EOF", stream, err)
 	}
@@ -327,7 +327,7 @@ const chunkStream = "\xEF\xBB\xBFevent: refund\r\nid: 退1\r\ndata: {\"text\":\"
 
 func TestChunkBoundaries(t *testing.T) {
 	s := []byte(chunkStream)
-	want, wantErr, wantSt := decode(bytes.NewReader(s), 0)
+	want, wantSt, wantErr := decode(bytes.NewReader(s), 0)
 	if wantErr != io.EOF || len(want) != 4 {
 		t.Fatalf("whole: %d events, err %v", len(want), wantErr)
 	}
@@ -339,7 +339,7 @@ func TestChunkBoundaries(t *testing.T) {
 	}
 	check := func(name string, r io.Reader) {
 		t.Helper()
-		got, err, st := decode(r, 0)
+		got, st, err := decode(r, 0)
 		if err != io.EOF || !reflect.DeepEqual(got, want) || st != wantSt {
 			t.Fatalf("%s:\n got %+v %v %+v\nwant %+v %v %+v", name, got, err, st, want, wantErr, wantSt)
 		}
@@ -368,7 +368,7 @@ func TestLongLines(t *testing.T) {
 		"whole":  strings.NewReader(b.String()),
 		"chunks": iotest.HalfReader(strings.NewReader(b.String())),
 	} {
-		evs, err, _ := decode(r, 0)
+		evs, _, err := decode(r, 0)
 		if err != io.EOF || len(evs) != len(want) {
 			t.Fatalf("%s: %d events, %v", name, len(evs), err)
 		}
@@ -410,7 +410,7 @@ func TestOffsets(t *testing.T) {
 
 func TestEventTooLarge(t *testing.T) {
 	// Exactly at the limit is fine; one byte more is not.
-	evs, err, _ := decode(strings.NewReader("data: 0123456789\n\ndata: 01234567890\n\ndata: x\n\n"), 10)
+	evs, _, err := decode(strings.NewReader("data: 0123456789\n\ndata: 01234567890\n\ndata: x\n\n"), 10)
 	if len(evs) != 1 || !errors.Is(err, ErrEventTooLarge) {
 		t.Fatalf("single line: %d events, err %v", len(evs), err)
 	}
@@ -418,15 +418,15 @@ func TestEventTooLarge(t *testing.T) {
 		t.Errorf("error %q does not name the event's offset 18", err)
 	}
 	// The LFs that join data lines count.
-	_, err, _ = decode(strings.NewReader("data: 01234\ndata: 56789\n\n"), 10)
+	_, _, err = decode(strings.NewReader("data: 01234\ndata: 56789\n\n"), 10)
 	if !errors.Is(err, ErrEventTooLarge) {
 		t.Fatalf("multi-line: err %v", err)
 	}
-	if evs, err, _ := decode(strings.NewReader("data: 01234\ndata: 5678\n\n"), 10); err != io.EOF || len(evs) != 1 {
+	if evs, _, err := decode(strings.NewReader("data: 01234\ndata: 5678\n\n"), 10); err != io.EOF || len(evs) != 1 {
 		t.Fatalf("multi-line at limit: %d events, err %v", len(evs), err)
 	}
 	// Many empty data lines grow the buffer too.
-	if _, err, _ := decode(strings.NewReader(strings.Repeat("data\n", 12)+"\n"), 10); !errors.Is(err, ErrEventTooLarge) {
+	if _, _, err := decode(strings.NewReader(strings.Repeat("data\n", 12)+"\n"), 10); !errors.Is(err, ErrEventTooLarge) {
 		t.Fatalf("empty lines: err %v", err)
 	}
 	// A line without end over an endless reader must fail, not grow.
@@ -701,7 +701,7 @@ func whatwgUTF8Decode(b []byte) string {
 
 func TestAgainstReference(t *testing.T) {
 	for _, s := range fuzzSeeds {
-		got, err, _ := decode(strings.NewReader(s), 0)
+		got, _, err := decode(strings.NewReader(s), 0)
 		if err != io.EOF {
 			t.Fatalf("%q: %v", s, err)
 		}
@@ -738,8 +738,8 @@ func FuzzReader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, stream []byte, limit uint16) {
 		max := int(limit) // 0: the default limit
-		whole, wholeErr, wholeSt := decode(bytes.NewReader(stream), max)
-		one, oneErr, oneSt := decode(iotest.OneByteReader(bytes.NewReader(stream)), max)
+		whole, wholeSt, wholeErr := decode(bytes.NewReader(stream), max)
+		one, oneSt, oneErr := decode(iotest.OneByteReader(bytes.NewReader(stream)), max)
 		if !reflect.DeepEqual(whole, one) || fmt.Sprint(wholeErr) != fmt.Sprint(oneErr) || wholeSt != oneSt {
 			t.Fatalf("whole vs one byte at a time:\n%+v %v %+v\n%+v %v %+v", whole, wholeErr, wholeSt, one, oneErr, oneSt)
 		}
