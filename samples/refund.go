@@ -354,7 +354,7 @@ func (a assessment) text(variant string) string {
 			b.WriteByte(',')
 		}
 		k, _ := json.Marshal(f.key)
-		v, _ := marshalNoEscape(f.val)
+		v, _ := adapters.MarshalBody(f.val)
 		b.Write(k)
 		b.WriteByte(':')
 		b.Write(v)
@@ -373,16 +373,6 @@ func (a assessment) reasoning() string {
 		return "核心来源不可用（" + strings.Join(a.unavailable, "、") + "），无法计算可退上限，结论 unable_to_assess。"
 	}
 	return fmt.Sprintf("可退上限按账务计算为 %d 分，申请 %d 分；问题：%s。结论 %s。", *a.cap, refundRequestedCents, strings.Join(a.issues, "、"), a.decision)
-}
-
-// marshalNoEscape is json.Marshal without HTML escaping (the draft is
-// shown to people as it is).
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	err := e.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 func indentTo(w *strings.Builder, s string) error {

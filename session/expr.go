@@ -3,7 +3,8 @@ package session
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,7 +50,7 @@ func exprEnv(answer any, obs *Observations) map[string]any {
 	}
 	ids := obs.EvidenceIDs()
 	list := make([]any, 0, len(ids))
-	for _, id := range sortedKeys(ids) {
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
 		list = append(list, id)
 	}
 	return map[string]any{
@@ -62,35 +63,13 @@ func exprEnv(answer any, obs *Observations) map[string]any {
 			return ok && found
 		},
 		"yuan": func(cents any) string {
-			f, ok := toFloat(cents)
+			f, ok := number(cents)
 			if !ok {
 				return fmt.Sprint(cents)
 			}
 			return strconv.FormatFloat(f/100, 'f', -1, 64)
 		},
 	}
-}
-
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int:
-		return float64(x), true
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	}
-	return 0, false
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // computeFacts adds each fact to env in order; a fact that cannot be

@@ -400,6 +400,8 @@ func number(v any) (float64, bool) {
 		return f, err == nil
 	case float64:
 		return x, true
+	case int: // an expression's integer result
+		return float64(x), true
 	}
 	return 0, false
 }

@@ -172,9 +172,8 @@ func inputTokens(body []byte) int {
 }
 
 // Tokens approximates a tokenizer: each CJK character is one token, and
-// every other run of text one token per four bytes (rounded up). Real BPE
-// vocabularies land within about 20% of this on Chinese and English prose;
-// it is an estimate, and the simulator says so nowhere else.
+// every other run of text one token per four bytes (rounded up). It is a
+// documented approximation, not a real vocabulary's count.
 func Tokens(s string) int {
 	n, run := 0, 0
 	for _, r := range s {
