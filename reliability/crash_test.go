@@ -125,8 +125,7 @@ func TestKillRun(t *testing.T) {
 	t.Logf("seed %d", seed)
 	survived, lost := 0, 0
 	for i := 0; i < kills; i++ {
-		cs, upstream := newChatStream(t, events, 10)
-		cs.stallAt, cs.stalled = 1+rng.IntN(events-1), make(chan struct{})
+		cs, upstream := newStallingChatStream(t, events, 10, 1+rng.IntN(events-1))
 		delay := time.Duration(rng.IntN(40)) * time.Millisecond
 		path := filepath.Join(t.TempDir(), "run.db")
 		cmd := exec.Command(binPath, "--db", path, "run", "--provider", "compatible", "--base-url", upstream+"/v1",

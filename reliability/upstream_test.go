@@ -35,7 +35,14 @@ type chatStream struct {
 }
 
 func newChatStream(t *testing.T, n, pace int) (*chatStream, string) {
-	cs := &chatStream{n: n, pace: pace}
+	return newStallingChatStream(t, n, pace, 0)
+}
+
+// newStallingChatStream is newChatStream holding every stream open after
+// stallAt deltas; the field is set before the server starts, so no
+// handler reads it while it is written.
+func newStallingChatStream(t *testing.T, n, pace, stallAt int) (*chatStream, string) {
+	cs := &chatStream{n: n, pace: pace, stallAt: stallAt, stalled: make(chan struct{})}
 	srv := httptest.NewServer(cs)
 	t.Cleanup(srv.Close)
 	return cs, srv.URL
