@@ -34,21 +34,7 @@ func sessionDeltas(t *testing.T, path string, want int, wantStatus string) (whol
 		t.Fatal(err)
 	}
 	for _, s := range list {
-		n := 0
-		err := db.EachEntry(s.ID, 1, 0, func(e store.Entry) error {
-			if e.Type != "text.delta" {
-				return nil
-			}
-			ev, _, err := e.Canonical()
-			if err != nil {
-				return err
-			}
-			if w := fmt.Sprintf("w%d ", n); ev.Delta != w {
-				return fmt.Errorf("entry %d holds %q where %q belongs", e.Seq, ev.Delta, w)
-			}
-			n++
-			return nil
-		})
+		n, err := deltas(db, s.ID)
 		switch {
 		case err != nil:
 			t.Errorf("session %s: %v", s.ID, err)
