@@ -30,7 +30,15 @@ func committed(path string) (id string, n int, err error) {
 		return "", 0, err
 	}
 	id = list[len(list)-1].ID // the oldest: the one under test
-	err = db.EachEntry(id, 1, 0, func(e store.Entry) error {
+	n, err = deltas(db, id)
+	return id, n, err
+}
+
+// deltas counts session id's text deltas, which must be "w0 ", "w1 ", …
+// with none missing or out of place.
+func deltas(db *store.DB, id string) (int, error) {
+	n := 0
+	err := db.EachEntry(id, 1, 0, func(e store.Entry) error {
 		if e.Type != "text.delta" {
 			return nil
 		}
@@ -44,12 +52,23 @@ func committed(path string) (id string, n int, err error) {
 		n++
 		return nil
 	})
-	return id, n, err
+	return n, err
 }
 
 // killOutcome is what a kill left behind, checked by afterKill.
 type killOutcome struct {
 	seen, kept int
+}
+
+// killTally counts kills survived and events lost over a test.
+type killTally struct{ survived, lost int }
+
+func (k *killTally) add(o killOutcome) {
+	if o.kept >= o.seen {
+		k.survived++
+	} else {
+		k.lost += o.seen - o.kept
+	}
 }
 
 // afterKill opens the database a killed process was writing and checks it:
@@ -123,7 +142,7 @@ func TestKillRun(t *testing.T) {
 	seed := rand.Uint64()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	t.Logf("seed %d", seed)
-	survived, lost := 0, 0
+	var tally killTally
 	for i := 0; i < kills; i++ {
 		cs, upstream := newStallingChatStream(t, events, 10, 1+rng.IntN(events-1))
 		delay := time.Duration(rng.IntN(40)) * time.Millisecond
@@ -152,14 +171,9 @@ func TestKillRun(t *testing.T) {
 		if !killed {
 			t.Fatalf("kill %d: the run ended on its own in the middle of its stream", i)
 		}
-		o := afterKill(t, path, seen)
-		if o.kept >= o.seen {
-			survived++
-		} else {
-			lost += o.seen - o.kept
-		}
+		tally.add(afterKill(t, path, seen))
 	}
-	addFigure(figure{area: "crash", what: fmt.Sprintf("SIGKILL during `run` (%d-event stream)", events), tried: kills, held: survived, lost: lost,
+	addFigure(figure{area: "crash", what: fmt.Sprintf("SIGKILL during `run` (%d-event stream)", events), tried: kills, held: tally.survived, lost: tally.lost,
 		note: "integrity_check ok, session interrupted, every delta seen committed kept"})
 }
 
@@ -172,7 +186,7 @@ func TestKillProxy(t *testing.T) {
 	t.Logf("seed %d", seed)
 	_, upstream := newChatStream(t, events, 10)
 	want := expectedStream(t, upstream)
-	survived, lost := 0, 0
+	var tally killTally
 	for i := 0; i < kills; i++ {
 		path := filepath.Join(t.TempDir(), "proxy.db")
 		cmd, base, exited := startProxy(t, path, "--upstream", upstream+"/v1")
@@ -196,14 +210,9 @@ func TestKillProxy(t *testing.T) {
 		if !bytes.HasPrefix(want, b) {
 			t.Errorf("kill %d: the client got %d bytes that are not a prefix of the upstream's stream", i, len(b))
 		}
-		o := afterKill(t, path, seen)
-		if o.kept >= o.seen {
-			survived++
-		} else {
-			lost += o.seen - o.kept
-		}
+		tally.add(afterKill(t, path, seen))
 	}
-	addFigure(figure{area: "crash", what: fmt.Sprintf("SIGKILL of `proxy` mid-stream (%d events)", events), tried: kills, held: survived, lost: lost,
+	addFigure(figure{area: "crash", what: fmt.Sprintf("SIGKILL of `proxy` mid-stream (%d events)", events), tried: kills, held: tally.survived, lost: tally.lost,
 		note: "client got an exact prefix; DB intact; session interrupted"})
 }
 

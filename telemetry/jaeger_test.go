@@ -296,6 +296,7 @@ func TestJaegerShowsTheRefundTrace(t *testing.T) {
 			t.Errorf("span %q: references %+v, want CHILD_OF the root %s", s.OperationName, s.References, rootID)
 		}
 	}
+	t.Logf("Jaeger %s at %s holds trace %s: %d spans, operations %v", jaegerVersion, query, tid, len(tr.Spans), ops)
 	sort.Strings(tools)
 	if strings.Join(tools, ",") != "get_order_line,get_refund_ledger,get_refund_policy" {
 		t.Errorf("tool spans %v", tools)

@@ -69,6 +69,12 @@ func providerName(protocol string) attribute.KeyValue {
 	return semconv.GenAIProviderNameKey.String(protocol)
 }
 
+// providerAttrs are gen_ai.provider.name and gen_ai.system for a protocol.
+func providerAttrs(protocol string) []attribute.KeyValue {
+	p := providerName(protocol)
+	return []attribute.KeyValue{p, genAISystemKey.String(p.Value.AsString())}
+}
+
 func operationName(protocol string) attribute.KeyValue {
 	if strings.HasPrefix(protocol, adapters.Gemini) {
 		return semconv.GenAIOperationNameGenerateContent
@@ -188,14 +194,13 @@ func build(t trace.Tracer, s *store.Session, replies map[attemptKey]*reply, cont
 		semconv.GenAIOperationNameInvokeAgent,
 		semconv.GenAIConversationID(s.ID),
 		semconv.GenAIAgentName(name),
-		providerName(s.Protocol),
-		genAISystemKey.String(providerName(s.Protocol).Value.AsString()),
 		semconv.GenAIRequestModel(s.Model),
 		attrSessionStatus.String(s.Status),
 		attrProtocol.String(s.Protocol),
 		attrProvider.String(s.Provider),
 		attrSource.String(s.Source),
 	}
+	rootAttrs = append(rootAttrs, providerAttrs(s.Protocol)...)
 	ctx, root := t.Start(withIDs(context.Background(), tid, rootID), "invoke_agent "+name,
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(start), trace.WithAttributes(rootAttrs...))
 	switch s.Status {
@@ -237,16 +242,14 @@ func build(t trace.Tracer, s *store.Session, replies map[attemptKey]*reply, cont
 
 func callSpan(ctx context.Context, t trace.Tracer, s *store.Session, a store.Attempt, r *reply, content bool) trace.Span {
 	op := operationName(a.Protocol)
-	attrs := []attribute.KeyValue{
+	attrs := append(providerAttrs(a.Protocol),
 		op,
-		providerName(a.Protocol),
-		genAISystemKey.String(providerName(a.Protocol).Value.AsString()),
 		semconv.GenAIRequestModel(s.Model),
 		semconv.GenAIConversationID(s.ID),
 		attrProtocol.String(a.Protocol),
 		attrTurn.Int(a.Turn),
 		attrAttempt.Int(a.Attempt),
-	}
+	)
 	if a.ResponseModel != "" {
 		attrs = append(attrs, semconv.GenAIResponseModel(a.ResponseModel))
 	}
