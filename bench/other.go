@@ -5,7 +5,6 @@ import (
 	"math"
 )
 
-func startupRows(ctx context.Context, o Options) ([]Row, error) { return nil, nil }
 func storeRows(ctx context.Context, o Options) ([]Row, error)   { return nil, nil }
 func proxyRows(ctx context.Context, o Options) ([]Row, error)   { return nil, nil }
 

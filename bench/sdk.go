@@ -1,3 +1,5 @@
+//go:build sdkbench
+
 package bench
 
 import (
@@ -22,9 +24,11 @@ import (
 // The official SDKs are the second reference: each reads the same bytes
 // the way its users read a stream, through its own client and SSE decoder
 // over an in-memory transport, accumulating the response as its docs
-// show. They are linked into the binary only for this (bench is their one
-// non-test user).
+// show. They are linked in only with -tags sdkbench: in every build they
+// would double the binary (44 → 93 MB) and add their package
+// initialisation to every command's start-up, for one command's sake.
 
+// sdkRef is one SDK reference; run is nil where none is measured.
 type sdkRef struct {
 	name string
 	run  func(data []byte) error
