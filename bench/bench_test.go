@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters/registry"
@@ -44,5 +46,17 @@ func TestCapturesDecodeWhole(t *testing.T) {
 func TestFloorRejectsBadJSON(t *testing.T) {
 	if _, err := Floor([]byte("data: {\"a\":1}\n\ndata: {\"a\":\n\n")); err == nil {
 		t.Fatal("the floor accepted a payload that is not JSON")
+	}
+}
+
+// BenchmarkStoreAppend is the store group's append path (BuildSession).
+func BenchmarkStoreAppend(b *testing.B) {
+	const n = 200_000
+	for range b.N {
+		_, el, err := BuildSession(context.Background(), filepath.Join(b.TempDir(), "s.db"), n, 1000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(n)/el.Seconds(), "events/s")
 	}
 }
