@@ -251,4 +251,3 @@ func firehoseRun(ctx context.Context, c *http.Client, base string, size int) (ti
 	}
 	return el, nil
 }
-
