@@ -87,7 +87,7 @@ func (r *Reducer) Apply(in []Event) []Event {
 	if len(r.slab)-r.slabAt < n {
 		r.slab, r.slabAt = make([]Event, max(slabEvents, n)), 0
 	}
-	out := r.slab[r.slabAt:r.slabAt:r.slabAt+n]
+	out := r.slab[r.slabAt : r.slabAt : r.slabAt+n]
 	for _, ev := range in {
 		out = r.apply(ev, out)
 	}
