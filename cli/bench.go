@@ -55,8 +55,12 @@ Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,
 				csvFile = f
 				defer csvFile.Close()
 			}
-			if exe, err := os.Executable(); err == nil {
-				o.Exe = exe
+			if o.Exe == "" {
+				if exe, err := os.Executable(); err == nil {
+					o.Exe = exe
+				}
+			} else if _, err := os.Stat(o.Exe); err != nil {
+				return usageErr("--startup-exe %s: %v", o.Exe, unwrapPathErr(err))
 			}
 			o.Progress = app.Err
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -86,6 +90,7 @@ Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,
 	f.BoolVar(&markdown, "markdown", false, "print the table as Markdown")
 	f.IntVar(&o.SizeMB, "size", 100, "decode capture size per protocol, MB")
 	f.IntVar(&o.Rounds, "rounds", 3, "decode rounds; the best is kept")
+	f.StringVar(&o.Exe, "startup-exe", "", "the modelwire binary the startup group times (default: this one; a -tags sdkbench build is larger)")
 	f.IntVar(&o.StoreEvents, "store-events", 1_000_000, "events in the stored session the store group opens")
 	return cmd
 }
