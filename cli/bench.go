@@ -78,10 +78,14 @@ Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,
 					}
 				}
 			}
-			if err != nil && strings.Contains(err.Error(), "unknown bench group") {
+			switch {
+			case err == nil:
+				return nil
+			case strings.Contains(err.Error(), "unknown bench group"):
 				return usageErr("%v", err)
+			default: // a path failed or the run was interrupted: the rows so far are printed
+				return &exitError{code: ExitFailed, err: err}
 			}
-			return err
 		},
 	}
 	f := cmd.Flags()
