@@ -17,6 +17,8 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 	"google.golang.org/genai"
+	gaiinteractions "google.golang.org/genai/interactions/models/interactions"
+	"google.golang.org/genai/interactions/models/operations"
 
 	"github.com/modelwire/modelwire/adapters"
 )
@@ -45,8 +47,10 @@ func sdkFor(protocol string) sdkRef {
 		return sdkRef{name: "anthropic-sdk-go", run: anthropicMessages}
 	case adapters.Gemini:
 		return sdkRef{name: "genai", run: geminiStream}
+	case adapters.GeminiInteractions:
+		return sdkRef{name: "genai interactions", run: geminiInteractions}
 	}
-	return sdkRef{why: "no SDK accumulator measured"}
+	return sdkRef{why: "no official SDK for " + protocol}
 }
 
 // memTransport answers every request with the same body.
@@ -166,6 +170,70 @@ func geminiStream(data []byte) error {
 		}
 	}
 	if finish == "" || len(calls) == 0 {
+		return errShort
+	}
+	return nil
+}
+
+// geminiInteractions is go-genai's Interactions client, as its streaming
+// example reads a stream: text, thought summaries and argument deltas
+// accumulated, to interaction.completed.
+func geminiInteractions(data []byte) error {
+	ctx := context.Background()
+	c, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "x", Backend: genai.BackendGeminiAPI,
+		HTTPClient: &http.Client{Transport: memTransport{data}}, HTTPOptions: genai.HTTPOptions{BaseURL: "http://mem"}})
+	if err != nil {
+		return err
+	}
+	stream := true
+	model := gaiinteractions.Model("gemini-flash-latest")
+	input := gaiinteractions.NewInteractionsInput("hi")
+	res, err := c.Interactions.Create(ctx, operations.CreateInteractionRequest{
+		Body: operations.NewCreateInteractionRequestBody(gaiinteractions.CreateModelInteraction{Model: model, Input: &input, Stream: &stream})})
+	if err != nil {
+		return err
+	}
+	s := res.InteractionSSEStreamEvent
+	if s == nil {
+		return errors.New("the response was not a stream")
+	}
+	defer s.Close()
+	var text, thoughts strings.Builder
+	args := map[int]*strings.Builder{}
+	completed := false
+	for s.Next() {
+		ev := s.Value()
+		if ev == nil {
+			continue
+		}
+		if ev.GetDataInteractionCompleted() != nil {
+			completed = true
+		}
+		d := ev.GetDataStepDelta()
+		if d == nil {
+			continue
+		}
+		if t := d.GetDeltaText(); t != nil {
+			text.WriteString(t.GetText())
+		}
+		if t := d.GetDeltaThoughtSummary(); t != nil {
+			if c := t.GetContentText(); c != nil {
+				thoughts.WriteString(c.GetText())
+			}
+		}
+		if a := d.GetDeltaArgumentsDelta(); a != nil && a.GetArguments() != nil {
+			b := args[d.GetIndex()]
+			if b == nil {
+				b = &strings.Builder{}
+				args[d.GetIndex()] = b
+			}
+			b.WriteString(*a.GetArguments())
+		}
+	}
+	if err := s.Err(); err != nil {
+		return err
+	}
+	if !completed || len(args) == 0 || text.Len() == 0 {
 		return errShort
 	}
 	return nil
