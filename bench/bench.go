@@ -15,7 +15,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,21 +211,6 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// best runs fn rounds times and returns its shortest wall time. A GC
-// first gives every round the same clean heap.
-func best(rounds int, fn func() error) (time.Duration, error) {
-	b := time.Duration(1<<63 - 1)
-	for range rounds {
-		runtime.GC()
-		t := time.Now()
-		if err := fn(); err != nil {
-			return 0, err
-		}
-		b = min(b, time.Since(t))
-	}
-	return b, nil
 }
 
 // percentile returns the p-th percentile (0–100) of sorted durations.
