@@ -156,3 +156,29 @@ func TestSummaryJSONShape(t *testing.T) {
 		t.Errorf("tool_calls must be [] and refusal null: %s", b)
 	}
 }
+
+// Apply's results share a slab: a caller that keeps one and appends to it
+// must not change another.
+func TestApplyResultsDoNotAlias(t *testing.T) {
+	r := NewReducer(OpenAIChat)
+	first := r.Apply([]Event{{Type: EvResponseStarted, ResponseID: "r1"}, {Type: EvItemStarted, ItemID: "m", Kind: "message"}})
+	second := r.Apply([]Event{{Type: EvTextDelta, ItemID: "m", Delta: "退款"}})
+	_ = append(first, Event{Type: EvTextDelta, Delta: "overwrite?"})
+	third := r.Apply([]Event{{Type: EvTextDelta, ItemID: "m", Delta: " 150"}})
+	if len(second) != 1 || second[0].Delta != "退款" || second[0].Seq != 3 {
+		t.Fatalf("second result changed: %+v", second)
+	}
+	if len(third) != 1 || third[0].Delta != " 150" || first[1].ItemID != "m" {
+		t.Fatalf("results overlap: %+v %+v", first, third)
+	}
+	// Many results (several slabs) stay as they were returned.
+	var all [][]Event
+	for i := range 600 {
+		all = append(all, r.Apply([]Event{{Type: EvTextDelta, ItemID: "m", Delta: string(rune('a' + i%26))}}))
+	}
+	for i, res := range all {
+		if len(res) != 1 || res[0].Delta != string(rune('a'+i%26)) || res[0].Seq != 5+i {
+			t.Fatalf("result %d is now %+v", i, res)
+		}
+	}
+}

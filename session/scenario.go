@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr/vm"
@@ -161,13 +162,15 @@ func (o Operand) MarshalJSON() ([]byte, error) {
 //go:embed scenario.schema.json
 var scenarioSchemaJSON []byte
 
-var scenarioSchema = func() *Schema {
+// scenarioSchema is compiled on first use, not at start-up: compiling it
+// costs ~5 ms, which `version` and `decode` should not pay (issue 20).
+var scenarioSchema = sync.OnceValue(func() *Schema {
 	s, err := CompileSchema(scenarioSchemaJSON)
 	if err != nil {
 		panic("scenario.schema.json: " + err.Error()) // a build bug, caught by every test
 	}
 	return s
-}()
+})
 
 // ScenarioError names the file, the place inside it and what is wrong.
 type ScenarioError struct {
@@ -212,7 +215,7 @@ func ParseScenario(file string, data []byte, variant string) (*Scenario, error) 
 	if !utf8.Valid(data) {
 		return nil, &ScenarioError{File: file, Problem: "not valid UTF-8: a scenario is a JSON document, and JSON is UTF-8"}
 	}
-	if vs := scenarioSchema.Validate(data); vs != nil {
+	if vs := scenarioSchema().Validate(data); vs != nil {
 		return nil, &ScenarioError{File: file, Pointer: vs[0].Pointer, Problem: vs[0].Message}
 	}
 	var sc Scenario

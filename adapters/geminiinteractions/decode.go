@@ -51,31 +51,67 @@ func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
 		d.emit(adapters.Diag(adapters.DiagMalformedEvent, fmt.Sprintf("event data is not a JSON object (%d bytes)", len(data))))
 		return d.out
 	}
-	root := gjson.Parse(data)
-	typ := root.Get("event_type").String()
+	// One walk over the top-level members: a Get per member would walk
+	// the object again for each, and event_type comes last on the wire.
+	var m members
+	gjson.Parse(data).ForEach(m.set)
+	typ := m.eventType.String()
 	if typ == "" {
 		typ = raw.Event
 	}
 	switch typ {
 	case "interaction.created":
-		it := root.Get("interaction")
+		it := m.interaction
 		d.announce(it.Get("id").String(), it.Get("model").String())
 	case "interaction.status_update":
-		d.announce(root.Get("interaction_id").String(), "")
+		d.announce(m.interactionID.String(), "")
 	case "step.start":
-		d.stepStart(root.Get("index").Int(), root.Get("step"))
+		d.stepStart(m.index.Int(), m.step)
 	case "step.delta":
-		d.stepDelta(root.Get("index").Int(), root.Get("delta"))
+		d.stepDelta(m.index.Int(), m.delta)
 	case "step.stop":
-		d.stepStop(root.Get("index").Int())
+		d.stepStop(m.index.Int())
 	case "interaction.completed":
-		d.complete(root.Get("interaction"))
+		d.complete(m.interaction)
 	case "error":
-		d.errorEvent(root.Get("error"))
+		d.errorEvent(m.err)
 	default:
 		d.emit(adapters.Event{Type: adapters.EvUnknown, RawType: typ})
 	}
 	return d.out
+}
+
+// members are the top-level members of an event that the decoder reads,
+// from one ForEach walk; like gjson's Get, the first of a repeated key
+// wins.
+type members struct {
+	eventType, index, delta, step, interaction, interactionID, err gjson.Result
+}
+
+func (m *members) set(k, v gjson.Result) bool {
+	var dst *gjson.Result
+	switch k.Str {
+	case "event_type":
+		dst = &m.eventType
+	case "index":
+		dst = &m.index
+	case "delta":
+		dst = &m.delta
+	case "step":
+		dst = &m.step
+	case "interaction":
+		dst = &m.interaction
+	case "interaction_id":
+		dst = &m.interactionID
+	case "error":
+		dst = &m.err
+	default:
+		return true
+	}
+	if !dst.Exists() {
+		*dst = v
+	}
+	return true
 }
 
 // Finish: a stream that ended without interaction.completed has no usage
@@ -177,19 +213,54 @@ func (d *decoder) stepStart(index int64, s gjson.Result) {
 
 // text emits one text content of a step as a delta of its item.
 func (d *decoder) text(st *step, c gjson.Result) {
-	if c.Get("type").String() != "text" {
-		if t := c.Get("type").String(); t != "" {
-			d.emit(adapters.Event{Type: adapters.EvUnknown, RawType: "content." + t})
+	var m contentMembers
+	c.ForEach(m.set)
+	d.textOf(st, m.typ.String(), m.text.String())
+}
+
+// textOf emits a content of type typ and text s as a delta of st's item.
+func (d *decoder) textOf(st *step, typ, s string) {
+	if typ != "text" {
+		if typ != "" {
+			d.emit(adapters.Event{Type: adapters.EvUnknown, RawType: "content." + typ})
 		}
 		return
 	}
-	if s := c.Get("text").String(); s != "" {
+	if s != "" {
 		typ := adapters.EvTextDelta
 		if st.kind == adapters.KindReasoning {
 			typ = adapters.EvReasoningDelta
 		}
 		d.emit(adapters.Event{Type: typ, ItemID: st.itemID, Delta: s})
 	}
+}
+
+// contentMembers are what the decoder reads of a content or a delta, from
+// one walk (a Get for each would walk it once per member).
+type contentMembers struct {
+	typ, text, content, signature, arguments gjson.Result
+}
+
+func (m *contentMembers) set(k, v gjson.Result) bool {
+	var dst *gjson.Result
+	switch k.Str {
+	case "type":
+		dst = &m.typ
+	case "text":
+		dst = &m.text
+	case "content":
+		dst = &m.content
+	case "signature":
+		dst = &m.signature
+	case "arguments":
+		dst = &m.arguments
+	default:
+		return true
+	}
+	if !dst.Exists() {
+		*dst = v
+	}
+	return true
 }
 
 // deltaKinds is the item a delta implies when no step.start came first
@@ -202,7 +273,9 @@ var deltaKinds = map[string]adapters.ItemKind{
 }
 
 func (d *decoder) stepDelta(index int64, delta gjson.Result) {
-	typ := delta.Get("type").String()
+	var m contentMembers
+	delta.ForEach(m.set)
+	typ := m.typ.String()
 	st := d.steps[index]
 	if st != nil && st.skip {
 		return
@@ -227,18 +300,18 @@ func (d *decoder) stepDelta(index int64, delta gjson.Result) {
 			d.emit(adapters.Diag(adapters.DiagOutOfOrder, fmt.Sprintf("a text delta in %s step %d", st.kind, index)))
 			return
 		}
-		d.text(st, delta)
+		d.textOf(st, typ, m.text.String())
 	case "thought_summary":
-		d.text(st, delta.Get("content"))
+		d.text(st, m.content)
 	case "thought_signature":
-		st.sig = delta.Get("signature").String()
+		st.sig = m.signature.String()
 	case "arguments_delta":
 		if st.kind != adapters.KindToolCall {
 			d.emit(adapters.Diag(adapters.DiagOutOfOrder, fmt.Sprintf("arguments_delta in %s step %d", st.kind, index)))
 			return
 		}
 		st.gotArgs = true
-		if a := delta.Get("arguments").String(); a != "" {
+		if a := m.arguments.String(); a != "" {
 			d.emit(adapters.Event{Type: adapters.EvToolArgsDelta, ItemID: st.itemID, CallID: st.callID, Delta: a})
 		}
 	case "text_annotation_delta":

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/store"
+)
+
+// storeRows records a session of o.StoreEvents events through the store's
+// public writing path (WAL, batched transactions), in responses of 1,000
+// events, and reports the sustained append rate; then it opens the closed
+// database afresh, as `modelwire replay` does, and jumps to events spread
+// over the session: the time to the first event there, and to the rebuilt
+// state at it.
+func storeRows(ctx context.Context, o Options) ([]Row, error) {
+	dir, err := os.MkdirTemp("", "modelwire-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "store.db")
+	total := o.StoreEvents
+	o.progress("store: appending %d events", total)
+	id, el, err := BuildSession(ctx, path, total, min(1000, total))
+	if err != nil {
+		return nil, err
+	}
+	rate := float64(total) / el.Seconds()
+	rows := []Row{{Group: "store", Path: "append, WAL, sustained", Unit: "events/s", Ours: rate, Ratio: math.NaN(),
+		Target: "≥ 250,000 events/s", Checked: true, Met: rate >= 250_000, Note: fmt.Sprintf("%d events", total)}}
+
+	o.progress("store: opening and jumping into the %d-event session", total)
+	var first, state []time.Duration
+	for i := range 7 {
+		at := 1 + (total-1)*(2*i+1)/14 // spread over the session
+		f, s, err := Jump(path, id, at)
+		if err != nil {
+			return rows, err
+		}
+		first, state = append(first, f), append(state, s)
+	}
+	slices.Sort(first)
+	slices.Sort(state)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	worst := ms(first[len(first)-1])
+	rows = append(rows,
+		Row{Group: "store", Path: "open + jump to an event (worst of 7)", Unit: "ms", Ours: worst, Ratio: math.NaN(),
+			Target: "≤ 20 ms", Checked: true, Met: worst <= 20, Note: "median " + strconv.FormatFloat(ms(first[3]), 'f', 2, 64) + " ms"},
+		Row{Group: "store", Path: "state at that event (worst of 7)", Unit: "ms", Ours: ms(state[len(state)-1]), Ratio: math.NaN(),
+			Target: "≤ 20 ms", Checked: true, Met: ms(state[len(state)-1]) <= 20})
+	return rows, nil
+}
+
+// BuildSession records a session of total events in responses of perTurn
+// events (started, item, text deltas, item done, terminal), closes the
+// database, and returns the session id and the time the appends took.
+func BuildSession(ctx context.Context, path string, total, perTurn int) (string, time.Duration, error) {
+	db, err := store.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer db.Close()
+	w, err := db.CreateSession(store.SessionMeta{Title: "bench", Protocol: adapters.OpenAIResponses, Provider: "sim"})
+	if err != nil {
+		return "", 0, err
+	}
+	start := time.Now()
+	for turn := 1; turn <= total/perTurn; turn++ {
+		if err := ctx.Err(); err != nil {
+			return "", 0, err
+		}
+		rec, err := w.StartAttempt(turn, store.AttemptMeta{Method: "POST", URL: "http://127.0.0.1/v1/responses", Stream: true})
+		if err != nil {
+			return "", 0, err
+		}
+		if err := appendResponse(rec, perTurn, "msg_"+strconv.Itoa(turn)); err != nil {
+			return "", 0, err
+		}
+	}
+	if err := w.Finish(store.StatusDone); err != nil {
+		return "", 0, err
+	}
+	// Close commits what is still batched: part of the appends' cost.
+	if err := db.Close(); err != nil {
+		return "", 0, err
+	}
+	return w.ID(), time.Since(start), nil
+}
+
+// appendResponse records one response of n events.
+func appendResponse(rec *store.Recorder, n int, item string) error {
+	off := time.Duration(0)
+	app := func(st adapters.Step) error {
+		off += 20 * time.Microsecond
+		return rec.AppendAt(off, st)
+	}
+	steps := []adapters.Step{
+		{Index: 0, Raw: adapters.RawEvent{Event: "response.created", Data: `{"type":"response.created","response":{"id":"resp_1"}}`},
+			Events: []adapters.Event{{Seq: 1, Type: adapters.EvResponseStarted, ResponseID: "resp_1", Model: "gpt-test"}}},
+		{Index: 1, Raw: adapters.RawEvent{Event: "response.output_item.added", Data: `{"type":"response.output_item.added"}`},
+			Events: []adapters.Event{{Seq: 2, Type: adapters.EvItemStarted, ItemID: item, Kind: "message"}}},
+	}
+	for _, st := range steps {
+		if err := app(st); err != nil {
+			return err
+		}
+	}
+	for i := 2; i < n-2; i++ {
+		data := `{"type":"response.output_text.delta","sequence_number":` + strconv.Itoa(i) + `,"item_id":"` + item +
+			`","output_index":1,"content_index":0,"delta":" refund","logprobs":[]}`
+		if err := app(adapters.Step{Index: i, Raw: adapters.RawEvent{Event: "response.output_text.delta", Data: data},
+			Events: []adapters.Event{{Seq: i + 1, Type: adapters.EvTextDelta, ItemID: item, Delta: " refund"}}}); err != nil {
+			return err
+		}
+	}
+	for _, st := range []adapters.Step{
+		{Index: n - 2, Raw: adapters.RawEvent{Event: "response.output_item.done", Data: `{"type":"response.output_item.done"}`},
+			Events: []adapters.Event{{Seq: n - 1, Type: adapters.EvItemDone, ItemID: item}}},
+		{Index: n - 1, Raw: adapters.RawEvent{Event: "response.completed", Data: `{"type":"response.completed"}`},
+			Events: []adapters.Event{adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, "completed")}},
+	} {
+		if err := app(st); err != nil {
+			return err
+		}
+	}
+	return rec.Finish(nil)
+}
+
+// Jump opens the database read-only, as a replay does, resolves the
+// session by its id's prefix, reads the event at seq and then rebuilds the
+// state there. It returns the time to the event and to the state.
+func Jump(path, id string, seq int) (first, state time.Duration, err error) {
+	t0 := time.Now()
+	db, err := store.OpenWith(path, store.Options{ReadOnly: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	full, err := db.Resolve(id[:8])
+	if err != nil {
+		return 0, 0, err
+	}
+	es, err := db.Events(full, seq, 1)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(es) != 1 || es[0].Seq != seq {
+		return 0, 0, fmt.Errorf("jump to %d found %d entries", seq, len(es))
+	}
+	first = time.Since(t0)
+	t1 := time.Now()
+	if _, err := db.StateAt(full, seq); err != nil {
+		return 0, 0, err
+	}
+	return first, time.Since(t1), nil
+}
