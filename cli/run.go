@@ -27,6 +27,8 @@ type runFlags struct {
 	approve, fault, history                         string
 	pace                                            float64
 	timeouts                                        session.Timeouts
+	// fork, when set, continues a stored session (modelwire fork).
+	fork *forkPlan
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -53,6 +55,12 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 			return runSession(cmd.Context(), app, f, cmd.Flags().Changed("stream"))
 		},
 	}
+	addRunFlags(cmd, &f)
+	return cmd
+}
+
+// addRunFlags gives cmd the flags of run (fork takes them too).
+func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenario, "scenario", "refund", "scenario name (refund, refund/<variant>) or scenario file")
 	fl.StringVar(&f.protocol, "protocol", "", "wire format: "+strings.Join(registry.Protocols, ", ")+" (default: the provider's own)")
@@ -78,7 +86,6 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 	completeWith(cmd, "fault", sim.FaultNames())
 	completeWith(cmd, "scenario", samples.Names())
 	completeWith(cmd, "history", []string{"full", "previous-response-id"})
-	return cmd
 }
 
 func completeWith(cmd *cobra.Command, flag string, values []string) {
@@ -161,12 +168,18 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		return err
 	}
 	defer db.Close()
+	if f.fork != nil {
+		f.fork.inherit(journal, app.Out, f.json)
+	}
 
 	var observe session.Observer
 	printer := &runPrinter{out: app.Out, json: f.json}
 	observe = printer.observe
 	cfg := session.Config{Scenario: sc, Protocol: f.protocol, Provider: prov, Model: f.model, Stream: stream,
 		History: history, Policy: policy, Timeouts: f.timeouts, Faults: strings.Split(f.fault, ","), NoRegeneration: !f.regenerate}
+	if f.fork != nil {
+		cfg.Fork = f.fork.config()
+	}
 	s, err := session.New(cfg, journal, observe, decider)
 	if err != nil {
 		return usageErr("%v", err)
