@@ -312,4 +312,3 @@ func (p *forkPlan) inherit(j session.Journal, out io.Writer, asJSON bool) {
 		}
 	}
 }
-
