@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/diff"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
 )
 
 func init() { register(newForkCmd) }
@@ -27,8 +29,8 @@ type forkPlan struct {
 	observed []session.ObservedResult
 	// ops edit every request body the fork sends (--set, --body).
 	ops []diff.Op
-	// results are the edited tool results by call_id (--tool-result).
-	results map[string]string
+	// results are the edited tool results (--tool-result).
+	results map[store.CallRef]string
 	// sets and bodyFile are the edits as given, for the record.
 	sets     []string
 	bodyFile string
@@ -54,7 +56,8 @@ Edits:
                              input/4/output (a string holding JSON is edited inside)
   --body FILE                turn N's whole request body, edited (what changed is
                              applied to the later turns' bodies too)
-  --tool-result CALL_ID=FILE the content of an earlier turn's tool result
+  --tool-result [TURN:]CALL_ID=FILE  an earlier turn's tool result (the turn
+                             only where a call_id repeats, as Gemini's do)
   --provider, --model, --protocol   another provider, model, or the same sources
                              re-assembled for another wire format
 
@@ -82,7 +85,7 @@ A fork always sends the full history: a provider's stored chain
 	fl.IntVar(&turn, "turn", 0, "the turn to send again (1 is the first request)")
 	fl.StringArrayVar(&sets, "set", nil, "body.PATH=JSON: set a value in each request body (repeatable)")
 	fl.StringVar(&bodyFile, "body", "", "a file with turn N's whole request body, edited")
-	fl.StringArrayVar(&toolResults, "tool-result", nil, "CALL_ID=FILE: replace an earlier turn's tool result (repeatable)")
+	fl.StringArrayVar(&toolResults, "tool-result", nil, "[TURN:]CALL_ID=FILE: replace an earlier turn's tool result (repeatable)")
 	return cmd
 }
 
@@ -109,7 +112,7 @@ func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolR
 		return nil, usageErr("--turn %d: session %s has turns 1 to %d", turn, id, last)
 	}
 	fl := cmd.Flags()
-	plan := &forkPlan{parent: id, turn: turn, results: map[string]string{}, sets: sets, bodyFile: bodyFile, changed: map[string]string{}}
+	plan := &forkPlan{parent: id, turn: turn, results: map[store.CallRef]string{}, sets: sets, bodyFile: bodyFile, changed: map[string]string{}}
 	for _, c := range []struct {
 		flag string
 		dst  *string
@@ -138,26 +141,16 @@ func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolR
 	f.history = string(adapters.HistoryFull)
 
 	// The inherited turns, with the tool results edited.
-	for _, tr := range toolResults {
-		callID, file, ok := strings.Cut(tr, "=")
-		if !ok || callID == "" || file == "" {
-			return nil, usageErr("--tool-result %q: want CALL_ID=FILE", tr)
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return nil, usageErr("--tool-result %s: %v", callID, unwrapPathErr(err))
-		}
-		plan.results[callID] = strings.TrimRight(string(b), "\r\n")
+	if err := plan.resolveResults(id, turns, toolResults); err != nil {
+		return nil, err
 	}
-	var known []string
 	for _, t := range turns {
 		if t.Turn >= turn {
 			break
 		}
 		h := t.History()
 		for i, r := range h.Results {
-			known = append(known, r.CallID)
-			if c, ok := plan.results[r.CallID]; ok {
+			if c, ok := plan.results[store.CallRef{Turn: t.Turn, CallID: r.CallID}]; ok {
 				h.Results[i].Content = c
 			}
 		}
@@ -171,18 +164,10 @@ func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolR
 				args = c.Edited
 			}
 			content := c.Result
-			if e, ok := plan.results[c.CallID]; ok {
+			if e, ok := plan.results[store.CallRef{Turn: t.Turn, CallID: c.CallID}]; ok {
 				content = e
 			}
 			plan.observed = append(plan.observed, session.ObservedResult{CallID: c.CallID, Name: c.Name, Arguments: args, Content: content, IsError: c.IsError})
-		}
-	}
-	for callID := range plan.results {
-		if !slices.Contains(known, callID) {
-			if len(known) == 0 {
-				return nil, usageErr("--tool-result %s: session %s has no tool results before turn %d", callID, id, turn)
-			}
-			return nil, usageErr("--tool-result %s: no such call before turn %d (there are %s)", callID, turn, strings.Join(known, ", "))
 		}
 	}
 
@@ -225,6 +210,59 @@ func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolR
 		}
 	}
 	return plan, nil
+}
+
+// resolveResults reads each --tool-result [TURN:]CALL_ID=FILE and finds
+// the call among the turns before the fork's: a call_id alone must name
+// one call (Gemini numbers its ids afresh each turn: then the turn says
+// which).
+func (p *forkPlan) resolveResults(id string, turns []store.TurnRecord, toolResults []string) error {
+	var known []string
+	where := map[string][]int{}
+	for _, t := range turns {
+		if t.Turn >= p.turn {
+			break
+		}
+		for _, c := range t.Calls {
+			if c.HasResult {
+				if len(where[c.CallID]) == 0 {
+					known = append(known, c.CallID)
+				}
+				where[c.CallID] = append(where[c.CallID], t.Turn)
+			}
+		}
+	}
+	for _, tr := range toolResults {
+		ref, file, ok := strings.Cut(tr, "=")
+		if !ok || ref == "" || file == "" {
+			return usageErr("--tool-result %q: want [TURN:]CALL_ID=FILE", tr)
+		}
+		callID, turn := ref, 0
+		if t, c, ok := strings.Cut(ref, ":"); ok {
+			if n, err := strconv.Atoi(t); err == nil {
+				callID, turn = c, n
+			}
+		}
+		turnsOf := where[callID]
+		switch {
+		case len(known) == 0:
+			return usageErr("--tool-result %s: session %s has no tool results before turn %d", ref, id, p.turn)
+		case len(turnsOf) == 0:
+			return usageErr("--tool-result %s: no such call before turn %d (there are %s)", callID, p.turn, strings.Join(known, ", "))
+		case turn == 0 && len(turnsOf) > 1:
+			return usageErr("--tool-result %s: that call_id answers calls in turns %v; name one as TURN:%s", callID, turnsOf, callID)
+		case turn == 0:
+			turn = turnsOf[0]
+		case !slices.Contains(turnsOf, turn):
+			return usageErr("--tool-result %s: turn %d has no call %s (it is in turn %v)", ref, turn, callID, turnsOf)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return usageErr("--tool-result %s: %v", ref, unwrapPathErr(err))
+		}
+		p.results[store.CallRef{Turn: turn, CallID: callID}] = strings.TrimRight(string(b), "\r\n")
+	}
+	return nil
 }
 
 // parseSet reads --set body.PATH=JSON.
@@ -270,7 +308,11 @@ func (p *forkPlan) record() map[string]any {
 		m["body"] = p.ops
 	}
 	if len(p.results) > 0 {
-		m["tool_results"] = p.results
+		rs := map[string]string{}
+		for r, c := range p.results {
+			rs[fmt.Sprintf("%d:%s", r.Turn, r.CallID)] = c
+		}
+		m["tool_results"] = rs
 	}
 	for k, v := range p.changed {
 		m[k] = v
@@ -291,8 +333,8 @@ func (p *forkPlan) inherit(j session.Journal, out io.Writer, asJSON bool) {
 		fmt.Fprintf(out, " (turns 1–%d are the parent's", p.turn-1)
 		if len(p.results) > 0 {
 			ids := make([]string, 0, len(p.results))
-			for id := range p.results {
-				ids = append(ids, id)
+			for r := range p.results {
+				ids = append(ids, r.CallID)
 			}
 			slices.Sort(ids)
 			fmt.Fprintf(out, ", results of %s edited", strings.Join(ids, ", "))

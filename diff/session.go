@@ -96,6 +96,7 @@ func Sessions(a, b *Recording, opt Options) []Change {
 		for _, c := range calls {
 			if c.Kind == KindToolResult {
 				changedResults[c.CallID] = true
+				changedResults["name:"+callsOf(x)[c.CallID].Name] = true
 			}
 		}
 		out = append(out, responseChanges(t, x, y, t == lastA && t == lastB)...)
@@ -179,7 +180,8 @@ func urlPath(raw string) string {
 var resultKeys = []string{"call_id", "tool_call_id", "tool_use_id"}
 
 // carriesResult reports whether path, walked through root, passes through
-// a tool result (an object naming its call) whose call_id is in ids.
+// a tool result (an object naming its call) whose call_id is in ids (or,
+// for Gemini without ids, whose function is "name:"+name in ids).
 func carriesResult(root any, path string, ids map[string]bool) bool {
 	if len(ids) == 0 {
 		return false
@@ -193,9 +195,15 @@ func carriesResult(root any, path string, ids map[string]bool) bool {
 					return true
 				}
 			}
-			// Gemini's functionResponse names its call by id.
-			if s, ok := m["id"].(string); ok && ids[s] && prev == "functionResponse" {
-				return true
+			// Gemini's functionResponse names its call by id where it
+			// has one, else by the function's name.
+			if prev == "functionResponse" {
+				if s, ok := m["id"].(string); ok && ids[s] {
+					return true
+				}
+				if s, ok := m["name"].(string); ok && ids["name:"+s] {
+					return true
+				}
 			}
 		}
 		switch x := unwrap(v).(type) {
@@ -227,7 +235,7 @@ func carriesResult(root any, path string, ids map[string]bool) bool {
 // matched by call_id.
 func callChanges(turn int, x, y store.TurnRecord) []Change {
 	var out []Change
-	ca, cb := calls(x), calls(y)
+	ca, cb := callsOf(x), callsOf(y)
 	ids := make([]string, 0, len(ca)+len(cb))
 	for _, c := range x.Calls {
 		ids = append(ids, c.CallID)
@@ -276,7 +284,7 @@ func callChanges(turn int, x, y store.TurnRecord) []Change {
 	return out
 }
 
-func calls(t store.TurnRecord) map[string]store.Call {
+func callsOf(t store.TurnRecord) map[string]store.Call {
 	m := make(map[string]store.Call, len(t.Calls))
 	for _, c := range t.Calls {
 		m[c.CallID] = c

@@ -5,13 +5,20 @@ import (
 	"time"
 )
 
+// CallRef names one tool call of a session.
+type CallRef struct {
+	Turn   int
+	CallID string
+}
+
 // CopyTurns copies the turns of session src before turn `before` into the
 // session w is writing — its attempts with their raw and canonical events
 // and timings, the decisions and the tool results — so that a fork holds
 // the history it was forked from and replays, exports and diffs as a whole.
 // results replaces the content of the named calls' results (the fork's
-// edits); the verdicts are not copied (the fork is judged on its own).
-func (db *DB) CopyTurns(w *SessionWriter, src string, before int, results map[string]string) error {
+// edits; a call by turn and call_id, since Gemini numbers its ids afresh
+// in each turn); the verdicts are not copied (the fork is judged on its own).
+func (db *DB) CopyTurns(w *SessionWriter, src string, before int, results map[CallRef]string) error {
 	s, err := db.GetSession(src)
 	if err != nil {
 		return err
@@ -50,7 +57,7 @@ func (db *DB) CopyTurns(w *SessionWriter, src string, before int, results map[st
 			case validationEvent:
 				continue // a regeneration's verdict on an inherited answer belongs to the parent
 			case resultEvent:
-				if content, ok := results[e.CallID]; ok {
+				if content, ok := results[CallRef{Turn: e.Turn, CallID: e.CallID}]; ok {
 					r := ToolResult{Turn: e.Turn, CallID: e.CallID, Name: e.Name, Content: content, IsError: e.IsError, At: e.At}
 					if err := w.recordToolResult(r, time.Duration(st.OffsetUS)*time.Microsecond, nil); err != nil {
 						return err
