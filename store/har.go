@@ -228,7 +228,7 @@ func harEntryOf(s *Session, a *Attempt, body string) harEntry {
 	e := harEntry{
 		StartedDateTime: a.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		ResourceType:    "fetch",
-		Modelwire:       &harExt{Session: s.ID, Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol, Status: s.Status,
+		Modelwire: &harExt{Session: s.ID, Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol, Status: s.Status,
 			Scenario: s.Scenario, Variant: s.Variant},
 	}
 	req := harRequest{Method: a.Method, URL: a.URL, HTTPVersion: "HTTP/1.1", Cookies: []harNV{}, Headers: harHeaders(a.RequestHeader),
