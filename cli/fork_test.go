@@ -233,3 +233,57 @@ func TestForkBadInput(t *testing.T) {
 		t.Errorf("diff with an unknown id: exit %d, %q", code, errs)
 	}
 }
+
+// timeline is a session's replay --json without the offsets (a HAR keeps
+// no time per event).
+func timeline(t *testing.T, db, id string) []string {
+	t.Helper()
+	code, out, errs := mw(t, "replay", id, "--db", db, "--json")
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, errs)
+	}
+	var tl []string
+	for _, l := range lines(t, out) {
+		delete(l, "offset_ms")
+		b, _ := json.Marshal(l)
+		tl = append(tl, string(b))
+	}
+	return tl
+}
+
+// A three-turn session exported as HAR imports as one session with the
+// same timeline: every raw and canonical event, and the decisions, tool
+// results and verdicts, which travel in the entries' _modelwire; and the
+// imported session forks like the original.
+func TestHARRoundTripOfAThreeTurnSession(t *testing.T) {
+	for _, protocol := range []string{"openai-responses", "anthropic-messages", "gemini"} {
+		t.Run(protocol, func(t *testing.T) {
+			dir := t.TempDir()
+			db1, db2, har := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db"), filepath.Join(dir, "s.har")
+			id, _, _ := refundRun(t, db1, "--protocol", protocol)
+			if code, _, errs := mw(t, "export", id, "--db", db1, "--format", "har", "-o", har); code != 0 {
+				t.Fatalf("export: %s", errs)
+			}
+			if code, _, errs := mw(t, "import", har, "--db", db2); code != 0 {
+				t.Fatalf("import: %s", errs)
+			}
+			_, list, _ := mw(t, "sessions", "--db", db2, "--json")
+			ss := lines(t, list)
+			if len(ss) != 1 || ss[0]["turns"] != json.Number("3") || ss[0]["status"] != "done" || ss[0]["scenario"] != "refund" {
+				t.Fatalf("imported %v, want one done refund session of 3 turns", ss)
+			}
+			a, b := timeline(t, db1, id), timeline(t, db2, ss[0]["id"].(string))
+			if len(a) != len(b) {
+				t.Fatalf("imported timeline has %d entries, want %d", len(b), len(a))
+			}
+			for i := range a {
+				if a[i] != b[i] {
+					t.Fatalf("entry %d differs:\n%s\n%s", i+1, a[i], b[i])
+				}
+			}
+			if code, _, errs := mw(t, "fork", ss[0]["id"].(string), "--db", db2, "--turn", "2", "--approve", "auto"); code != 0 {
+				t.Errorf("forking the imported session: exit %d: %s", code, errs)
+			}
+		})
+	}
+}

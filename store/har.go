@@ -66,6 +66,9 @@ type harExt struct {
 	// run can be forked (its scenario runs its tools).
 	Scenario string `json:"scenario,omitempty"`
 	Variant  string `json:"variant,omitempty"`
+	// Provider is who answered (the simulator's loopback URL would
+	// otherwise read as an OpenAI-compatible server).
+	Provider string `json:"provider,omitempty"`
 }
 
 // harSessionEntry is a session-level entry as stored, with its offset
@@ -229,7 +232,7 @@ func harEntryOf(s *Session, a *Attempt, body string) harEntry {
 		StartedDateTime: a.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		ResourceType:    "fetch",
 		Modelwire: &harExt{Session: s.ID, Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol, Status: s.Status,
-			Scenario: s.Scenario, Variant: s.Variant},
+			Scenario: s.Scenario, Variant: s.Variant, Provider: s.Provider},
 	}
 	req := harRequest{Method: a.Method, URL: a.URL, HTTPVersion: "HTTP/1.1", Cookies: []harNV{}, Headers: harHeaders(a.RequestHeader),
 		QueryString: []harNV{}, HeadersSize: -1, BodySize: int64(len(a.RequestBody))}
@@ -586,6 +589,9 @@ func (db *DB) importHARConversation(plans []harPlan, lookup Lookup) (string, err
 		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started}
 	if x := first.entry.Modelwire; x != nil {
 		meta.Scenario, meta.Variant = x.Scenario, x.Variant
+		if x.Provider != "" {
+			meta.Provider = x.Provider
+		}
 	}
 	w, err := db.createSession(meta, "", StatusRunning)
 	if err != nil {
