@@ -77,7 +77,7 @@ A fork always sends the full history: a provider's stored chain
 				return err
 			}
 			f.fork = plan
-			return runSession(cmd.Context(), app, f, cmd.Flags().Changed("stream"))
+			return runRepeated(cmd.Context(), app, f, cmd.Flags().Changed("stream"))
 		},
 	}
 	addRunFlags(cmd, &f)

@@ -287,3 +287,43 @@ func TestHARRoundTripOfAThreeTurnSession(t *testing.T) {
 		})
 	}
 }
+
+// run --repeat K stores K sessions and ends with the tally of the set.
+func TestRunRepeat(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	code, out, errs := mw(t, "run", "--db", db, "--repeat", "2", "--approve", "auto", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	ls := lines(t, out)
+	sum := ls[len(ls)-1]
+	if sum["type"] != "repeat.summary" || len(sum["sessions"].([]any)) != 2 {
+		t.Fatalf("last line %v, want the summary of 2 sessions", sum)
+	}
+	results := 0
+	for _, l := range ls {
+		if l["type"] == "session.result" {
+			results++
+		}
+	}
+	found := false
+	for _, f := range sum["fields"].([]any) {
+		f := f.(map[string]any)
+		if f["path"] == "output/max_refund_cents" {
+			found = true
+			vs := f["values"].([]any)
+			if len(vs) != 1 || vs[0].(map[string]any)["value"] != json.Number("13000") || vs[0].(map[string]any)["n"] != json.Number("2") {
+				t.Errorf("cap tally %v, want 13000 twice", vs)
+			}
+		}
+	}
+	if results != 2 || !found {
+		t.Errorf("%d session results, cap tallied %v", results, found)
+	}
+	if code, _, errs := mw(t, "run", "--db", db, "--repeat", "2"); code != 2 || !strings.Contains(errs, "--approve auto") {
+		t.Errorf("--repeat with manual approval: exit %d, %q", code, errs)
+	}
+	if code, _, _ := mw(t, "run", "--db", db, "--repeat", "0", "--approve", "auto"); code != 2 {
+		t.Errorf("--repeat 0: exit %d", code)
+	}
+}

@@ -29,6 +29,10 @@ type runFlags struct {
 	timeouts                                        session.Timeouts
 	// fork, when set, continues a stored session (modelwire fork).
 	fork *forkPlan
+	// repeat runs the session that many times (repeat.go); ran, when
+	// set, is told each session's id.
+	repeat int
+	ran    func(id string)
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -52,7 +56,7 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
   modelwire run --provider openai --protocol openai-chat --model gpt-4.1-mini`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSession(cmd.Context(), app, f, cmd.Flags().Changed("stream"))
+			return runRepeated(cmd.Context(), app, f, cmd.Flags().Changed("stream"))
 		},
 	}
 	addRunFlags(cmd, &f)
@@ -62,6 +66,7 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 // addRunFlags gives cmd the flags of run (fork takes them too).
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
+	fl.IntVar(&f.repeat, "repeat", 1, "run it K times and say how often the final object's fields and the verdicts changed")
 	fl.StringVar(&f.scenario, "scenario", "refund", "scenario name (refund, refund/<variant>) or scenario file")
 	fl.StringVar(&f.protocol, "protocol", "", "wire format: "+strings.Join(registry.Protocols, ", ")+" (default: the provider's own)")
 	fl.StringVar(&f.provider, "provider", adapters.ProviderSim, "who answers: sim, openai, anthropic, deepseek, gemini, compatible")
@@ -187,6 +192,9 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	res, err := s.Run(ctx)
 	if err != nil {
 		return failedErr("%v", err)
+	}
+	if f.ran != nil {
+		f.ran(res.SessionID)
 	}
 	printer.result(res)
 	liveExport(ctx, app, db, res.SessionID, f.otelContent)
