@@ -2,8 +2,8 @@ package cli
 
 import (
 	"bufio"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
