@@ -89,6 +89,9 @@ func Values(path string, a, b any, out []Change) []Change {
 			if key := idKey(x, y); key != "" {
 				return byID(path, key, x, y, out)
 			}
+			if scalars(x) && scalars(y) && (len(x) != len(y) || !Equal(x, y)) {
+				return byValue(path, x, y, out)
+			}
 			for i := range max(len(x), len(y)) {
 				p := join(path, strconv.Itoa(i))
 				switch {
@@ -182,6 +185,45 @@ func byID(path, key string, a, b []any, out []Change) []Change {
 		if _, ok := find(a, id); !ok {
 			out = append(out, Change{Path: seg(id), Op: OpAdded, B: it})
 		}
+	}
+	return out
+}
+
+// scalars reports whether every item of arr is a string, number, boolean
+// or null (a list of issues, of evidence ids).
+func scalars(arr []any) bool {
+	for _, it := range arr {
+		switch unwrap(it).(type) {
+		case map[string]any, []any:
+			return false
+		}
+	}
+	return true
+}
+
+// byValue compares lists of scalars by their values: the values only one
+// side has, each once (removing the first of three items is one removal,
+// not three changes). Lists with the same values in another order are
+// one change of the whole list.
+func byValue(path string, a, b []any, out []Change) []Change {
+	rest := append([]any(nil), b...)
+	var removed []any
+	for _, v := range a {
+		i := slices.IndexFunc(rest, func(w any) bool { return Equal(v, w) })
+		if i < 0 {
+			removed = append(removed, v)
+			continue
+		}
+		rest = slices.Delete(rest, i, i+1)
+	}
+	if len(removed) == 0 && len(rest) == 0 {
+		return append(out, Change{Path: path, Op: OpChanged, A: a, B: b}) // the order changed
+	}
+	for _, v := range removed {
+		out = append(out, Change{Path: path, Op: OpRemoved, A: v})
+	}
+	for _, v := range rest {
+		out = append(out, Change{Path: path, Op: OpAdded, B: v})
 	}
 	return out
 }
