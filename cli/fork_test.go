@@ -155,6 +155,15 @@ func TestForkAtTurnThreeChangesTheCap(t *testing.T) {
 				}
 			}
 
+			// The table lists the fork right under its parent.
+			_, table, _ := mw(t, "sessions", "--db", db)
+			rows := strings.Split(table, "\n")
+			for i, r := range rows {
+				if strings.HasPrefix(r, parent) && (i+1 >= len(rows) || !strings.HasPrefix(rows[i+1], "└ "+fork)) {
+					t.Errorf("the fork is not listed under its parent:\n%s", table)
+				}
+			}
+
 			if code, changes := diffJSON(t, db, parent, parent); code != 0 || len(changes) != 0 {
 				t.Errorf("a session against itself: exit %d, %v", code, changes)
 			}
