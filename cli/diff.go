@@ -83,8 +83,8 @@ Exit status: 0 when nothing differs, 1 when something does, 2 on bad input.`,
 
 // printDiff writes the differences for a person, grouped by turn.
 func printDiff(w io.Writer, a, b *store.Session, changes []diff.Change) {
-	fmt.Fprintf(w, "a %s  %s · %s · %s\n", a.ID, a.ScenarioName(), a.Protocol, a.ModelShown())
-	fmt.Fprintf(w, "b %s  %s · %s · %s%s\n", b.ID, b.ScenarioName(), b.Protocol, b.ModelShown(), relation(a, b))
+	fmt.Fprintf(w, "a %s  %s · %s · %s\n", a.ID, a.Origin(), a.Protocol, a.ModelShown())
+	fmt.Fprintf(w, "b %s  %s · %s · %s%s\n", b.ID, b.Origin(), b.Protocol, b.ModelShown(), relation(a, b))
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "\nno differences")
 		return

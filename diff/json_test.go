@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/store"
 )
 
 func parse(t *testing.T, s string) any {
@@ -92,5 +95,27 @@ func TestApplyInsideAJSONString(t *testing.T) {
 	}
 	if got := SplitPath("tools.0.description"); !reflect.DeepEqual(got, []string{"tools", "0", "description"}) {
 		t.Errorf("dotted path split as %v", got)
+	}
+}
+
+// Two runs never share the provider's ids: b's calls are paired with a's
+// by name in call order, and b's ids read as a's in its requests, so
+// only real differences remain.
+func TestPairIDs(t *testing.T) {
+	call := func(turn int, id, name string) store.Call {
+		return store.Call{Turn: turn, CallID: id, Name: name, HasResult: true, Result: `{"ok":1}`}
+	}
+	ta := map[int]store.TurnRecord{1: {Turn: 1, Summary: adapters.Summary{ResponseID: "resp_a"}, Calls: []store.Call{call(1, "call_x", "get"), call(1, "call_y", "put")}}}
+	tb := map[int]store.TurnRecord{1: {Turn: 1, Summary: adapters.Summary{ResponseID: "resp_b"}, Calls: []store.Call{call(1, "call_y2", "put"), call(1, "call_x2", "get")}}}
+	m := pairIDs(ta, tb)
+	if m["call_x2"] != "call_x" || m["call_y2"] != "call_y" || m["resp_b"] != "resp_a" {
+		t.Errorf("pairs %v", m)
+	}
+	if cs := callChanges(1, ta[1], tb[1], m); len(cs) != 0 {
+		t.Errorf("paired calls differ: %+v", cs)
+	}
+	body := parse(t, `{"previous_response_id":"resp_b","input":[{"type":"function_call_output","call_id":"call_x2"}]}`)
+	if got := renamed(body, m); !Equal(got, parse(t, `{"previous_response_id":"resp_a","input":[{"type":"function_call_output","call_id":"call_x"}]}`)) {
+		t.Errorf("renamed %v", got)
 	}
 }

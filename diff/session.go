@@ -78,6 +78,7 @@ func Sessions(a, b *Recording, opt Options) []Change {
 	slices.Sort(turns)
 	lastA, lastB := lastTurn(a.Turns), lastTurn(b.Turns)
 	changedResults := map[string]bool{}
+	rename := pairIDs(ta, tb)
 	for _, t := range turns {
 		x, inA := ta[t]
 		y, inB := tb[t]
@@ -90,8 +91,8 @@ func Sessions(a, b *Recording, opt Options) []Change {
 			out = append(out, c)
 			continue
 		}
-		out = append(out, requestChanges(t, x, y, changedResults)...)
-		calls := callChanges(t, x, y)
+		out = append(out, requestChanges(t, x, y, changedResults, rename)...)
+		calls := callChanges(t, x, y, rename)
 		out = append(out, calls...)
 		for _, c := range calls {
 			if c.Kind == KindToolResult {
@@ -143,7 +144,7 @@ func turnBrief(t store.TurnRecord) map[string]any {
 // change inside a tool result that the request carries back is left out
 // when that result was already named as changed: it is the same change,
 // seen where it is sent.
-func requestChanges(turn int, x, y store.TurnRecord, changedResults map[string]bool) []Change {
+func requestChanges(turn int, x, y store.TurnRecord, changedResults map[string]bool, rename map[string]string) []Change {
 	p := "turns/" + strconv.Itoa(turn) + "/request"
 	var out []Change
 	if pa, pb := urlPath(x.Attempt.URL), urlPath(y.Attempt.URL); pa != pb {
@@ -151,6 +152,7 @@ func requestChanges(turn int, x, y store.TurnRecord, changedResults map[string]b
 	}
 	ba, errA := Parse(x.Attempt.RequestBody)
 	bb, errB := Parse(y.Attempt.RequestBody)
+	bb = renamed(bb, rename)
 	if errA != nil || errB != nil {
 		if string(x.Attempt.RequestBody) != string(y.Attempt.RequestBody) {
 			out = append(out, Change{Kind: KindRequest, Turn: turn, Path: p + "/body", Op: OpChanged,
@@ -233,16 +235,27 @@ func carriesResult(root any, path string, ids map[string]bool) bool {
 
 // callChanges compares the tool calls a turn proposed and their results,
 // matched by call_id.
-func callChanges(turn int, x, y store.TurnRecord) []Change {
+func callChanges(turn int, x, y store.TurnRecord, rename map[string]string) []Change {
 	var out []Change
 	ca, cb := callsOf(x), callsOf(y)
+	for id, c := range cb {
+		if a, ok := rename[id]; ok {
+			delete(cb, id)
+			c.CallID = a
+			cb[a] = c
+		}
+	}
 	ids := make([]string, 0, len(ca)+len(cb))
 	for _, c := range x.Calls {
 		ids = append(ids, c.CallID)
 	}
 	for _, c := range y.Calls {
-		if _, ok := ca[c.CallID]; !ok {
-			ids = append(ids, c.CallID)
+		id := c.CallID
+		if a, ok := rename[id]; ok {
+			id = a
+		}
+		if _, ok := ca[id]; !ok {
+			ids = append(ids, id)
 		}
 	}
 	for _, id := range ids {
@@ -459,4 +472,69 @@ func Text(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// pairIDs pairs the identifiers the provider gave b's responses with a's,
+// turn by turn: the response ids, the output items' ids by position and
+// kind, and the tool calls whose call_ids differ by name in call order.
+// Two runs of one case never share these ids (a fork shares its parent's
+// up to the fork), and differences in them say nothing; b's are read as
+// a's (b's id → a's).
+func pairIDs(ta, tb map[int]store.TurnRecord) map[string]string {
+	m := map[string]string{}
+	pair := func(a, b string) {
+		if a != "" && b != "" && a != b {
+			m[b] = a
+		}
+	}
+	for t, x := range ta {
+		y, ok := tb[t]
+		if !ok {
+			continue
+		}
+		pair(x.Summary.ResponseID, y.Summary.ResponseID)
+		for i := range min(len(x.Items), len(y.Items)) {
+			if x.Items[i].Kind == y.Items[i].Kind {
+				pair(x.Items[i].ID, y.Items[i].ID)
+			}
+		}
+		inA, inB := callsOf(x), callsOf(y)
+		taken := map[string]bool{}
+		for _, c := range x.Calls {
+			if _, ok := inB[c.CallID]; ok {
+				continue
+			}
+			for _, d := range y.Calls {
+				if _, ok := inA[d.CallID]; !ok && !taken[d.CallID] && d.Name == c.Name {
+					taken[d.CallID] = true
+					pair(c.CallID, d.CallID)
+					break
+				}
+			}
+		}
+	}
+	return m
+}
+
+// renamed replaces every string of v that is a key of rename (an id) by
+// its value.
+func renamed(v any, rename map[string]string) any {
+	if len(rename) == 0 {
+		return v
+	}
+	switch x := v.(type) {
+	case string:
+		if r, ok := rename[x]; ok {
+			return r
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = renamed(e, rename)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = renamed(e, rename)
+		}
+	}
+	return v
 }

@@ -110,7 +110,7 @@ func (d *diffDialog) lines(inner int) []string {
 	s := d.c.Styles
 	half := max(8, (inner-3)/2)
 	side := func(tag string, x store.SessionInfo) string {
-		return fmt.Sprintf("%s %s  %s · %s · %s · %s", tag, x.ID, x.ScenarioName(), x.Protocol, x.ModelShown(), x.Status)
+		return fmt.Sprintf("%s %s  %s · %s · %s · %s", tag, x.ID, x.Origin(), x.Protocol, x.ModelShown(), x.Status)
 	}
 	out := []string{cut(side("a", d.res.A), half) + " │ " + cut(side("b", d.res.B), half)}
 	if len(d.res.Changes) == 0 {
