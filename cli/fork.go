@@ -149,6 +149,7 @@ func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolR
 			break
 		}
 		h := t.History()
+		h.FollowUp = regenerationAsked(s, t.Turn)
 		for i, r := range h.Results {
 			if c, ok := plan.results[store.CallRef{Turn: t.Turn, CallID: r.CallID}]; ok {
 				h.Results[i].Content = c
@@ -210,6 +211,18 @@ func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolR
 		}
 	}
 	return plan, nil
+}
+
+// regenerationAsked is the message that followed turn's answer when the
+// engine asked again (a regeneration, recorded as the verdict on that
+// turn's answer), so the fork sends the history the parent sent.
+func regenerationAsked(s *store.Session, turn int) string {
+	for _, v := range s.Validations {
+		if v.Turn == turn && v.Status == session.Fail {
+			return session.RegenerationMessage(session.LayerResult{Layer: v.Layer, Status: v.Status, Detail: v.Detail})
+		}
+	}
+	return ""
 }
 
 // resolveResults reads each --tool-result [TURN:]CALL_ID=FILE and finds
@@ -285,6 +298,9 @@ func parseSet(set string) (diff.Op, error) {
 // config is the engine's side of the fork.
 func (p *forkPlan) config() *session.Fork {
 	fk := &session.Fork{FromTurn: p.turn, History: p.history, Observed: p.observed}
+	for _, h := range p.history {
+		fk.Regenerated = fk.Regenerated || h.FollowUp != ""
+	}
 	if len(p.ops) > 0 {
 		fk.Edit = func(turn int, req *adapters.HTTPRequest) error {
 			body, err := diff.Apply(req.Body, p.ops)

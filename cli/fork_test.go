@@ -336,3 +336,28 @@ func TestRunRepeat(t *testing.T) {
 		t.Errorf("--repeat 0: exit %d", code)
 	}
 }
+
+// A fork that changes nothing is its parent again, from any turn —
+// including the regeneration turn of a session whose answer failed: the
+// inherited history carries the regeneration's message, and the fork makes
+// no second one.
+func TestForkWithoutEditsIsTheParent(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	code, out, _ := mw(t, "run", "--db", db, "--scenario", "refund/fenced", "--approve", "auto", "--json")
+	ls := lines(t, out)
+	parent := ls[len(ls)-1]["session_id"].(string)
+	if code != 1 || ls[len(ls)-1]["regenerated"] != true {
+		t.Fatalf("the fenced case should fail after its regeneration: exit %d", code)
+	}
+	for _, turn := range []string{"1", "3", "4"} {
+		code, out, errs := mw(t, "fork", parent, "--db", db, "--turn", turn, "--approve", "auto", "--json")
+		if code != 1 {
+			t.Fatalf("fork at %s: exit %d %s", turn, code, errs)
+		}
+		ls := lines(t, out)
+		fork := ls[len(ls)-1]["session_id"].(string)
+		if code, changes := diffJSON(t, db, parent, fork); code != 0 {
+			t.Errorf("fork at turn %s differs from its parent: %+v", turn, changes)
+		}
+	}
+}

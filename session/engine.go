@@ -50,6 +50,9 @@ type Fork struct {
 	FromTurn int
 	History  []adapters.Turn
 	Observed []ObservedResult
+	// Regenerated: the inherited history already holds the session's one
+	// regeneration, so the fork makes none.
+	Regenerated bool
 	// Edit, when set, changes each wire request from FromTurn on before it
 	// is shown, recorded and sent.
 	Edit func(turn int, req *adapters.HTTPRequest) error
@@ -345,7 +348,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		res.History = append(res.History, mt)
 	}
 	layers, output := Validate(sc, outcome, res.Obs)
-	if failed, ok := regenerable(layers); ok && !s.cfg.NoRegeneration {
+	if failed, ok := regenerable(layers); ok && !s.cfg.NoRegeneration && (s.cfg.Fork == nil || !s.cfg.Fork.Regenerated) {
 		if err := s.regenerate(ctx, res, &outcome, answer, layers, failed); err != nil {
 			return nil, err
 		}
