@@ -102,7 +102,7 @@ func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolR
 		return nil, storeErr(err)
 	}
 	if s.Scenario == "" || s.Source == "proxy" {
-		return nil, usageErr("session %s was recorded by the proxy: its tools are the application's, so it cannot be run on from a turn; serve it with `modelwire serve --session %s` and re-run the application instead", id, id)
+		return nil, usageErr("session %s is an application's (%s), not a scenario's: its tools are the application's, so modelwire cannot run on from a turn; play it back with `modelwire serve --session %s` and re-run the application instead", id, s.Origin(), id)
 	}
 	last := 0
 	if len(turns) > 0 {
