@@ -345,8 +345,13 @@ func (p *forkPlan) inherit(j session.Journal, out io.Writer, asJSON bool) {
 		return
 	}
 	fmt.Fprintf(out, "fork of %s from turn %d", p.parent, p.turn)
-	if p.turn > 1 {
+	switch {
+	case p.turn == 2:
+		fmt.Fprint(out, " (turn 1 is the parent's")
+	case p.turn > 2:
 		fmt.Fprintf(out, " (turns 1–%d are the parent's", p.turn-1)
+	}
+	if p.turn > 1 {
 		if len(p.results) > 0 {
 			ids := make([]string, 0, len(p.results))
 			for r := range p.results {
@@ -362,7 +367,7 @@ func (p *forkPlan) inherit(j session.Journal, out io.Writer, asJSON bool) {
 		fmt.Fprintf(out, "  set %s\n", s)
 	}
 	if p.bodyFile != "" {
-		fmt.Fprintf(out, "  body edited (%s): %d changes\n", p.bodyFile, len(p.ops)-len(p.sets))
+		fmt.Fprintf(out, "  body edited (%s): %d changed values\n", p.bodyFile, len(p.ops)-len(p.sets))
 	}
 	for _, k := range []string{"provider", "protocol", "model"} {
 		if v, ok := p.changed[k]; ok {

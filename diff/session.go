@@ -475,15 +475,28 @@ func Text(v any) string {
 }
 
 // pairIDs pairs the identifiers the provider gave b's responses with a's,
-// turn by turn: the response ids, the output items' ids by position and
-// kind, and the tool calls whose call_ids differ by name in call order.
+// turn by turn: the response ids, the output items' ids and signatures by
+// position and kind, and the tool calls whose call_ids differ by name in call order.
 // Two runs of one case never share these ids (a fork shares its parent's
 // up to the fork), and differences in them say nothing; b's are read as
 // a's (b's id → a's).
 func pairIDs(ta, tb map[int]store.TurnRecord) map[string]string {
+	// An id a uses itself is never renamed: the same value may stand for
+	// something else in b (a signature derived from content, a call_id a
+	// simulator numbers per turn).
+	inA := map[string]bool{}
+	for _, x := range ta {
+		inA[x.Summary.ResponseID] = true
+		for _, it := range x.Items {
+			inA[it.ID], inA[it.Signature], inA[it.CallID] = true, true, true
+		}
+		for _, c := range x.Calls {
+			inA[c.CallID] = true
+		}
+	}
 	m := map[string]string{}
 	pair := func(a, b string) {
-		if a != "" && b != "" && a != b {
+		if a != "" && b != "" && a != b && !inA[b] {
 			m[b] = a
 		}
 	}
@@ -496,16 +509,17 @@ func pairIDs(ta, tb map[int]store.TurnRecord) map[string]string {
 		for i := range min(len(x.Items), len(y.Items)) {
 			if x.Items[i].Kind == y.Items[i].Kind {
 				pair(x.Items[i].ID, y.Items[i].ID)
+				pair(x.Items[i].Signature, y.Items[i].Signature) // Gemini's thoughtSignature, Anthropic's thinking signature
 			}
 		}
-		inA, inB := callsOf(x), callsOf(y)
+		callsA, callsB := callsOf(x), callsOf(y)
 		taken := map[string]bool{}
 		for _, c := range x.Calls {
-			if _, ok := inB[c.CallID]; ok {
+			if _, ok := callsB[c.CallID]; ok {
 				continue
 			}
 			for _, d := range y.Calls {
-				if _, ok := inA[d.CallID]; !ok && !taken[d.CallID] && d.Name == c.Name {
+				if _, ok := callsA[d.CallID]; !ok && !taken[d.CallID] && d.Name == c.Name {
 					taken[d.CallID] = true
 					pair(c.CallID, d.CallID)
 					break
