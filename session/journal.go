@@ -39,7 +39,7 @@ type StoreJournal struct {
 
 // Inherit makes the session a fork's: when it is created, the turns of
 // session parent before turn `before` are copied into it, with the given
-// tool results' contents replaced (by call_id).
+// tool results' contents replaced (by turn and call_id).
 func (j *StoreJournal) Inherit(parent string, before int, results map[store.CallRef]string) {
 	j.inherit = func(w *store.SessionWriter) error { return j.db.CopyTurns(w, parent, before, results) }
 }
