@@ -15,8 +15,13 @@ func openJournal(app *App, sc *session.Scenario, f runFlags, prov session.Provid
 	if err != nil {
 		return nil, nil, err
 	}
-	params, _ := json.Marshal(map[string]any{"stream": !f.noStream, "history": f.history, "approve": f.approve,
-		"faults": f.fault, "timeouts": f.timeouts})
+	p := map[string]any{"stream": !f.noStream, "history": f.history, "approve": f.approve,
+		"faults": f.fault, "timeouts": f.timeouts}
+	parent := ""
+	if f.fork != nil {
+		p["fork"], parent = f.fork.record(), f.fork.parent
+	}
+	params, _ := json.Marshal(p)
 	tools, _ := json.Marshal(sc.Request(true, "").Tools)
 	model := f.model
 	if model == "" {
@@ -29,7 +34,7 @@ func openJournal(app *App, sc *session.Scenario, f runFlags, prov session.Provid
 	j := session.NewStoreJournal(db, store.SessionMeta{
 		Title: title, Scenario: sc.Name, Variant: sc.Variant, Protocol: f.protocol, Provider: f.provider,
 		Model: model, BaseURL: prov.BaseURL, Source: "run", Version: Version,
-		Manifest: store.Manifest{Parameters: params, Tools: tools, OutputSchema: sc.Output.Schema},
+		Manifest: store.Manifest{Parameters: params, Tools: tools, OutputSchema: sc.Output.Schema}, ParentID: parent,
 	}, !f.noStream)
 	return j, db, nil
 }

@@ -27,6 +27,12 @@ type runFlags struct {
 	approve, fault, history                         string
 	pace                                            float64
 	timeouts                                        session.Timeouts
+	// fork, when set, continues a stored session (modelwire fork).
+	fork *forkPlan
+	// repeat runs the session that many times (repeat.go); ran, when
+	// set, is told each session's id.
+	repeat int
+	ran    func(id string)
 }
 
 func newRunCmd(app *App) *cobra.Command {
@@ -50,10 +56,17 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
   modelwire run --provider openai --protocol openai-chat --model gpt-4.1-mini`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSession(cmd.Context(), app, f, cmd.Flags().Changed("stream"))
+			return runRepeated(cmd.Context(), app, f, cmd.Flags().Changed("stream"))
 		},
 	}
+	addRunFlags(cmd, &f)
+	return cmd
+}
+
+// addRunFlags gives cmd the flags of run (fork takes them too).
+func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
+	fl.IntVar(&f.repeat, "repeat", 1, "run it K times and say how often the final object's fields and the verdicts changed")
 	fl.StringVar(&f.scenario, "scenario", "refund", "scenario name (refund, refund/<variant>) or scenario file")
 	fl.StringVar(&f.protocol, "protocol", "", "wire format: "+strings.Join(registry.Protocols, ", ")+" (default: the provider's own)")
 	fl.StringVar(&f.provider, "provider", adapters.ProviderSim, "who answers: sim, openai, anthropic, deepseek, gemini, compatible")
@@ -78,7 +91,6 @@ GEMINI_API_KEY (and COMPATIBLE_API_KEY), and <PROVIDER>_BASE_URL.`,
 	completeWith(cmd, "fault", sim.FaultNames())
 	completeWith(cmd, "scenario", samples.Names())
 	completeWith(cmd, "history", []string{"full", "previous-response-id"})
-	return cmd
 }
 
 func completeWith(cmd *cobra.Command, flag string, values []string) {
@@ -161,12 +173,18 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		return err
 	}
 	defer db.Close()
+	if f.fork != nil {
+		f.fork.inherit(journal, app.Out, f.json)
+	}
 
 	var observe session.Observer
 	printer := &runPrinter{out: app.Out, json: f.json}
 	observe = printer.observe
 	cfg := session.Config{Scenario: sc, Protocol: f.protocol, Provider: prov, Model: f.model, Stream: stream,
 		History: history, Policy: policy, Timeouts: f.timeouts, Faults: strings.Split(f.fault, ","), NoRegeneration: !f.regenerate}
+	if f.fork != nil {
+		cfg.Fork = f.fork.config()
+	}
 	s, err := session.New(cfg, journal, observe, decider)
 	if err != nil {
 		return usageErr("%v", err)
@@ -174,6 +192,9 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	res, err := s.Run(ctx)
 	if err != nil {
 		return failedErr("%v", err)
+	}
+	if f.ran != nil {
+		f.ran(res.SessionID)
 	}
 	printer.result(res)
 	liveExport(ctx, app, db, res.SessionID, f.otelContent)

@@ -16,7 +16,7 @@ import (
 func init() { register(newServeCmd) }
 
 func newServeCmd(app *App) *cobra.Command {
-	var addr, scenario, fault string
+	var addr, scenario, fault, session, speed string
 	var delayMS int
 	var pace float64
 	var requireKey bool
@@ -36,13 +36,25 @@ Endpoints: POST /v1/responses, /v1/chat/completions, /chat/completions (DeepSeek
 /v1beta/models/{model}:streamGenerateContent (?alt=sse for SSE, else one JSON
 array); GET /v1/models (Anthropic's with an anthropic-version header), /models
 (DeepSeek) and /v1beta/models list the scenario's model. A request header
-X-Modelwire-Scenario picks another scenario for that request.`,
+X-Modelwire-Scenario picks another scenario for that request.
+
+With --session ID it simulates nothing: it plays that stored session back (a VCR).
+Each request is matched to a recorded turn by its path and body (key order and
+whitespace do not count) and answered with that turn's recorded status, headers
+and bytes — streams with their recorded timing, or --speed full; a turn that was
+retried answers as it did (429 first). A request the recording never saw gets 409,
+in the provider's error format, naming the nearest turn and the first field that
+differs. Proxied sessions play back the same way.`,
 		Example: `  modelwire serve --addr 127.0.0.1:8787
   modelwire serve --scenario refund/fenced --pace 20
   OPENAI_API_KEY=sk-test modelwire serve --require-key
-  modelwire serve --fault rate-limit,disconnect-mid-args:always`,
+  modelwire serve --fault rate-limit,disconnect-mid-args:always
+  modelwire serve --session 1m8p --speed full`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if session != "" {
+				return serveSession(app, cmd, addr, session, speed)
+			}
 			sc, err := samples.Lookup(scenario)
 			if err != nil {
 				return usageErr("%v", err)
@@ -87,7 +99,10 @@ X-Modelwire-Scenario picks another scenario for that request.`,
 	cmd.Flags().IntVar(&delayMS, "delay-ms", 0, "pause between stream events, in ms")
 	cmd.Flags().Float64Var(&pace, "pace", 0, "stream content at this many words a second (0: as fast as it goes)")
 	cmd.Flags().BoolVar(&requireKey, "require-key", false, "answer requests without a key (or with another than $OPENAI_API_KEY etc., where set) with the provider's auth error")
+	cmd.Flags().StringVar(&session, "session", "", "play this recorded session back as the provider (a VCR) instead of simulating")
+	cmd.Flags().StringVar(&speed, "speed", "recorded", "with --session: recorded (each event at its recorded time) or full")
 	completeWith(cmd, "fault", sim.FaultNames())
 	completeWith(cmd, "scenario", samples.Names())
+	completeWith(cmd, "speed", []string{"recorded", "full"})
 	return cmd
 }

@@ -130,8 +130,9 @@ func sessionJSON(s store.SessionInfo) sessionObject {
 // measured in terminal cells, never bytes: titles may be Chinese.
 func writeSessionTable(w io.Writer, list []store.SessionInfo) {
 	rows := [][]string{{"ID", "CREATED", "STATUS", "FAILED", "SCENARIO/APP", "PROTOCOL", "PROVIDER", "MODEL", "TURNS", "TOKENS", "EVENTS", "TITLE"}}
-	for _, s := range list {
-		rows = append(rows, []string{s.ID, s.CreatedAt.Local().Format("2006-01-02 15:04"), s.Status, s.FailedLayer,
+	list, depth := sessionTree(list) // forks under the session they came from
+	for i, s := range list {
+		rows = append(rows, []string{treeID(s.ID, depth[i]), s.CreatedAt.Local().Format("2006-01-02 15:04"), s.Status, s.FailedLayer,
 			clip(s.Origin(), 32), s.Protocol, s.Provider, clip(s.ModelShown(), 24), fmt.Sprint(s.Turns),
 			fmt.Sprint(s.InputTokens + s.OutputTokens), fmt.Sprint(s.Events), clip(s.Title, 48)})
 	}

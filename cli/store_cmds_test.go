@@ -597,7 +597,7 @@ func TestExportImportJSONLCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "imported 0 session(s)") || !strings.Contains(out, "already in the database") {
 		t.Errorf("second import: %d %s", code, out)
 	}
-	if code, _, errs := mw(t, "--db", dbPath, "export", ids[0], "--format", "pdf"); code != 2 || !strings.Contains(errs, "want jsonl, har or otlp") {
+	if code, _, errs := mw(t, "--db", dbPath, "export", ids[0], "--format", "pdf"); code != 2 || !strings.Contains(errs, "want jsonl, har, otlp, curl, python, ts or http") {
 		t.Errorf("bad format: %d %s", code, errs)
 	}
 	for _, p := range []string{db2, db2 + "-wal", file} {

@@ -26,8 +26,9 @@ func init() {
 func newExportCmd(app *App) *cobra.Command {
 	var format, output, endpoint string
 	var force, content bool
+	var turn int
 	cmd := &cobra.Command{
-		Use:   "export ID [--format jsonl|har|otlp] [-o FILE] [--endpoint URL]",
+		Use:   "export ID [--format jsonl|har|otlp|curl|python|ts|http] [--turn N] [-o FILE] [--endpoint URL]",
 		Short: "Write a stored session as JSON Lines or as a HAR file, or send it as an OpenTelemetry trace",
 		Long: `Export a stored session (ID or a unique prefix of one).
 
@@ -45,19 +46,31 @@ a span per model call, a span per tool execution, the validation layers as span
 events. --endpoint is the OTLP/HTTP base URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT);
 prompts, answers and tool arguments are only sent with --otel-content; keys never.
 
+curl, python, ts and http copy the requests out (each turn's, or --turn N's, as
+last sent): a curl command, a Python or TypeScript snippet (the official OpenAI or
+Anthropic SDK; Gemini's as the REST call), or a raw .http file (VS Code REST
+Client, JetBrains). The key is always read from the provider's environment
+variable ($OPENAI_API_KEY…), never written out. A simulator session points at
+modelwire serve's address, http://127.0.0.1:8787.
+
 Without -o the export goes to standard output. -o names a file, or a directory
 (existing, or ending in /) to write ID.jsonl or ID.har into; missing directories
 are created. An existing file is only replaced with --force.`,
 		Example: `  modelwire export 01jd3k -o refund.jsonl
   modelwire export 01jd3k --format har -o ~/captures/
-  modelwire export 01jd3k --format otlp --endpoint http://127.0.0.1:4318`,
+  modelwire export 01jd3k --format otlp --endpoint http://127.0.0.1:4318
+  modelwire export 01jd3k --format curl --turn 3 | sh
+  modelwire export 01jd3k --format python --turn 1 -o turn1.py`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format == "otlp" {
 				return exportOTLP(cmd.Context(), app, args[0], endpoint, content)
 			}
-			if format != "jsonl" && format != "har" {
-				return usageErr("--format %q: want jsonl, har or otlp", format)
+			if format != "jsonl" && format != "har" && !isSnippet(format) {
+				return usageErr("--format %q: want jsonl, har, otlp, curl, python, ts or http", format)
+			}
+			if turn != 0 && !isSnippet(format) {
+				return usageErr("--turn applies to curl, python, ts and http, which copy out one request")
 			}
 			db, id, err := resolveSession(app, args[0])
 			if err != nil {
@@ -70,6 +83,9 @@ are created. An existing file is only replaced with --force.`,
 				}
 			}
 			write := func(w io.Writer) error {
+				if isSnippet(format) {
+					return exportSnippets(w, db, id, format, turn)
+				}
 				if format == "har" {
 					return db.ExportHAR(w, id, Version)
 				}
@@ -81,7 +97,8 @@ are created. An existing file is only replaced with --force.`,
 			return writeFileAtomic(output, write)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl, har or otlp")
+	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl, har, otlp, or a request to run elsewhere: curl, python, ts, http")
+	cmd.Flags().IntVar(&turn, "turn", 0, "curl, python, ts, http: only this turn's request (default: every turn's)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE instead of standard output")
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing -o file")
 	cmd.Flags().StringVar(&endpoint, "endpoint", "", "otlp: the OTLP/HTTP base URL (default $OTEL_EXPORTER_OTLP_ENDPOINT)")

@@ -38,6 +38,24 @@ type Config struct {
 	// blocks until the person moves on: the walkthrough's step mode. An
 	// error (e.g. the context ending) stops the session.
 	Pause func(ctx context.Context, step string, turn int) error
+	// Fork, when set, continues another session's conversation from one
+	// of its turns instead of starting from the first (modelwire fork).
+	Fork *Fork
+}
+
+// Fork is what a forked session inherits and how it changes what it sends.
+type Fork struct {
+	// FromTurn is the first turn this session sends; History holds the
+	// turns before it (edits already made) and Observed their results.
+	FromTurn int
+	History  []adapters.Turn
+	Observed []ObservedResult
+	// Regenerated: the inherited history already holds the session's one
+	// regeneration, so the fork makes none.
+	Regenerated bool
+	// Edit, when set, changes each wire request from FromTurn on before it
+	// is shown, recorded and sent.
+	Edit func(turn int, req *adapters.HTTPRequest) error
 }
 
 // The protocol steps at which a walkthrough pauses; the scenario's notes
@@ -274,7 +292,12 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	var outcome Outcome
 	var answer adapters.Turn // the last response, when it was an answer
 	sc := s.cfg.Scenario
-	for turn := 1; ; turn++ {
+	first := s.firstTurn()
+	if f := s.cfg.Fork; f != nil {
+		res.History = append([]adapters.Turn(nil), f.History...)
+		res.Obs.Results = append(res.Obs.Results, f.Observed...)
+	}
+	for turn := first; ; turn++ {
 		if turn > sc.TurnLimit {
 			outcome.TurnLimitHit = true
 			break
@@ -325,7 +348,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		res.History = append(res.History, mt)
 	}
 	layers, output := Validate(sc, outcome, res.Obs)
-	if failed, ok := regenerable(layers); ok && !s.cfg.NoRegeneration {
+	if failed, ok := regenerable(layers); ok && !s.cfg.NoRegeneration && (s.cfg.Fork == nil || !s.cfg.Fork.Regenerated) {
 		if err := s.regenerate(ctx, res, &outcome, answer, layers, failed); err != nil {
 			return nil, err
 		}
@@ -350,6 +373,14 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
+// firstTurn is the number of the first turn this session sends.
+func (s *Session) firstTurn() int {
+	if s.cfg.Fork != nil {
+		return s.cfg.Fork.FromTurn
+	}
+	return 1
+}
+
 // exchange makes one turn's request for the given history — encode, show,
 // send — and records what came back in res and the outcome. It returns the
 // reducer of the response, or nil when none was decoded.
@@ -358,6 +389,11 @@ func (s *Session) exchange(ctx context.Context, res *Result, outcome *Outcome, t
 	wire, err := s.protocol.Encode(req, s.cfg.Provider.Name)
 	if err != nil {
 		return nil, fmt.Errorf("encoding turn %d: %w", turn, err)
+	}
+	if f := s.cfg.Fork; f != nil && f.Edit != nil {
+		if err := f.Edit(turn, wire); err != nil {
+			return nil, fmt.Errorf("editing turn %d: %w", turn, err)
+		}
 	}
 	res.Requests = append(res.Requests, wire)
 	if err := s.emit(Update{Kind: UpAssembled, Turn: turn, Request: wire, Budget: s.budget(ctx, req, wire)}); err != nil {

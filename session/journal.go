@@ -33,6 +33,15 @@ type StoreJournal struct {
 	rec      *store.Recorder
 	recKey   [2]int // turn, attempt of rec
 	stream   bool
+	// inherit copies a fork's parent turns in when the session is created.
+	inherit func(w *store.SessionWriter) error
+}
+
+// Inherit makes the session a fork's: when it is created, the turns of
+// session parent before turn `before` are copied into it, with the given
+// tool results' contents replaced (by turn and call_id).
+func (j *StoreJournal) Inherit(parent string, before int, results map[store.CallRef]string) {
+	j.inherit = func(w *store.SessionWriter) error { return j.db.CopyTurns(w, parent, before, results) }
 }
 
 // SessionID is the store's id of the session (after UpStarted).
@@ -68,6 +77,9 @@ func (j *StoreJournal) Record(u Update) error {
 			return err
 		}
 		j.w = w
+		if j.inherit != nil {
+			return j.inherit(w)
+		}
 	case UpAssembled:
 		j.requests[u.Turn] = u.Request
 	case UpAttempt:

@@ -65,7 +65,7 @@ func RegenerationMessage(failed LayerResult) string {
 // regenerate makes the one regeneration request: the history with the
 // failing answer, followed by the validation error as a user message.
 func (s *Session) regenerate(ctx context.Context, res *Result, outcome *Outcome, answer adapters.Turn, first []LayerResult, failed LayerResult) error {
-	turn := len(res.Requests) + 1
+	turn := s.firstTurn() + len(res.Requests)
 	msg := RegenerationMessage(failed)
 	res.Regeneration = &Regeneration{Turn: turn, Layer: failed.Layer, Detail: failed.Detail, Message: msg, FirstValidation: first}
 	if err := s.emit(Update{Kind: UpRegenerate, Turn: turn, Layers: first, Message: msg}); err != nil {

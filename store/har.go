@@ -56,6 +56,26 @@ type harExt struct {
 	Turn     int    `json:"turn"`
 	Attempt  int    `json:"attempt"`
 	Protocol string `json:"protocol"`
+	// Status is the session's; Entries are the session-level entries
+	// (decisions, tool results, verdicts) recorded after this attempt and
+	// before the next, which HTTP alone does not carry: with them a
+	// session exported as HAR imports back with the same timeline.
+	Status  string            `json:"status,omitempty"`
+	Entries []harSessionEntry `json:"entries,omitempty"`
+	// Scenario and Variant name the session's scenario, so an imported
+	// run can be forked (its scenario runs its tools).
+	Scenario string `json:"scenario,omitempty"`
+	Variant  string `json:"variant,omitempty"`
+	// Provider is who answered (the simulator's loopback URL would
+	// otherwise read as an OpenAI-compatible server).
+	Provider string `json:"provider,omitempty"`
+}
+
+// harSessionEntry is a session-level entry as stored, with its offset
+// from the session's start.
+type harSessionEntry struct {
+	OffsetUS int64           `json:"offset_us"`
+	Entry    json.RawMessage `json:"entry"`
 }
 
 type harNV struct {
@@ -134,7 +154,19 @@ func (db *DB) ExportHAR(w io.Writer, id, creator string) error {
 	if err != nil {
 		return err
 	}
+	entries := map[[2]int][]harSessionEntry{}
+	var last [2]int // the attempt whose events came last
+	if len(s.Attempts) > 0 {
+		last = [2]int{s.Attempts[0].Turn, s.Attempts[0].Attempt}
+	}
 	for st := it.next(); st != nil && st.Seq <= s.Events; st = it.next() {
+		if st.Attempt == 0 {
+			for _, ev := range st.Events {
+				entries[last] = append(entries[last], harSessionEntry{OffsetUS: st.OffsetUS, Entry: ev})
+			}
+			continue
+		}
+		last = [2]int{st.Turn, st.Attempt}
 		b := bodies[[2]int{st.Turn, st.Attempt}]
 		switch {
 		case st.Raw == nil || b == nil:
@@ -153,7 +185,9 @@ func (db *DB) ExportHAR(w io.Writer, id, creator string) error {
 	log := harFile{Log: harLog{Version: "1.2", Creator: harCreator{Name: "modelwire", Version: creator}, Pages: []struct{}{}, Entries: []harEntry{}}}
 	for i := range s.Attempts {
 		a := &s.Attempts[i]
-		log.Log.Entries = append(log.Log.Entries, harEntryOf(s, a, bodies[[2]int{a.Turn, a.Attempt}].buf.String()))
+		e := harEntryOf(s, a, bodies[[2]int{a.Turn, a.Attempt}].buf.String())
+		e.Modelwire.Entries = entries[[2]int{a.Turn, a.Attempt}]
+		log.Log.Entries = append(log.Log.Entries, e)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -197,7 +231,8 @@ func harEntryOf(s *Session, a *Attempt, body string) harEntry {
 	e := harEntry{
 		StartedDateTime: a.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		ResourceType:    "fetch",
-		Modelwire:       &harExt{Session: s.ID, Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol},
+		Modelwire: &harExt{Session: s.ID, Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol, Status: s.Status,
+			Scenario: s.Scenario, Variant: s.Variant, Provider: s.Provider},
 	}
 	req := harRequest{Method: a.Method, URL: a.URL, HTTPVersion: "HTTP/1.1", Cookies: []harNV{}, Headers: harHeaders(a.RequestHeader),
 		QueryString: []harNV{}, HeadersSize: -1, BodySize: int64(len(a.RequestBody))}
@@ -550,8 +585,15 @@ func baseURLOf(u *url.URL, protocol string) string {
 func (db *DB) importHARConversation(plans []harPlan, lookup Lookup) (string, error) {
 	first := plans[0]
 	u, _ := url.Parse(first.entry.Request.URL)
-	w, err := db.createSession(SessionMeta{Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
-		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started}, "", StatusRunning)
+	meta := SessionMeta{Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
+		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started}
+	if x := first.entry.Modelwire; x != nil {
+		meta.Scenario, meta.Variant = x.Scenario, x.Variant
+		if x.Provider != "" {
+			meta.Provider = x.Provider
+		}
+	}
+	w, err := db.createSession(meta, "", StatusRunning)
 	if err != nil {
 		return "", err
 	}
@@ -567,12 +609,19 @@ func (db *DB) importHARConversation(plans []harPlan, lookup Lookup) (string, err
 		if done.After(end) {
 			end = done
 		}
+		if err := w.importHARSessionEntries(p); err != nil {
+			_ = db.DeleteSession(w.ID())
+			return "", fmt.Errorf("log.entries[%d]._modelwire.entries: %w", p.index, err)
+		}
 	}
 	status := StatusDone
 	for _, failed := range failedTurns {
 		if failed {
 			status = StatusFailed
 		}
+	}
+	if x := first.entry.Modelwire; x != nil && (x.Status == StatusDone || x.Status == StatusFailed) {
+		status = x.Status // the verdicts (exported with it) decided it, not HTTP alone
 	}
 	return w.ID(), w.finish(status, end)
 }
@@ -650,6 +699,41 @@ func (w *SessionWriter) importHARAttempt(p harPlan, startOff time.Duration, look
 		failed = true
 	}
 	return failed, p.started.Add(end), nil
+}
+
+// importHARSessionEntries records the session-level entries a modelwire
+// HAR entry carries after its attempt.
+func (w *SessionWriter) importHARSessionEntries(p harPlan) error {
+	if p.entry.Modelwire == nil {
+		return nil
+	}
+	for _, se := range p.entry.Modelwire.Entries {
+		// Stored compact, as the live writer stores it (the HAR is
+		// indented).
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, se.Entry); err != nil {
+			return err
+		}
+		se.Entry = compact.Bytes()
+		entry, err := parseSessionEntry(se.Entry)
+		if err != nil {
+			return err
+		}
+		off := time.Duration(se.OffsetUS) * time.Microsecond
+		body := joinEvents([]json.RawMessage{se.Entry}) // a step's events, as stored
+		switch e := entry.(type) {
+		case decisionEvent:
+			err = w.recordDecision(e.decision(), off, body)
+		case resultEvent:
+			err = w.recordToolResult(ToolResult{Turn: e.Turn, CallID: e.CallID, Name: e.Name, Content: e.Content, IsError: e.IsError, At: e.At}, off, body)
+		case validationEvent:
+			err = w.recordValidation(e.Turn, e.Results, e.At, off, body)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // invalidUTF8At is the offset of the first byte that is not valid UTF-8.

@@ -110,26 +110,7 @@ func (db *DB) ExportJSONL(w io.Writer, id string) error {
 		return err
 	}
 	for _, a := range s.Attempts {
-		ea := exportAttempt{Type: "attempt", Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol, StartedAt: a.StartedAt.UTC(),
-			StartUS: a.Start.Microseconds(), Method: a.Method, URL: a.URL, RequestHeaders: a.RequestHeader, Stream: a.Stream,
-			RetryReason: a.RetryReason, StatusCode: a.StatusCode, ResponseHeaders: a.ResponseHeader, Error: a.Error, State: a.State}
-		if a.RequestBody != nil {
-			if utf8.Valid(a.RequestBody) {
-				b := string(a.RequestBody)
-				ea.RequestBody = &b
-			} else {
-				ea.RequestBodyBase64 = a.RequestBody
-			}
-		}
-		tm := a.Timings
-		for i, d := range []*time.Duration{tm.Sent, tm.FirstByte, tm.FirstEvent, tm.FirstText, tm.Terminal, tm.Finished} {
-			if d != nil {
-				if ea.TimingsUS == nil {
-					ea.TimingsUS = map[string]int64{}
-				}
-				ea.TimingsUS[timingNames[i]] = d.Microseconds()
-			}
-		}
+		ea := exportAttemptOf(a)
 		if err := enc.Encode(ea); err != nil {
 			return err
 		}
@@ -151,6 +132,31 @@ func (db *DB) ExportJSONL(w io.Writer, id string) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// exportAttemptOf is an attempt as an export line.
+func exportAttemptOf(a Attempt) exportAttempt {
+	ea := exportAttempt{Type: "attempt", Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol, StartedAt: a.StartedAt.UTC(),
+		StartUS: a.Start.Microseconds(), Method: a.Method, URL: a.URL, RequestHeaders: a.RequestHeader, Stream: a.Stream,
+		RetryReason: a.RetryReason, StatusCode: a.StatusCode, ResponseHeaders: a.ResponseHeader, Error: a.Error, State: a.State}
+	if a.RequestBody != nil {
+		if utf8.Valid(a.RequestBody) {
+			b := string(a.RequestBody)
+			ea.RequestBody = &b
+		} else {
+			ea.RequestBodyBase64 = a.RequestBody
+		}
+	}
+	tm := a.Timings
+	for i, d := range []*time.Duration{tm.Sent, tm.FirstByte, tm.FirstEvent, tm.FirstText, tm.Terminal, tm.Finished} {
+		if d != nil {
+			if ea.TimingsUS == nil {
+				ea.TimingsUS = map[string]int64{}
+			}
+			ea.TimingsUS[timingNames[i]] = d.Microseconds()
+		}
+	}
+	return ea
 }
 
 // writeStoredStep writes a step read back from a chunk, as writeStep wrote it.
@@ -608,6 +614,22 @@ func (imp *importing) finish() error {
 	if imp == nil {
 		return nil
 	}
+	if err := imp.finishAttempts(); err != nil {
+		return err
+	}
+	status := imp.meta.Status
+	if status == StatusRunning {
+		status = StatusInterrupted
+	}
+	var at time.Time
+	if imp.meta.FinishedAt != nil {
+		at = *imp.meta.FinishedAt
+	}
+	return imp.w.finish(status, at)
+}
+
+// finishAttempts gives the imported attempts their recorded states.
+func (imp *importing) finishAttempts() error {
 	for _, a := range imp.attempts {
 		rec := imp.recs[[2]int{a.Turn, a.Attempt}]
 		state := a.State
@@ -624,13 +646,5 @@ func (imp *importing) finish() error {
 			return err
 		}
 	}
-	status := imp.meta.Status
-	if status == StatusRunning {
-		status = StatusInterrupted
-	}
-	var at time.Time
-	if imp.meta.FinishedAt != nil {
-		at = *imp.meta.FinishedAt
-	}
-	return imp.w.finish(status, at)
+	return nil
 }

@@ -27,6 +27,7 @@ const (
 	dlgConfirm
 	dlgSource
 	dlgInspector
+	dlgDiff
 )
 
 // dialog is one overlay.

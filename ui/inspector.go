@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/aymanbagabas/go-osc52/v2"
@@ -15,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/copyout"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -345,54 +345,15 @@ func orNull(b []byte) []byte {
 	return b
 }
 
-// curlCommand is a request as a ready-to-run curl: the URL it was sent to
-// (the simulator's default address for a preview), its headers with the
-// key taken from the provider's environment variable, and its body.
+// curlCommand is a request as a ready-to-run curl (package copyout): the
+// URL it was sent to (the simulator's default address for a preview), its
+// headers with the key taken from the provider's environment variable,
+// and its body.
 func curlCommand(req *adapters.HTTPRequest, url, protocol, provider string) string {
 	if url == "" {
 		url = "http://127.0.0.1:8787" + req.Path // modelwire serve's address
 	}
-	env := map[string]string{adapters.AnthropicMessages: "ANTHROPIC_API_KEY", adapters.Gemini: "GEMINI_API_KEY",
-		adapters.DeepSeekChat: "DEEPSEEK_API_KEY"}[protocol]
-	if env == "" {
-		env = "OPENAI_API_KEY"
-	}
-	if provider != "" && provider != adapters.ProviderSim {
-		env = strings.ToUpper(provider) + "_API_KEY"
-	}
-	// The transport adds the key header; the curl says which one.
-	headers := map[string]string{}
-	for k, v := range req.Headers {
-		headers[strings.ToLower(k)] = v
-	}
-	keyHeader := map[string]string{adapters.AnthropicMessages: "x-api-key", adapters.Gemini: "x-goog-api-key"}[protocol]
-	if keyHeader == "" {
-		keyHeader = "authorization"
-	}
-	if _, ok := headers[keyHeader]; !ok {
-		headers[keyHeader] = ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "curl -sN -X %s '%s'", req.Method, url)
-	names := make([]string, 0, len(headers))
-	for k := range headers {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		v := headers[k]
-		switch k {
-		case "authorization":
-			v = "Bearer $" + env
-		case "x-api-key", "x-goog-api-key", "api-key":
-			v = "$" + env
-		}
-		fmt.Fprintf(&b, " \\\n  -H \"%s: %s\"", k, v)
-	}
-	if len(req.Body) > 0 {
-		fmt.Fprintf(&b, " \\\n  -d '%s'", strings.ReplaceAll(compactJSON(req.Body), "'", `'\''`))
-	}
-	return b.String()
+	return copyout.Curl(copyout.Request{Method: req.Method, URL: url, Headers: req.Headers, Body: req.Body, Protocol: protocol, Provider: provider})
 }
 
 // copyToClipboard writes text to the terminal's clipboard with OSC 52

@@ -47,6 +47,8 @@ type ReplayKeys struct {
 // DialogKeys are shared by the dialogs.
 type DialogKeys struct {
 	Close, Accept, Yes, No, Left, Right, Toggle, Filter, Sort, Reverse, Delete, Export key.Binding
+	// Mark and Diff: the sessions list compares two sessions.
+	Mark, Diff key.Binding
 }
 
 // DefaultKeyMap is the contract's key map.
@@ -120,6 +122,8 @@ func DefaultKeyMap() KeyMap {
 			Reverse: b("R", "reverse the order", "R"),
 			Delete:  b("d", "delete", "d"),
 			Export:  b("x", "export", "x"),
+			Mark:    b("m", "mark for diff", "m"),
+			Diff:    b("D", "diff the two marked (or a fork and its parent)", "D"),
 		},
 	}
 }

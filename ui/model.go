@@ -99,6 +99,9 @@ type Model struct {
 	// teach shows the selected element's explanation (E).
 	teach bool
 
+	// diffGen numbers comparisons (diff.go).
+	diffGen int
+
 	// Replay bookkeeping.
 	repGen  int
 	rep     *Replay

@@ -25,6 +25,8 @@ type Library interface {
 	// Export writes the session as JSON Lines into dir and returns the path.
 	Export(id, dir string) (string, error)
 	Load(id string) (*Replay, error)
+	// Diff compares two sessions (diff.go).
+	Diff(a, b string) (*DiffResult, error)
 }
 
 // StoreLibrary is the Library of a store database.

@@ -26,6 +26,8 @@ type sessionsDialog struct {
 	desc    bool // descending (the default for the creation time)
 	filter  *editor
 	editing bool
+	// marked are the sessions marked for a diff (m), in marking order.
+	marked []string
 }
 
 func newSessionsDialog(c *Common, km *KeyMap) *sessionsDialog {
@@ -100,7 +102,7 @@ func (d *sessionsDialog) Bindings(km *KeyMap) []key.Binding {
 		return []key.Binding{km.Dialog.Accept, km.Dialog.Close}
 	}
 	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Nav.Select, km.Dialog.Filter, km.Dialog.Sort, km.Dialog.Reverse, km.Dialog.Delete,
-		km.Dialog.Export, km.Dialog.Close}
+		km.Dialog.Export, km.Dialog.Mark, km.Dialog.Diff, km.Dialog.Close}
 }
 
 func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
@@ -148,8 +150,54 @@ func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd)
 		if s, ok := d.selected(); ok {
 			return actExport{id: s.ID}, nil
 		}
+	case key.Matches(msg, km.Dialog.Mark):
+		if s, ok := d.selected(); ok {
+			d.toggleMark(s.ID)
+		}
+	case key.Matches(msg, km.Dialog.Diff):
+		return d.diffAction(), nil
 	}
 	return nil, nil
+}
+
+// toggleMark marks a session for a diff, or unmarks it; a third mark
+// drops the oldest.
+func (d *sessionsDialog) toggleMark(id string) {
+	for i, m := range d.marked {
+		if m == id {
+			d.marked = append(d.marked[:i], d.marked[i+1:]...)
+			return
+		}
+	}
+	d.marked = append(d.marked, id)
+	if len(d.marked) > 2 {
+		d.marked = d.marked[1:]
+	}
+}
+
+// diffAction compares the two marked sessions (the first marked is a),
+// else the selected fork with the session it came from.
+func (d *sessionsDialog) diffAction() action {
+	if len(d.marked) == 2 {
+		return actOpenDiff{a: d.marked[0], b: d.marked[1]}
+	}
+	if s, ok := d.selected(); ok && s.ParentID != "" {
+		return actOpenDiff{a: s.ParentID, b: s.ID}
+	}
+	return actStatus{level: levelWarn, text: "diff: mark two sessions with m, or select a fork"}
+}
+
+// gutter is the two cells before a row: the cursor, a mark for a diff.
+func (d *sessionsDialog) gutter(id string, selected bool) string {
+	for i, m := range d.marked {
+		if m == id {
+			return string("ab"[i]) + " "
+		}
+	}
+	if selected {
+		return "▸ "
+	}
+	return "  "
 }
 
 func (d *sessionsDialog) Update(tea.Msg) tea.Cmd { return nil }
@@ -197,10 +245,11 @@ func (d *sessionsDialog) View(w, h int) string {
 			}
 			cells = append(cells, cell)
 		}
-		// The cursor glyph marks the selection without colour too.
-		line := "  " + strings.Join(cells, " ")
+		// The cursor glyph marks the selection without colour too; a
+		// session marked for a diff shows as a or b.
+		line := d.gutter(x.ID, false) + strings.Join(cells, " ")
 		if i == d.sel {
-			line = s.Selected.Render(fit("▸ "+ansiStrip(line[2:]), inner))
+			line = s.Selected.Render(fit(d.gutter(x.ID, true)+ansiStrip(strings.Join(cells, " ")), inner))
 		}
 		lines = append(lines, cut(line, inner))
 	}
@@ -279,7 +328,14 @@ const colCreated = 1
 // sessionColumns are the list's columns in their order on screen. Cost is
 // not among them: it needs the price table that comes with token budgets.
 var sessionColumns = []*sessionColumn{
-	textColumn("ID", 12, func(s store.SessionInfo) string { return s.ID }),
+	// A fork (or an edited re-send) shows ↳ before its id: it was made
+	// from the session its parent_id names.
+	textColumn("ID", 14, func(s store.SessionInfo) string {
+		if s.ParentID != "" {
+			return "↳ " + s.ID
+		}
+		return s.ID
+	}),
 	{name: "CREATED", width: 11, value: func(s store.SessionInfo) string { return s.CreatedAt.Format("01-02 15:04") },
 		less: func(a, b store.SessionInfo) bool { return a.CreatedAt.Before(b.CreatedAt) }},
 	textColumn("SCENARIO/APP", 22, store.SessionInfo.Origin),

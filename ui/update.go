@@ -70,6 +70,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onReplay(msg)
 	case playTickMsg:
 		return m, m.onTick(msg)
+	case diffMsg:
+		return m, m.onDiff(msg)
 	case deletedMsg:
 		if msg.err != nil {
 			return m, m.setStatus(levelError, "delete "+msg.id+": "+msg.err.Error())
@@ -290,6 +292,8 @@ func (m *Model) do(act action) tea.Cmd {
 		m.pop()
 		lib, id := m.opts.Library, a.id
 		return func() tea.Msg { return deletedMsg{id: id, err: lib.Delete(id)} }
+	case actOpenDiff:
+		return m.loadDiff(a.a, a.b)
 	case actExport:
 		lib, id, dir := m.opts.Library, a.id, m.opts.ExportDir
 		return func() tea.Msg {

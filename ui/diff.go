@@ -1,0 +1,180 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/modelwire/modelwire/diff"
+	"github.com/modelwire/modelwire/store"
+)
+
+// The diff view: two stored sessions side by side (package diff), opened
+// from the sessions list with D — on two sessions marked with m, or on a
+// fork and the session it came from.
+
+// DiffResult is what the view shows.
+type DiffResult struct {
+	A, B    store.SessionInfo
+	Changes []diff.Change
+}
+
+// Diff compares two stored sessions.
+func (l StoreLibrary) Diff(a, b string) (*DiffResult, error) {
+	ra, err := diff.Load(l.DB, a)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := diff.Load(l.DB, b)
+	if err != nil {
+		return nil, err
+	}
+	return &DiffResult{A: ra.Session.SessionInfo, B: rb.Session.SessionInfo, Changes: diff.Sessions(ra, rb, diff.Options{})}, nil
+}
+
+// actOpenDiff compares session a with b.
+type actOpenDiff struct{ a, b string }
+
+func (actOpenDiff) isAction() {}
+
+// diffMsg carries a comparison back; gen drops one that is no longer
+// wanted.
+type diffMsg struct {
+	gen int
+	res *DiffResult
+	err error
+}
+
+// loadDiff compares two sessions in a command.
+func (m *Model) loadDiff(a, b string) tea.Cmd {
+	if m.opts.Library == nil {
+		return m.setStatus(levelWarn, "no session store is open")
+	}
+	m.diffGen++
+	gen, lib := m.diffGen, m.opts.Library
+	return tea.Batch(m.setStatus(levelInfo, "comparing "+a+" with "+b+"…"), func() tea.Msg {
+		res, err := lib.Diff(a, b)
+		return diffMsg{gen: gen, res: res, err: err}
+	})
+}
+
+// onDiff opens the view on a comparison that arrived.
+func (m *Model) onDiff(msg diffMsg) tea.Cmd {
+	if msg.gen != m.diffGen {
+		return nil
+	}
+	if msg.err != nil {
+		return m.setStatus(levelError, "diff: "+msg.err.Error())
+	}
+	m.dialogs = append(m.dialogs, &diffDialog{c: m.c, km: &m.km, res: msg.res})
+	return m.setStatus(levelInfo, differences(len(msg.res.Changes)))
+}
+
+// diffDialog shows the differences of two sessions: grouped by turn, each
+// as its path with a's value on the left and b's on the right.
+type diffDialog struct {
+	c      *Common
+	km     *KeyMap
+	res    *DiffResult
+	scroll int
+}
+
+func (d *diffDialog) Kind() dialogKind       { return dlgDiff }
+func (d *diffDialog) Update(tea.Msg) tea.Cmd { return nil }
+func (d *diffDialog) Bindings(km *KeyMap) []key.Binding {
+	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Nav.PageUp, km.Nav.PageDown, km.Dialog.Close}
+}
+
+func (d *diffDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
+	switch {
+	case key.Matches(msg, km.Dialog.Close):
+		return actClose{}, nil
+	case key.Matches(msg, km.Nav.Up):
+		d.scroll = max(0, d.scroll-1)
+	case key.Matches(msg, km.Nav.Down):
+		d.scroll++
+	case key.Matches(msg, km.Nav.PageUp):
+		d.scroll = max(0, d.scroll-10)
+	case key.Matches(msg, km.Nav.PageDown):
+		d.scroll += 10
+	case key.Matches(msg, km.Nav.Top):
+		d.scroll = 0
+	}
+	return nil, nil
+}
+
+// lines renders the comparison for an inner width.
+func (d *diffDialog) lines(inner int) []string {
+	s := d.c.Styles
+	half := max(8, (inner-3)/2)
+	side := func(tag string, x store.SessionInfo) string {
+		return fmt.Sprintf("%s %s  %s · %s · %s · %s", tag, x.ID, x.Origin(), x.Protocol, x.ModelShown(), x.Status)
+	}
+	out := []string{cut(side("a", d.res.A), half) + " │ " + cut(side("b", d.res.B), half)}
+	if len(d.res.Changes) == 0 {
+		return append(out, "", s.Good.Render("no differences"))
+	}
+	group := ""
+	for _, c := range d.res.Changes {
+		g := "session"
+		switch {
+		case c.Turn > 0:
+			g = fmt.Sprintf("turn %d", c.Turn)
+		case c.Kind == diff.KindOutput:
+			g = "final object"
+		case c.Kind == diff.KindValidation:
+			g = "validation"
+		}
+		if g != group {
+			out = append(out, "", s.Accent.Render(g))
+			group = g
+		}
+		path := c.Path
+		if c.Turn > 0 {
+			path = strings.TrimPrefix(path, fmt.Sprintf("turns/%d/", c.Turn))
+		}
+		out = append(out, s.Muted.Render(cut(c.Kind+"  "+path, inner)))
+		left, right := valueLines(c.A, c.Op == diff.OpAdded, half), valueLines(c.B, c.Op == diff.OpRemoved, half)
+		for i := range max(len(left), len(right)) {
+			l, r := "", ""
+			if i < len(left) {
+				l = s.Bad.Render(left[i])
+			}
+			if i < len(right) {
+				r = s.Good.Render(right[i])
+			}
+			out = append(out, fit(l, half)+" │ "+r)
+		}
+	}
+	return append(out, "", s.Muted.Render(differences(len(d.res.Changes))))
+}
+
+// valueLines wraps a value to width, at most four lines; absent says
+// the side has no such value.
+func valueLines(v any, absent bool, width int) []string {
+	if absent {
+		return []string{"(none)"}
+	}
+	ls := wrapLines(diff.Text(v), width)
+	if len(ls) > 4 {
+		ls = append(ls[:3], cut(ls[3], width-1)+"…")
+	}
+	return ls
+}
+
+func (d *diffDialog) View(w, h int) string {
+	inner := w - d.c.Styles.Dialog.GetHorizontalFrameSize()
+	all := d.lines(inner)
+	room := max(1, h-d.c.Styles.Dialog.GetVerticalFrameSize()-2)
+	d.scroll = min(d.scroll, max(0, len(all)-room))
+	return d.c.box(fmt.Sprintf("Diff %s → %s", d.res.A.ID, d.res.B.ID), all[d.scroll:], hintOf(d.Bindings(d.km)...), w, h)
+}
+
+func differences(n int) string {
+	if n == 1 {
+		return "1 difference"
+	}
+	return fmt.Sprintf("%d differences", n)
+}

@@ -1,0 +1,85 @@
+package ui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"strings"
+	"testing"
+
+	"github.com/modelwire/modelwire/session"
+)
+
+// The sessions list marks a fork with ↳; D on it opens the diff against
+// its parent: the changed tool result, a's value beside b's. Marking two
+// sessions with m compares those two, the first marked as a.
+func TestDiffViewFromTheSessionsList(t *testing.T) {
+	db, parent, ups, sc := recordFixture(t)
+	rc := DefaultRunConfig()
+	rc.Parent = parent
+	j := newStoreJournal(db, sc, rc, session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, "test")
+	for _, u := range ups {
+		if u.Kind == session.UpResult && u.Result.Name == "get_order_line" {
+			r := *u.Result
+			r.Content = strings.Replace(r.Content, `"paid_cents":18000`, `"paid_cents":20000`, 1)
+			u.Result = &r
+		}
+		if err := j.Record(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fork := j.SessionID()
+
+	m := New(Options{Library: StoreLibrary{DB: db}})
+	m.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
+	for _, msg := range run(press(m, "s")) {
+		m.Update(msg)
+	}
+	contains(t, m.View(), "↳ "+fork)
+	list := m.top().(*sessionsDialog)
+	for i, s := range list.visible() {
+		if s.ID == fork {
+			list.sel = i
+		}
+	}
+	openDiff := func() *diffDialog {
+		t.Helper()
+		for _, msg := range run(press(m, "D")) {
+			if _, ok := msg.(diffMsg); ok {
+				m.Update(msg)
+			}
+		}
+		d, ok := m.top().(*diffDialog)
+		if !ok {
+			t.Fatalf("D opened %T, want the diff", m.top())
+		}
+		return d
+	}
+	d := openDiff()
+	if d.res.A.ID != parent || d.res.B.ID != fork {
+		t.Errorf("diff of %s → %s, want the parent → the fork", d.res.A.ID, d.res.B.ID)
+	}
+	contains(t, m.View(), "Diff "+parent+" → "+fork, "tool_result", "paid_cents")
+	side := false
+	for _, l := range strings.Split(m.View(), "\n") {
+		side = side || strings.Contains(l, "18000") && strings.Contains(l, "│ 20000")
+	}
+	if !side {
+		t.Errorf("a's 18000 and b's 20000 are not side by side:\n%s", m.View())
+	}
+	press(m, "esc")
+	if _, ok := m.top().(*sessionsDialog); !ok {
+		t.Fatalf("esc left %T, want the sessions list back", m.top())
+	}
+	// Mark the fork, then the parent: a is the fork.
+	press(m, "m")
+	for i, s := range list.visible() {
+		if s.ID == parent {
+			list.sel = i
+		}
+	}
+	press(m, "m")
+	d = openDiff()
+	if d.res.A.ID != fork || d.res.B.ID != parent {
+		t.Errorf("marked diff of %s → %s, want the fork → the parent", d.res.A.ID, d.res.B.ID)
+	}
+}
