@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,8 +225,9 @@ func TestServeForBenchmark(t *testing.T) {
 
 // aimockFixtures is the refund loop in aimock's fixture language: the
 // first request (no tool result yet) gets the order-line call, the one
-// ending in the order line's result gets the two parallel calls, the one
-// ending in the policy's result gets the final answer.
+// that carries the order line's result gets the two parallel calls, the
+// one that carries the policy's result gets the final answer (fixtures
+// are tried in order).
 func aimockFixtures(b *testing.B) []byte {
 	type call struct {
 		Name      string          `json:"name"`
@@ -238,10 +240,21 @@ func aimockFixtures(b *testing.B) []byte {
 		}
 		return out
 	}
+	// The results are matched by their evidence ids, read from the
+	// chapter's results so the fixtures follow them.
+	evidence := func(result string) string {
+		var r struct {
+			EvidenceID string `json:"evidence_id"`
+		}
+		if err := json.Unmarshal([]byte(result), &r); err != nil || r.EvidenceID == "" {
+			b.Fatalf("a refund result without evidence_id: %s", result)
+		}
+		return r.EvidenceID
+	}
 	fx := map[string]any{"fixtures": []any{
-		map[string]any{"match": map[string]any{"toolResultContains": "EV-POLICY-aftersale-v3"},
+		map[string]any{"match": map[string]any{"toolResultContains": evidence(adapterstest.RefundTurn2[1].Result)},
 			"response": map[string]any{"content": adapterstest.RefundModelText}},
-		map[string]any{"match": map[string]any{"toolResultContains": "EV-ORDER-O-2048-L1"},
+		map[string]any{"match": map[string]any{"toolResultContains": evidence(adapterstest.RefundTurn1[0].Result)},
 			"response": map[string]any{"toolCalls": calls(adapterstest.RefundTurn2)}},
 		map[string]any{"match": map[string]any{"hasToolResult": false},
 			"response": map[string]any{"toolCalls": calls(adapterstest.RefundTurn1)}},
@@ -251,4 +264,48 @@ func aimockFixtures(b *testing.B) []byte {
 		b.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkServeInProcess is the simulator's own cost per request on the
+// refund loop, in process (no sockets, no client): what a CPU profile of
+// the server should look at.
+//
+//	go test ./sim -run '^$' -bench ServeInProcess -cpuprofile cpu.out
+func BenchmarkServeInProcess(b *testing.B) {
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	recorder, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := sim.New(sim.Options{Scenario: sc})
+	for _, protocol := range benchProtocols {
+		for _, stream := range []bool{true, false} {
+			mode := "stream"
+			if !stream {
+				mode = "body"
+			}
+			loop := recordLoop(b, sc, recorder, protocol, stream)
+			b.Run(protocol+"/"+mode, func(b *testing.B) {
+				for b.Loop() {
+					for _, w := range loop {
+						req := httptest.NewRequest(w.Method, w.Path, bytes.NewReader(w.Body))
+						for k, v := range w.Headers {
+							req.Header.Set(k, v)
+						}
+						rec := httptest.NewRecorder()
+						srv.ServeHTTP(rec, req)
+						if rec.Code != http.StatusOK {
+							b.Fatalf("%s %s: %d %.300s", w.Method, w.Path, rec.Code, rec.Body.Bytes())
+						}
+					}
+				}
+				b.ReportMetric(float64(b.N*len(loop))/b.Elapsed().Seconds(), "req/s")
+			})
+		}
+	}
 }

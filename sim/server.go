@@ -64,6 +64,10 @@ type Server struct {
 	mu        sync.Mutex
 	responses map[string]storedResponse // Responses API ids it issued
 	issued    map[string]bool           // call ids it issued
+	// suffixed is, per call id a model chose, the first suffix number
+	// not yet tried, so a busy server does not probe every earlier
+	// repeat again (that made a long run quadratic).
+	suffixed map[string]int
 }
 
 type storedResponse struct {
@@ -89,7 +93,7 @@ func New(opts Options) *Server {
 	if opts.StallFor == 0 {
 		opts.StallFor = 30 * time.Second
 	}
-	return &Server{opts: opts, responses: map[string]storedResponse{}, issued: map[string]bool{}}
+	return &Server{opts: opts, responses: map[string]storedResponse{}, issued: map[string]bool{}, suffixed: map[string]int{}}
 }
 
 func (s *Server) now() time.Time {
@@ -278,9 +282,13 @@ func (s *Server) uniqueCallIDs(mt *adapters.ModelTurn) {
 			continue
 		}
 		id, suffix := it.CallID, ""
-		for n := 2; s.issued[id]; n++ {
+		n := max(s.suffixed[it.CallID], 2)
+		for ; s.issued[id]; n++ {
 			suffix = "_" + strconv.Itoa(n)
 			id = it.CallID + suffix
+		}
+		if suffix != "" {
+			s.suffixed[it.CallID] = n
 		}
 		s.issued[id] = true
 		mt.Items[i].CallID = id
