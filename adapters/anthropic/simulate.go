@@ -448,4 +448,3 @@ func (protocol) ErrorEvent(kind, message string) []adapters.WireEvent {
 func (protocol) UnknownEvent() adapters.WireEvent {
 	return adapters.WireEvent{Event: "message_progress", Data: `{"type":"message_progress","progress":{"output_tokens":8}}`, Phase: adapters.PhaseOther}
 }
-

@@ -574,4 +574,3 @@ func simPath(method, uri string) (string, bool, *adapters.SimError) {
 	}
 	return name, stream, nil
 }
-

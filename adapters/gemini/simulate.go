@@ -601,4 +601,3 @@ func (Protocol) ErrorEvent(kind, message string) []adapters.WireEvent {
 func (Protocol) UnknownEvent() adapters.WireEvent {
 	return adapters.WireEvent{Data: `{"heartbeat": {"createTime": "2026-01-01T00:00:00.000000Z"}}`, Phase: adapters.PhaseOther}
 }
-
