@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	_ "net/http/pprof" // MODELWIRE_BENCH_PPROF
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,9 @@ import (
 //
 //	go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
 //	MODELWIRE_AIMOCK=1 go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
+//
+// MODELWIRE_BENCH_PPROF=127.0.0.1:6061 serves the simulator process's
+// pprof endpoints there, to profile the server under this load.
 //
 // Both servers run as processes of their own (the simulator in this test
 // binary, re-run with MODELWIRE_BENCH_SERVE set), on loopback HTTP/1.1
@@ -219,6 +223,11 @@ func TestServeForBenchmark(t *testing.T) {
 	}
 	if _, err := sim.New(sim.Options{Scenario: sc}).Start(context.Background(), "127.0.0.1:"+os.Getenv("MODELWIRE_BENCH_PORT")); err != nil {
 		t.Fatal(err)
+	}
+	if addr := os.Getenv("MODELWIRE_BENCH_PPROF"); addr != "" {
+		// The server process's own profile, while the benchmark runs:
+		// go tool pprof http://ADDR/debug/pprof/profile?seconds=10
+		go func() { t.Log(http.ListenAndServe(addr, nil)) }()
 	}
 	select {}
 }
