@@ -2,11 +2,15 @@ package gemini
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
 )
 
 // Writing a rendered turn as streamGenerateContent chunks.
+
+// simTextMark stands for a chunk's text while its JSON is printed.
+const simTextMark = "modelwire-sim-text-mark"
 
 // StreamEvents renders a turn as streamGenerateContent?alt=sse chunks (byte
 // shapes: simulate.go).
@@ -20,6 +24,17 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 	chunk := func(ph adapters.Phase, parts ...simPart) {
 		c := simCandidate{Content: &simContent{Parts: parts, Role: "model"}}
 		out = append(out, adapters.WireEvent{Data: simStreamJSON(st.response(c, false)), Phase: ph})
+	}
+	// Text chunks differ only in their text: each kind is printed once
+	// with a mark for the text and cut there (a marshal per fragment was
+	// most of a stream's cost).
+	var textChunk [2][2]string // [thought] → before, after the text
+	for i, thought := range []bool{false, true} {
+		c := simCandidate{Content: &simContent{Parts: []simPart{{Text: simText(simTextMark), Thought: thought}}, Role: "model"}}
+		textChunk[i][0], textChunk[i][1], _ = strings.Cut(simStreamJSON(st.response(c, false)), adapters.JSONString(simTextMark))
+	}
+	text := func(ph adapters.Phase, thought int, f string) {
+		out = append(out, adapters.WireEvent{Data: textChunk[thought][0] + adapters.JSONString(f) + textChunk[thought][1], Phase: ph})
 	}
 	var calls []simPart
 	flush := func() {
@@ -40,12 +55,12 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		case adapters.KindReasoning:
 			flush()
 			for _, f := range frag(it.text) {
-				chunk(adapters.PhaseReasoning, simPart{Text: simText(f), Thought: true})
+				text(adapters.PhaseReasoning, 1, f)
 			}
 		default:
 			flush()
 			for _, f := range frag(it.text) {
-				chunk(adapters.PhaseText, simPart{Text: simText(f)})
+				text(adapters.PhaseText, 0, f)
 			}
 		}
 	}

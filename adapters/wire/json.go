@@ -91,10 +91,14 @@ func (v Value) Elements() []Value {
 		return nil
 	}
 	var out []Value
-	gjson.Parse(v.Raw).ForEach(func(_, e gjson.Result) bool {
-		out = append(out, Value{e.Raw})
-		return true
-	})
+	for i := skipWS(v.Raw, 1); i < len(v.Raw) && v.Raw[i] != ']'; {
+		end := skipValue(v.Raw, i)
+		out = append(out, Value{v.Raw[i:end]})
+		i = skipWS(v.Raw, end)
+		if i < len(v.Raw) && v.Raw[i] == ',' {
+			i = skipWS(v.Raw, i+1)
+		}
+	}
 	return out
 }
 
@@ -112,11 +116,20 @@ func (v Value) Members() (Object, bool) {
 		return Object{}, false
 	}
 	var o Object
-	gjson.Parse(v.Raw).ForEach(func(k, e gjson.Result) bool {
-		o.Keys = append(o.Keys, k.String())
-		o.Vals = append(o.Vals, Value{e.Raw})
-		return true
-	})
+	s := v.Raw
+	for i := skipWS(s, 1); i < len(s) && s[i] == '"'; {
+		end := skipValue(s, i)
+		key := Value{s[i:end]}.Str()
+		i = skipWS(s, end)
+		i = skipWS(s, i+1) // the colon
+		end = skipValue(s, i)
+		o.Keys = append(o.Keys, key)
+		o.Vals = append(o.Vals, Value{s[i:end]})
+		i = skipWS(s, end)
+		if i < len(s) && s[i] == ',' {
+			i = skipWS(s, i+1)
+		}
+	}
 	return o, true
 }
 
@@ -150,4 +163,56 @@ func Parse(body []byte) (Value, bool) {
 		return Value{}, false
 	}
 	return Value{strings.TrimSpace(s)}, true
+}
+
+// skipWS is the index of the first byte at or after i that is not JSON
+// white space.
+func skipWS(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue is the index just after the value that starts at i. The text
+// is valid JSON (Parse checked it), so the scanner only finds where each
+// value ends: it does not parse numbers or unescape strings (gjson's
+// ForEach does both for every value, and that was most of a check's cost).
+func skipValue(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '"':
+		for j := i + 1; j < len(s); j++ {
+			switch s[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(s)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				j = skipValue(s, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(s)
+	}
+	j := i
+	for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\t' && s[j] != '\n' && s[j] != '\r' {
+		j++
+	}
+	return j
 }
