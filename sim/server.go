@@ -465,7 +465,11 @@ type eventFraming struct {
 // piece (a write per event was most of its cost).
 func (s *Server) writeEvents(w http.ResponseWriter, ctx context.Context, events []adapters.WireEvent, fr eventFraming) {
 	flusher, _ := w.(http.Flusher)
-	buf := make([]byte, 0, 8<<10)
+	size := 2
+	for _, ev := range events {
+		size += len(ev.Event) + len(ev.ID) + len(ev.Data) + 32 // field names, line ends
+	}
+	buf := make([]byte, 0, size)
 	flush := func() bool {
 		_, err := w.Write(buf)
 		buf = buf[:0]
