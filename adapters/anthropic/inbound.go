@@ -12,15 +12,11 @@ import (
 // thinking (enabled or adaptive).
 func readChoices(top wire.Object, in *adapters.Inbound) {
 	tc := gjson.Parse(top.Get("tool_choice").Raw)
-	switch tc.Get("type").String() {
-	case "auto":
-		in.Choice.Mode = adapters.ToolChoiceAuto
-	case "any":
-		in.Choice.Mode = adapters.ToolChoiceRequired
-	case "none":
-		in.Choice.Mode = adapters.ToolChoiceNone
+	switch typ := tc.Get("type").String(); typ {
 	case "tool":
 		in.Choice = adapters.ToolChoice{Mode: adapters.ToolChoiceNamed, Name: tc.Get("name").String()}
+	case "auto", "any", "none":
+		in.Choice.Mode, _ = wire.ChoiceMode(typ)
 	}
 	in.Serial = tc.Get("disable_parallel_tool_use").Bool()
 	t := gjson.Parse(top.Get("thinking").Raw).Get("type").String()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // This file is the simulator's side of the Messages API (adapters.Simulated):
@@ -52,23 +53,13 @@ const organizationID = "0c5f7e52-9a1d-4c3b-8e6f-2d4a7b9c1e30"
 // no 0, O, I or l after the fixed prefix in any id seen).
 const base58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
-// enc58 writes n base58 digits of w (11 digits hold any uint64 exactly).
-func enc58(b *strings.Builder, w uint64, n int) {
-	var d [11]byte
-	for i := n - 1; i >= 0; i-- {
-		d[i] = base58[w%58]
-		w /= 58
-	}
-	b.Write(d[:n])
-}
-
 // simID is prefix + 22 base58 characters from the seed and salt: the first
 // 11 encode a bijection of the seed, so two seeds never share an id.
 func simID(prefix string, seed, salt uint64) string {
 	var b strings.Builder
 	b.WriteString(prefix)
-	enc58(&b, adapters.SimWord(seed, salt), 11)
-	enc58(&b, adapters.SimWord(seed, salt^0xa5a5a5a5a5a5a5a5), 11)
+	wire.Digits(&b, base58, adapters.SimWord(seed, salt), 11)
+	wire.Digits(&b, base58, adapters.SimWord(seed, salt^0xa5a5a5a5a5a5a5a5), 11)
 	return b.String()
 }
 
@@ -91,8 +82,8 @@ func newRequestID() string {
 	var b strings.Builder
 	b.WriteString("req_011C")
 	n := requestSeq.Add(1)
-	enc58(&b, adapters.SimWord(requestEpoch, n), 11)
-	enc58(&b, adapters.SimWord(n, requestEpoch), 9)
+	wire.Digits(&b, base58, adapters.SimWord(requestEpoch, n), 11)
+	wire.Digits(&b, base58, adapters.SimWord(n, requestEpoch), 9)
 	return b.String()
 }
 

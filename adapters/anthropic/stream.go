@@ -12,10 +12,7 @@ import (
 // StreamEvents renders a turn as the API's stream (byte shapes: simulate.go).
 func (protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
 	st := render(t, o)
-	frag := o.Fragment
-	if frag == nil {
-		frag = adapters.Fragments
-	}
+	frag := o.Fragmenter()
 	ev := func(name string, ph adapters.Phase, data string) adapters.WireEvent {
 		return adapters.WireEvent{Event: name, Data: data, Phase: ph}
 	}

@@ -236,6 +236,16 @@ func (st simTurn) response(c simCandidate, final bool) simResponse {
 
 func simText(s string) *string { return &s }
 
+// callPart is a functionCall part; the turn's first carries the thought
+// signature (signed says whether one has).
+func (st simTurn) callPart(it simItem, signed *bool) simPart {
+	p := simPart{FunctionCall: &simCall{Name: it.name, Args: json.RawMessage(it.text)}}
+	if !*signed {
+		p.ThoughtSignature, *signed = st.signature, true
+	}
+	return p
+}
+
 // Body renders a turn as the generateContent body: the same response id,
 // parts and signature as StreamEvents for the same seed, one part per item.
 func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
@@ -246,11 +256,7 @@ func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 	for _, it := range st.items {
 		switch it.kind {
 		case adapters.KindToolCall:
-			p := simPart{FunctionCall: &simCall{Name: it.name, Args: json.RawMessage(it.text)}}
-			if !signed {
-				p.ThoughtSignature, signed = st.signature, true
-			}
-			parts = append(parts, p)
+			parts = append(parts, st.callPart(it, &signed))
 		case adapters.KindReasoning:
 			parts = append(parts, simPart{Text: simText(it.text), Thought: true})
 		default:

@@ -1,8 +1,6 @@
 package gemini
 
 import (
-	"strings"
-
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -16,14 +14,7 @@ import (
 // camelCase and the proto snake_case the API also accepts.
 func readChoices(top wire.Object, in *adapters.Inbound) {
 	fc := first(gjson.Parse(simGet(top, "toolConfig").Raw), "functionCallingConfig", "function_calling_config")
-	switch strings.ToUpper(first(fc, "mode").String()) {
-	case "AUTO", "VALIDATED":
-		in.Choice.Mode = adapters.ToolChoiceAuto
-	case "ANY":
-		in.Choice.Mode = adapters.ToolChoiceRequired
-	case "NONE":
-		in.Choice.Mode = adapters.ToolChoiceNone
-	}
+	in.Choice.Mode, _ = wire.ChoiceMode(first(fc, "mode").String())
 	for _, n := range first(fc, "allowedFunctionNames", "allowed_function_names").Array() {
 		in.Allowed = append(in.Allowed, n.String())
 	}

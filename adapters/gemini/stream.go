@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -16,10 +15,7 @@ const simTextMark = "modelwire-sim-text-mark"
 // shapes: simulate.go).
 func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
 	st := simRender(t, o)
-	frag := o.Fragment
-	if frag == nil {
-		frag = adapters.Fragments
-	}
+	frag := o.Fragmenter()
 	var out []adapters.WireEvent
 	chunk := func(ph adapters.Phase, parts ...simPart) {
 		c := simCandidate{Content: &simContent{Parts: parts, Role: "model"}}
@@ -47,11 +43,7 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 	for _, it := range st.items {
 		switch it.kind {
 		case adapters.KindToolCall:
-			p := simPart{FunctionCall: &simCall{Name: it.name, Args: json.RawMessage(it.text)}}
-			if !signed {
-				p.ThoughtSignature, signed = st.signature, true
-			}
-			calls = append(calls, p)
+			calls = append(calls, st.callPart(it, &signed))
 		case adapters.KindReasoning:
 			flush()
 			for _, f := range frag(it.text) {

@@ -171,15 +171,9 @@ func (r *request) toolChoice() *adapters.SimError {
 			in.Allowed = append(in.Allowed, n.String())
 		}
 	}
-	switch mode {
-	case "auto", "validated":
-		in.Choice.Mode = adapters.ToolChoiceAuto
-	case "any":
-		in.Choice.Mode = adapters.ToolChoiceRequired
-	case "none":
-		in.Choice.Mode = adapters.ToolChoiceNone
-	case "":
-	default:
+	if m, ok := wire.ChoiceMode(mode); ok && mode == strings.ToLower(mode) {
+		in.Choice.Mode = m
+	} else if mode != "" {
 		return simInvalid("Invalid value for 'generation_config.tool_choice': '%s' (want auto, any, none or validated).", mode)
 	}
 	if in.Choice.Mode == adapters.ToolChoiceRequired && len(in.Allowed) == 1 {

@@ -247,10 +247,7 @@ var simDone = adapters.WireEvent{Event: "done", Data: "[DONE]", Phase: adapters.
 // StreamEvents renders a turn as the API's stream (see the top).
 func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
 	st := simRender(t, o)
-	frag := o.Fragment
-	if frag == nil {
-		frag = adapters.Fragments
-	}
+	frag := o.Fragmenter()
 	type idx struct {
 		Index int `json:"index"`
 	}

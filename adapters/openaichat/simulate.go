@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // This file is the simulator's side of Chat Completions (adapters.Simulated),
@@ -72,25 +73,13 @@ const (
 
 // ---- ids ----------------------------------------------------------------
 
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// enc62 writes 11 base62 digits of w (62^11 > 2^64: every word is exact).
-func enc62(b *strings.Builder, w uint64) {
-	var d [11]byte
-	for i := 10; i >= 0; i-- {
-		d[i] = base62[w%62]
-		w /= 62
-	}
-	b.Write(d[:])
-}
-
 // simID is prefix + n base62 characters (n ≥ 11): the first 11 encode a
 // bijection of the seed, so two seeds never share an id of one salt.
 func simID(prefix string, seed, salt uint64, n int) string {
 	var b strings.Builder
 	b.WriteString(prefix)
 	for k := uint64(0); b.Len() < len(prefix)+n; k++ {
-		enc62(&b, adapters.SimWord(seed, salt+k*0x1000193))
+		wire.Digits(&b, wire.Base62, adapters.SimWord(seed, salt+k*0x1000193), 11)
 	}
 	return b.String()[:len(prefix)+n]
 }

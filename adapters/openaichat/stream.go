@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // Writing a rendered turn as Chat Completions' stream: chunk objects, one per
@@ -35,8 +36,8 @@ func (c *chunker) obfuscation() string {
 	w := adapters.SimWord(c.seed, saltObf+c.n<<20)
 	c.n++
 	var b strings.Builder
-	enc62(&b, w)
-	enc62(&b, adapters.SimWord(0, w)) // SimWord(0, w) is the plain mix of w
+	wire.Digits(&b, wire.Base62, w, 11)
+	wire.Digits(&b, wire.Base62, adapters.SimWord(0, w), 11) // SimWord(0, w) is the plain mix of w
 	return b.String()[:1+w%15]
 }
 
@@ -79,10 +80,7 @@ func callArgs(index int, frag string) string {
 // with include_usage) the usage chunk, then [DONE].
 func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
 	st := p.render(t, o)
-	frag := o.Fragment
-	if frag == nil {
-		frag = adapters.Fragments
-	}
+	frag := o.Fragmenter()
 	c := p.newChunker(st, o)
 	var out []adapters.WireEvent
 	emit := func(ph adapters.Phase, data string) {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // This file is the simulator's side of the Responses API
@@ -103,26 +104,14 @@ func simID(prefix string, seed, salt uint64, at int64) string {
 		adapters.SimWord(seed, salt^simSaltFrac)&0xffff, adapters.SimWord(seed, salt))
 }
 
-const simAlnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// simEnc62 writes n base-62 digits of w (11 digits hold any uint64).
-func simEnc62(b *strings.Builder, w uint64, n int) {
-	var d [13]byte
-	for i := n - 1; i >= 0; i-- {
-		d[i] = simAlnum[w%62]
-		w /= 62
-	}
-	b.Write(d[:n])
-}
-
 // simCallID is call_ + 24 alphanumerics; the first 11 encode a bijection
 // of the seed.
 func simCallID(seed uint64, index int) string {
 	var b strings.Builder
 	b.WriteString("call_")
 	salt := simSaltCall + uint64(index)<<32
-	simEnc62(&b, adapters.SimWord(seed, salt), 11)
-	simEnc62(&b, adapters.SimWord(seed, salt^0xa5a5a5a5a5a5a5a5), 13)
+	wire.Digits(&b, wire.Base62, adapters.SimWord(seed, salt), 11)
+	wire.Digits(&b, wire.Base62, adapters.SimWord(seed, salt^0xa5a5a5a5a5a5a5a5), 13)
 	return b.String()
 }
 
@@ -149,7 +138,7 @@ func simObfuscation(seed uint64, seq int, delta string) string {
 	n := 16 - utf8.RuneCountInString(delta)%16
 	var b strings.Builder
 	for i := 0; i < n; i++ {
-		b.WriteByte(simAlnum[adapters.SimWord(seed, simSaltObfuscate+uint64(seq)<<24+uint64(i))%62])
+		b.WriteByte(wire.Base62[adapters.SimWord(seed, simSaltObfuscate+uint64(seq)<<24+uint64(i))%62])
 	}
 	return b.String()
 }

@@ -14,10 +14,7 @@ import (
 // StreamEvents renders a turn as the API's stream (byte shapes: simulate.go).
 func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
 	st := simRender(t, o)
-	frag := o.Fragment
-	if frag == nil {
-		frag = adapters.Fragments
-	}
+	frag := o.Fragmenter()
 	var out []adapters.WireEvent
 	ev := func(typ string, ph adapters.Phase, members ...simMember) {
 		out = append(out, adapters.WireEvent{Event: typ, Data: simEnvelope(typ, len(out), members...), Phase: ph})

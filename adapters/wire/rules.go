@@ -1,6 +1,10 @@
 package wire
 
-import "github.com/modelwire/modelwire/adapters"
+import (
+	"strings"
+
+	"github.com/modelwire/modelwire/adapters"
+)
 
 // Rule is one check a provider makes of a request: what it checks, by
 // name, and the check, which answers with the provider's own error or nil.
@@ -19,4 +23,20 @@ func Check[R any](r R, rules []Rule[R]) *adapters.SimError {
 		}
 	}
 	return nil
+}
+
+// ChoiceMode is the canonical tool-choice mode for the words Anthropic and
+// both Gemini APIs share, in any case: auto (and Gemini's validated, auto
+// with checked calls), any (a call is required) and none; false for any
+// other word.
+func ChoiceMode(word string) (adapters.ToolChoiceMode, bool) {
+	switch strings.ToLower(word) {
+	case "auto", "validated":
+		return adapters.ToolChoiceAuto, true
+	case "any":
+		return adapters.ToolChoiceRequired, true
+	case "none":
+		return adapters.ToolChoiceNone, true
+	}
+	return "", false
 }
