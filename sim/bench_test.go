@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +46,11 @@ import (
 // Both servers run as processes of their own (the simulator in this test
 // binary, re-run with MODELWIRE_BENCH_SERVE set), on loopback HTTP/1.1
 // with keep-alive; the client reads every response body to its end and
-// checks the status.
+// checks the status. Besides req/s, each run reports srv-µs/req, the CPU
+// time the server process spent per request (from /proc): the clients'
+// rate follows whatever else the machine runs, a server's cost does not,
+// so its inverse (requests per CPU-second) compares the servers where the
+// machine is shared.
 
 // aimockVersion is the aimock release the comparison installs.
 const aimockVersion = "1.43.0"
@@ -64,11 +70,11 @@ func BenchmarkRefundLoop(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	simBase := startServer(b, ctx, os.Args[0], []string{"-test.run=^TestServeForBenchmark$"}, "MODELWIRE_BENCH_SERVE=1")
-	aimockBase, aimock5Base := "", ""
+	simServer := startServer(b, ctx, os.Args[0], []string{"-test.run=^TestServeForBenchmark$"}, "MODELWIRE_BENCH_SERVE=1")
+	var aimock, aimock5 server
 	if os.Getenv("MODELWIRE_AIMOCK") != "" {
 		dir := installAimock(b, ctx)
-		aimockBase, aimock5Base = startAimock(b, ctx, dir, 20), startAimock(b, ctx, dir, 5)
+		aimock, aimock5 = startAimock(b, ctx, dir, 20), startAimock(b, ctx, dir, 5)
 	}
 	for _, protocol := range benchProtocols {
 		for _, stream := range []bool{true, false} {
@@ -77,11 +83,11 @@ func BenchmarkRefundLoop(b *testing.B) {
 				mode = "body"
 			}
 			loop := recordLoop(b, sc, recorder, protocol, stream)
-			b.Run("sim/"+protocol+"/"+mode, func(b *testing.B) { load(b, simBase, protocol, loop) })
-			if aimockBase != "" && protocol != adapters.DeepSeekChat {
-				b.Run("aimock/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimockBase, protocol, loop) })
+			b.Run("sim/"+protocol+"/"+mode, func(b *testing.B) { load(b, simServer, protocol, loop) })
+			if aimock.base != "" && protocol != adapters.DeepSeekChat {
+				b.Run("aimock/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimock, protocol, loop) })
 				if stream {
-					b.Run("aimock-c5/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimock5Base, protocol, loop) })
+					b.Run("aimock-c5/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimock5, protocol, loop) })
 				}
 			}
 		}
@@ -109,8 +115,11 @@ func recordLoop(b *testing.B, sc *session.Scenario, base, protocol string, strea
 }
 
 // load replays the loop b.N times from parallel clients and reports
-// requests a second.
-func load(b *testing.B, base, protocol string, loop []*adapters.HTTPRequest) {
+// requests a second, and the server process's CPU time per request
+// (srv-µs/req): on a machine that other work shares, the clients' rate
+// follows its load, while the CPU a server spends on a request does not.
+func load(b *testing.B, srv server, protocol string, loop []*adapters.HTTPRequest) {
+	base := srv.base
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer client.CloseIdleConnections()
 	send := func(w *adapters.HTTPRequest) error {
@@ -141,6 +150,7 @@ func load(b *testing.B, base, protocol string, loop []*adapters.HTTPRequest) {
 			b.Fatal(err)
 		}
 	}
+	cpu := srv.cpuTime()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -153,6 +163,9 @@ func load(b *testing.B, base, protocol string, loop []*adapters.HTTPRequest) {
 		}
 	})
 	b.ReportMetric(float64(b.N*len(loop))/b.Elapsed().Seconds(), "req/s")
+	if used := srv.cpuTime() - cpu; used > 0 {
+		b.ReportMetric(float64(used.Microseconds())/float64(b.N*len(loop)), "srv-µs/req")
+	}
 }
 
 // installAimock installs aimock into a temporary directory and writes the
@@ -173,14 +186,43 @@ func installAimock(b *testing.B, ctx context.Context) string {
 
 // startAimock serves the refund fixtures, streaming text in chunk-character
 // pieces.
-func startAimock(b *testing.B, ctx context.Context, dir string, chunk int) string {
+func startAimock(b *testing.B, ctx context.Context, dir string, chunk int) server {
 	return startServer(b, ctx, "node", []string{filepath.Join(dir, "node_modules/@copilotkit/aimock/dist/cli.js"),
 		"-f", filepath.Join(dir, "refund.json"), "--chunk-size", fmt.Sprint(chunk), "--log-level", "silent", "-p"}, "")
 }
 
+// server is a server process of the benchmark.
+type server struct {
+	base string
+	pid  int
+}
+
+// cpuTime is the CPU time the process has used so far (user and system,
+// all its threads), from /proc; 0 where there is no /proc.
+func (s server) cpuTime() time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces): state is
+	// field 3, utime and stime fields 14 and 15, in clock ticks of 1/100 s
+	// (USER_HZ on Linux).
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
 // startServer runs a server process on a free port (its last argument)
 // and waits until it answers.
-func startServer(b *testing.B, ctx context.Context, name string, args []string, env string) string {
+func startServer(b *testing.B, ctx context.Context, name string, args []string, env string) server {
 	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -202,7 +244,7 @@ func startServer(b *testing.B, ctx context.Context, name string, args []string, 
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get(base + "/health"); err == nil {
 			resp.Body.Close()
-			return base
+			return server{base: base, pid: cmd.Process.Pid}
 		}
 		if time.Since(start) > 30*time.Second {
 			b.Fatalf("%s did not start", name)
