@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // Rendering a scripted turn as the Messages API's objects: content blocks,
@@ -88,25 +89,14 @@ func render(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
 		outChars += utf8.RuneCountInString(b.text)
 		st.blocks = append(st.blocks, b)
 	}
-	u := t.Usage
-	val := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return max(0, *p)
-	}
-	st.cacheR, st.cacheW = val(u.CacheReadTokens), val(u.CacheWriteTokens)
+	c := wire.UsageCounts(t.Usage, outChars)
+	st.cacheR, st.cacheW = c.CacheRead, c.CacheWrite
 	// Anthropic's input_tokens excludes both cache counts (§3.3); the
 	// script's input is every token read.
-	st.in = max(0, val(u.InputTokens)-st.cacheR-st.cacheW)
-	if u.OutputTokens != nil {
-		st.out = val(u.OutputTokens)
-	} else {
-		st.out = int64(outChars/2 + 1)
-	}
-	if u.ReasoningTokens != nil {
-		r := val(u.ReasoningTokens)
-		st.thinking = &r
+	st.in = max(0, c.Input-st.cacheR-st.cacheW)
+	st.out = c.Output
+	if t.Usage.ReasoningTokens != nil {
+		st.thinking = &c.Reasoning
 	}
 	return st
 }

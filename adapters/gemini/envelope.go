@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // The Gemini API's wire objects (fields in the API's order), rendering a
@@ -197,19 +198,14 @@ func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
 		}
 		outChars += utf8.RuneCountInString(st.items[len(st.items)-1].text)
 	}
-	val := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return max(0, *p)
+	c := wire.UsageCounts(t.Usage, outChars)
+	st.prompt, st.cached, st.thoughts = c.Input, c.CacheRead, c.Reasoning
+	// A given output count includes the thoughts; an estimate is of the
+	// candidates alone.
+	st.cands = c.Output
+	if c.OutputGiven {
+		st.cands = max(0, c.Output-st.thoughts)
 	}
-	u := t.Usage
-	st.prompt, st.cached, st.thoughts = val(u.InputTokens), val(u.CacheReadTokens), val(u.ReasoningTokens)
-	out := int64(outChars/2+1) + st.thoughts
-	if u.OutputTokens != nil {
-		out = val(u.OutputTokens)
-	}
-	st.cands = max(0, out-st.thoughts)
 	return st
 }
 

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // Rendering a scripted turn (adapters.ModelTurn) as Chat Completions'
@@ -106,17 +107,8 @@ func (p protocol) render(t adapters.ModelTurn, o adapters.ResponseOptions) simTu
 // every token read (the script's input), cached ones included;
 // completion_tokens includes the reasoning tokens.
 func (p protocol) usage(u adapters.Usage, outChars int) string {
-	val := func(n *int64) int64 {
-		if n == nil {
-			return 0
-		}
-		return max(0, *n)
-	}
-	in, cached, reasoning := val(u.InputTokens), val(u.CacheReadTokens), val(u.ReasoningTokens)
-	out := int64(outChars/2 + 1)
-	if u.OutputTokens != nil {
-		out = val(u.OutputTokens)
-	}
+	c := wire.UsageCounts(u, outChars)
+	in, out, cached, reasoning := c.Input, c.Output, c.CacheRead, c.Reasoning
 	total := i64(in + out)
 	if p.deepseek {
 		return `{"prompt_tokens":` + i64(in) + `,"completion_tokens":` + i64(out) + `,"total_tokens":` + total +
@@ -125,7 +117,7 @@ func (p protocol) usage(u adapters.Usage, outChars int) string {
 	}
 	details := `{"cached_tokens":` + i64(cached) + `,"audio_tokens":0`
 	if u.CacheWriteTokens != nil {
-		details += `,"cache_write_tokens":` + i64(val(u.CacheWriteTokens))
+		details += `,"cache_write_tokens":` + i64(c.CacheWrite)
 	}
 	return `{"prompt_tokens":` + i64(in) + `,"completion_tokens":` + i64(out) + `,"total_tokens":` + total +
 		`,"prompt_tokens_details":` + details + `},"completion_tokens_details":{"reasoning_tokens":` + i64(reasoning) +

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 	"github.com/tidwall/gjson"
 )
 
@@ -117,21 +118,12 @@ func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
 	if n := len(st.items); st.truncated && n > 0 {
 		st.items[n-1].status = "incomplete"
 	}
-	u := t.Usage
-	val := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return max(0, *p)
-	}
-	in, out := val(u.InputTokens), val(u.OutputTokens)
-	if u.OutputTokens == nil {
-		out = int64(outChars/2 + 1)
-	}
+	c := wire.UsageCounts(t.Usage, outChars)
+	in, out := c.Input, c.Output
 	st.usage = `{"input_tokens":` + simInt(in) +
-		`,"input_tokens_details":{"cache_write_tokens":` + simInt(val(u.CacheWriteTokens)) + `,"cached_tokens":` + simInt(val(u.CacheReadTokens)) + `}` +
+		`,"input_tokens_details":{"cache_write_tokens":` + simInt(c.CacheWrite) + `,"cached_tokens":` + simInt(c.CacheRead) + `}` +
 		`,"output_tokens":` + simInt(out) +
-		`,"output_tokens_details":{"reasoning_tokens":` + simInt(val(u.ReasoningTokens)) + `}` +
+		`,"output_tokens_details":{"reasoning_tokens":` + simInt(c.Reasoning) + `}` +
 		`,"total_tokens":` + simInt(in+out) + `}`
 	return st
 }
