@@ -361,7 +361,14 @@ func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.Model
 			calls[it.CallID] = it.Name
 		}
 	}
-	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: in.Results, calls: calls}
+	// The results' text is cut from the request body; a copy keeps the
+	// stored chain from holding every body it came in.
+	results := make([]adapters.ToolResult, len(in.Results))
+	for i, r := range in.Results {
+		results[i] = r
+		results[i].Content = strings.Clone(r.Content)
+	}
+	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: results, calls: calls}
 }
 
 // stream writes the turn as SSE, applying the stream faults; Gemini's
@@ -451,6 +458,12 @@ func (s *Server) reshape(events []adapters.WireEvent, simp adapters.Simulated, p
 	return events
 }
 
+// writeBuffers hold a stream's bytes before they are written: a stream is
+// tens of kilobytes (Responses repeats the whole Response object in its
+// first and last events), and allocating and clearing that per request
+// was a good part of its cost.
+var writeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
 // eventFraming is how a stream's events go out.
 type eventFraming struct {
 	array      bool   // Gemini's JSON-array stream instead of SSE
@@ -465,11 +478,14 @@ type eventFraming struct {
 // piece (a write per event was most of its cost).
 func (s *Server) writeEvents(w http.ResponseWriter, ctx context.Context, events []adapters.WireEvent, fr eventFraming) {
 	flusher, _ := w.(http.Flusher)
-	size := 2
-	for _, ev := range events {
-		size += len(ev.Event) + len(ev.ID) + len(ev.Data) + 32 // field names, line ends
-	}
-	buf := make([]byte, 0, size)
+	bp := writeBuffers.Get().(*[]byte)
+	buf := (*bp)[:0]
+	defer func() {
+		if cap(buf) <= 1<<20 { // a rare huge stream does not stay pinned
+			*bp = buf
+			writeBuffers.Put(bp)
+		}
+	}()
 	flush := func() bool {
 		_, err := w.Write(buf)
 		buf = buf[:0]

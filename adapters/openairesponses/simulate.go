@@ -137,6 +137,7 @@ func simEncrypted(seed uint64, index int, at int64, textLen int) string {
 func simObfuscation(seed uint64, seq int, delta string) string {
 	n := 16 - utf8.RuneCountInString(delta)%16
 	var b strings.Builder
+	b.Grow(n)
 	for i := 0; i < n; i++ {
 		b.WriteByte(wire.Base62[adapters.SimWord(seed, simSaltObfuscate+uint64(seq)<<24+uint64(i))%62])
 	}

@@ -22,8 +22,9 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 	obf := func(delta string) simMember {
 		return simMember{"obfuscation", adapters.JSONString(simObfuscation(st.seed, len(out), delta))}
 	}
-	ev("response.created", adapters.PhaseStart, simMember{"response", st.object(false)})
-	ev("response.in_progress", adapters.PhaseStart, simMember{"response", st.object(false)})
+	started := st.object(false)
+	ev("response.created", adapters.PhaseStart, simMember{"response", started})
+	ev("response.in_progress", adapters.PhaseStart, simMember{"response", started})
 	for i, x := range st.items {
 		idx := simMember{"output_index", strconv.Itoa(i)}
 		item := simMember{"item_id", adapters.JSONString(x.id)}
