@@ -60,38 +60,55 @@ const aimockVersion = "1.43.0"
 var benchProtocols = []string{adapters.OpenAIResponses, adapters.OpenAIChat, adapters.AnthropicMessages, adapters.Gemini, adapters.DeepSeekChat}
 
 func BenchmarkRefundLoop(b *testing.B) {
-	sc, err := samples.Lookup("refund")
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	recorder, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
+	loops := refundLoops(b, ctx)
 	simServer := startServer(b, ctx, os.Args[0], []string{"-test.run=^TestServeForBenchmark$"}, "MODELWIRE_BENCH_SERVE=1")
 	var aimock, aimock5 server
 	if os.Getenv("MODELWIRE_AIMOCK") != "" {
 		dir := installAimock(b, ctx)
 		aimock, aimock5 = startAimock(b, ctx, dir, 20), startAimock(b, ctx, dir, 5)
 	}
+	for _, l := range loops {
+		b.Run("sim/"+l.name, func(b *testing.B) { load(b, simServer, l.protocol, l.requests) })
+		if aimock.base != "" && l.protocol != adapters.DeepSeekChat {
+			b.Run("aimock/"+l.name, func(b *testing.B) { load(b, aimock, l.protocol, l.requests) })
+			if l.stream {
+				b.Run("aimock-c5/"+l.name, func(b *testing.B) { load(b, aimock5, l.protocol, l.requests) })
+			}
+		}
+	}
+}
+
+// benchLoop is the refund loop of one protocol and mode, as sent.
+type benchLoop struct {
+	name, protocol string // name: protocol/stream or protocol/body
+	stream         bool
+	requests       []*adapters.HTTPRequest
+}
+
+// refundLoops records the refund loop of every benchmarked protocol, each
+// streamed and not, against a simulator of this process.
+func refundLoops(b *testing.B, ctx context.Context) []benchLoop {
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		b.Fatal(err)
+	}
+	recorder, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var loops []benchLoop
 	for _, protocol := range benchProtocols {
 		for _, stream := range []bool{true, false} {
 			mode := "stream"
 			if !stream {
 				mode = "body"
 			}
-			loop := recordLoop(b, sc, recorder, protocol, stream)
-			b.Run("sim/"+protocol+"/"+mode, func(b *testing.B) { load(b, simServer, protocol, loop) })
-			if aimock.base != "" && protocol != adapters.DeepSeekChat {
-				b.Run("aimock/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimock, protocol, loop) })
-				if stream {
-					b.Run("aimock-c5/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimock5, protocol, loop) })
-				}
-			}
+			loops = append(loops, benchLoop{protocol + "/" + mode, protocol, stream, recordLoop(b, sc, recorder, protocol, stream)})
 		}
 	}
+	return loops
 }
 
 // recordLoop runs the refund case once against the simulator and keeps
@@ -323,40 +340,27 @@ func aimockFixtures(b *testing.B) []byte {
 //
 //	go test ./sim -run '^$' -bench ServeInProcess -cpuprofile cpu.out
 func BenchmarkServeInProcess(b *testing.B) {
-	sc, err := samples.Lookup("refund")
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	recorder, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
+	loops := refundLoops(b, ctx)
+	sc, _ := samples.Lookup("refund")
 	srv := sim.New(sim.Options{Scenario: sc})
-	for _, protocol := range benchProtocols {
-		for _, stream := range []bool{true, false} {
-			mode := "stream"
-			if !stream {
-				mode = "body"
-			}
-			loop := recordLoop(b, sc, recorder, protocol, stream)
-			b.Run(protocol+"/"+mode, func(b *testing.B) {
-				for b.Loop() {
-					for _, w := range loop {
-						req := httptest.NewRequest(w.Method, w.Path, bytes.NewReader(w.Body))
-						for k, v := range w.Headers {
-							req.Header.Set(k, v)
-						}
-						rec := httptest.NewRecorder()
-						srv.ServeHTTP(rec, req)
-						if rec.Code != http.StatusOK {
-							b.Fatalf("%s %s: %d %.300s", w.Method, w.Path, rec.Code, rec.Body.Bytes())
-						}
+	for _, l := range loops {
+		b.Run(l.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, w := range l.requests {
+					req := httptest.NewRequest(w.Method, w.Path, bytes.NewReader(w.Body))
+					for k, v := range w.Headers {
+						req.Header.Set(k, v)
+					}
+					rec := httptest.NewRecorder()
+					srv.ServeHTTP(rec, req)
+					if rec.Code != http.StatusOK {
+						b.Fatalf("%s %s: %d %.300s", w.Method, w.Path, rec.Code, rec.Body.Bytes())
 					}
 				}
-				b.ReportMetric(float64(b.N*len(loop))/b.Elapsed().Seconds(), "req/s")
-			})
-		}
+			}
+			b.ReportMetric(float64(b.N*len(l.requests))/b.Elapsed().Seconds(), "req/s")
+		})
 	}
 }
