@@ -12,7 +12,8 @@ import (
 	"github.com/modelwire/modelwire/adapters/wire"
 )
 
-// Writing a turn as a stream: the stream faults, then the events, paced for people when asked.
+// Writing a turn as a stream: the stream faults, then the events, paced for
+// people when asked.
 
 // stream writes the turn as SSE, applying the stream faults; Gemini's
 // streamGenerateContent without alt=sse gets the same chunks as one JSON
