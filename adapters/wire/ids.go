@@ -12,7 +12,7 @@ const Base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 func Digits(b *strings.Builder, alphabet string, w uint64, n int) {
 	base := uint64(len(alphabet))
 	var buf [24]byte
-	d := buf[:0]
+	var d []byte
 	if n <= len(buf) {
 		d = buf[:n]
 	} else {
