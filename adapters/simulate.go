@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 )
 
 // This file is the simulator's side of each wire format: reading a request
@@ -147,6 +145,14 @@ type ResponseOptions struct {
 	Request []byte
 }
 
+// Fragmenter is o.Fragment, or Fragments when the options set none.
+func (o ResponseOptions) Fragmenter() func(s string) []string {
+	if o.Fragment != nil {
+		return o.Fragment
+	}
+	return Fragments
+}
+
 // Simulated is implemented by every adapter the simulator can speak.
 type Simulated interface {
 	// CheckRequest validates a request as the real provider does and
@@ -238,22 +244,6 @@ func JSONString(s string) string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// MemberNames are the names of a JSON object's members in body order (the
-// providers report the first unknown one as it comes); nil when body is
-// not an object.
-func MemberNames(body []byte) []string {
-	v := gjson.ParseBytes(body)
-	if !v.IsObject() {
-		return nil
-	}
-	var names []string
-	v.ForEach(func(k, _ gjson.Result) bool {
-		names = append(names, k.String())
-		return true
-	})
-	return names
 }
 
 // SimError is an HTTP error the simulator answers with.

@@ -8,9 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	_ "net/http/pprof" // MODELWIRE_BENCH_PPROF
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,10 +40,17 @@ import (
 //	go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
 //	MODELWIRE_AIMOCK=1 go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
 //
+// MODELWIRE_BENCH_PPROF=127.0.0.1:6061 serves the simulator process's
+// pprof endpoints there, to profile the server under this load.
+//
 // Both servers run as processes of their own (the simulator in this test
 // binary, re-run with MODELWIRE_BENCH_SERVE set), on loopback HTTP/1.1
 // with keep-alive; the client reads every response body to its end and
-// checks the status.
+// checks the status. Besides req/s, each run reports srv-µs/req, the CPU
+// time the server process spent per request (from /proc): the clients'
+// rate follows whatever else the machine runs, a server's cost does not,
+// so its inverse (requests per CPU-second) compares the servers where the
+// machine is shared.
 
 // aimockVersion is the aimock release the comparison installs.
 const aimockVersion = "1.43.0"
@@ -49,38 +60,55 @@ const aimockVersion = "1.43.0"
 var benchProtocols = []string{adapters.OpenAIResponses, adapters.OpenAIChat, adapters.AnthropicMessages, adapters.Gemini, adapters.DeepSeekChat}
 
 func BenchmarkRefundLoop(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	loops := refundLoops(b, ctx)
+	simServer := startServer(b, ctx, os.Args[0], []string{"-test.run=^TestServeForBenchmark$"}, "MODELWIRE_BENCH_SERVE=1")
+	var aimock, aimock5 server
+	if os.Getenv("MODELWIRE_AIMOCK") != "" {
+		dir := installAimock(b, ctx)
+		aimock, aimock5 = startAimock(b, ctx, dir, 20), startAimock(b, ctx, dir, 5)
+	}
+	for _, l := range loops {
+		b.Run("sim/"+l.name, func(b *testing.B) { load(b, simServer, l.protocol, l.requests) })
+		if aimock.base != "" && l.protocol != adapters.DeepSeekChat {
+			b.Run("aimock/"+l.name, func(b *testing.B) { load(b, aimock, l.protocol, l.requests) })
+			if l.stream {
+				b.Run("aimock-c5/"+l.name, func(b *testing.B) { load(b, aimock5, l.protocol, l.requests) })
+			}
+		}
+	}
+}
+
+// benchLoop is the refund loop of one protocol and mode, as sent.
+type benchLoop struct {
+	name, protocol string // name: protocol/stream or protocol/body
+	stream         bool
+	requests       []*adapters.HTTPRequest
+}
+
+// refundLoops records the refund loop of every benchmarked protocol, each
+// streamed and not, against a simulator of this process.
+func refundLoops(b *testing.B, ctx context.Context) []benchLoop {
 	sc, err := samples.Lookup("refund")
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	recorder, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	simBase := startServer(b, ctx, os.Args[0], []string{"-test.run=^TestServeForBenchmark$"}, "MODELWIRE_BENCH_SERVE=1")
-	aimockBase, aimock5Base := "", ""
-	if os.Getenv("MODELWIRE_AIMOCK") != "" {
-		dir := installAimock(b, ctx)
-		aimockBase, aimock5Base = startAimock(b, ctx, dir, 20), startAimock(b, ctx, dir, 5)
-	}
+	var loops []benchLoop
 	for _, protocol := range benchProtocols {
 		for _, stream := range []bool{true, false} {
 			mode := "stream"
 			if !stream {
 				mode = "body"
 			}
-			loop := recordLoop(b, sc, recorder, protocol, stream)
-			b.Run("sim/"+protocol+"/"+mode, func(b *testing.B) { load(b, simBase, protocol, loop) })
-			if aimockBase != "" && protocol != adapters.DeepSeekChat {
-				b.Run("aimock/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimockBase, protocol, loop) })
-				if stream {
-					b.Run("aimock-c5/"+protocol+"/"+mode, func(b *testing.B) { load(b, aimock5Base, protocol, loop) })
-				}
-			}
+			loops = append(loops, benchLoop{protocol + "/" + mode, protocol, stream, recordLoop(b, sc, recorder, protocol, stream)})
 		}
 	}
+	return loops
 }
 
 // recordLoop runs the refund case once against the simulator and keeps
@@ -104,8 +132,11 @@ func recordLoop(b *testing.B, sc *session.Scenario, base, protocol string, strea
 }
 
 // load replays the loop b.N times from parallel clients and reports
-// requests a second.
-func load(b *testing.B, base, protocol string, loop []*adapters.HTTPRequest) {
+// requests a second, and the server process's CPU time per request
+// (srv-µs/req): on a machine that other work shares, the clients' rate
+// follows its load, while the CPU a server spends on a request does not.
+func load(b *testing.B, srv server, protocol string, loop []*adapters.HTTPRequest) {
+	base := srv.base
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	defer client.CloseIdleConnections()
 	send := func(w *adapters.HTTPRequest) error {
@@ -136,6 +167,7 @@ func load(b *testing.B, base, protocol string, loop []*adapters.HTTPRequest) {
 			b.Fatal(err)
 		}
 	}
+	cpu := srv.cpuTime()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -148,6 +180,9 @@ func load(b *testing.B, base, protocol string, loop []*adapters.HTTPRequest) {
 		}
 	})
 	b.ReportMetric(float64(b.N*len(loop))/b.Elapsed().Seconds(), "req/s")
+	if used := srv.cpuTime() - cpu; used > 0 {
+		b.ReportMetric(float64(used.Microseconds())/float64(b.N*len(loop)), "srv-µs/req")
+	}
 }
 
 // installAimock installs aimock into a temporary directory and writes the
@@ -168,14 +203,43 @@ func installAimock(b *testing.B, ctx context.Context) string {
 
 // startAimock serves the refund fixtures, streaming text in chunk-character
 // pieces.
-func startAimock(b *testing.B, ctx context.Context, dir string, chunk int) string {
+func startAimock(b *testing.B, ctx context.Context, dir string, chunk int) server {
 	return startServer(b, ctx, "node", []string{filepath.Join(dir, "node_modules/@copilotkit/aimock/dist/cli.js"),
 		"-f", filepath.Join(dir, "refund.json"), "--chunk-size", fmt.Sprint(chunk), "--log-level", "silent", "-p"}, "")
 }
 
+// server is a server process of the benchmark.
+type server struct {
+	base string
+	pid  int
+}
+
+// cpuTime is the CPU time the process has used so far (user and system,
+// all its threads), from /proc; 0 where there is no /proc.
+func (s server) cpuTime() time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may hold spaces): state is
+	// field 3, utime and stime fields 14 and 15, in clock ticks of 1/100 s
+	// (USER_HZ on Linux).
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
 // startServer runs a server process on a free port (its last argument)
 // and waits until it answers.
-func startServer(b *testing.B, ctx context.Context, name string, args []string, env string) string {
+func startServer(b *testing.B, ctx context.Context, name string, args []string, env string) server {
 	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -197,7 +261,7 @@ func startServer(b *testing.B, ctx context.Context, name string, args []string, 
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		if resp, err := http.Get(base + "/health"); err == nil {
 			resp.Body.Close()
-			return base
+			return server{base: base, pid: cmd.Process.Pid}
 		}
 		if time.Since(start) > 30*time.Second {
 			b.Fatalf("%s did not start", name)
@@ -219,13 +283,19 @@ func TestServeForBenchmark(t *testing.T) {
 	if _, err := sim.New(sim.Options{Scenario: sc}).Start(context.Background(), "127.0.0.1:"+os.Getenv("MODELWIRE_BENCH_PORT")); err != nil {
 		t.Fatal(err)
 	}
+	if addr := os.Getenv("MODELWIRE_BENCH_PPROF"); addr != "" {
+		// The server process's own profile, while the benchmark runs:
+		// go tool pprof http://ADDR/debug/pprof/profile?seconds=10
+		go func() { t.Log(http.ListenAndServe(addr, nil)) }()
+	}
 	select {}
 }
 
 // aimockFixtures is the refund loop in aimock's fixture language: the
 // first request (no tool result yet) gets the order-line call, the one
-// ending in the order line's result gets the two parallel calls, the one
-// ending in the policy's result gets the final answer.
+// that carries the order line's result gets the two parallel calls, the
+// one that carries the policy's result gets the final answer (fixtures
+// are tried in order).
 func aimockFixtures(b *testing.B) []byte {
 	type call struct {
 		Name      string          `json:"name"`
@@ -238,10 +308,21 @@ func aimockFixtures(b *testing.B) []byte {
 		}
 		return out
 	}
+	// The results are matched by their evidence ids, read from the
+	// chapter's results so the fixtures follow them.
+	evidence := func(result string) string {
+		var r struct {
+			EvidenceID string `json:"evidence_id"`
+		}
+		if err := json.Unmarshal([]byte(result), &r); err != nil || r.EvidenceID == "" {
+			b.Fatalf("a refund result without evidence_id: %s", result)
+		}
+		return r.EvidenceID
+	}
 	fx := map[string]any{"fixtures": []any{
-		map[string]any{"match": map[string]any{"toolResultContains": "EV-POLICY-aftersale-v3"},
+		map[string]any{"match": map[string]any{"toolResultContains": evidence(adapterstest.RefundTurn2[1].Result)},
 			"response": map[string]any{"content": adapterstest.RefundModelText}},
-		map[string]any{"match": map[string]any{"toolResultContains": "EV-ORDER-O-2048-L1"},
+		map[string]any{"match": map[string]any{"toolResultContains": evidence(adapterstest.RefundTurn1[0].Result)},
 			"response": map[string]any{"toolCalls": calls(adapterstest.RefundTurn2)}},
 		map[string]any{"match": map[string]any{"hasToolResult": false},
 			"response": map[string]any{"toolCalls": calls(adapterstest.RefundTurn1)}},
@@ -251,4 +332,35 @@ func aimockFixtures(b *testing.B) []byte {
 		b.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkServeInProcess is the simulator's own cost per request on the
+// refund loop, in process (no sockets, no client): what a CPU profile of
+// the server should look at.
+//
+//	go test ./sim -run '^$' -bench ServeInProcess -cpuprofile cpu.out
+func BenchmarkServeInProcess(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	loops := refundLoops(b, ctx)
+	sc, _ := samples.Lookup("refund")
+	srv := sim.New(sim.Options{Scenario: sc})
+	for _, l := range loops {
+		b.Run(l.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, w := range l.requests {
+					req := httptest.NewRequest(w.Method, w.Path, bytes.NewReader(w.Body))
+					for k, v := range w.Headers {
+						req.Header.Set(k, v)
+					}
+					rec := httptest.NewRecorder()
+					srv.ServeHTTP(rec, req)
+					if rec.Code != http.StatusOK {
+						b.Fatalf("%s %s: %d %.300s", w.Method, w.Path, rec.Code, rec.Body.Bytes())
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N*len(l.requests))/b.Elapsed().Seconds(), "req/s")
+		})
+	}
 }

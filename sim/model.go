@@ -165,7 +165,7 @@ func inputTokens(body []byte) int {
 			}
 			j++
 		}
-		n += Tokens(string(body[i+1 : min(j, len(body))]))
+		n += tokens(body[i+1 : min(j, len(body))])
 		i = j
 	}
 	return n
@@ -174,9 +174,21 @@ func inputTokens(body []byte) int {
 // Tokens approximates a tokenizer: each CJK character is one token, and
 // every other run of text one token per four bytes (rounded up). It is a
 // documented approximation, not a real vocabulary's count.
-func Tokens(s string) int {
+func Tokens(s string) int { return tokens(s) }
+
+// tokens is Tokens over a string or the bytes of a request (no copy). It
+// runs over every request's text, so ASCII, which is never CJK, skips
+// rune decoding.
+func tokens[T string | []byte](s T) int {
 	n, run := 0, 0
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			run++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		i += size
 		if isCJK(r) {
 			n += 1 + (run+3)/4
 			run = 0
@@ -203,6 +215,9 @@ func prefixTokens(s string, limit int) string {
 }
 
 func isCJK(r rune) bool {
+	if r >= 0x4e00 && r <= 0x9fff { // CJK Unified Ideographs, most Chinese text
+		return true
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
 		r >= 0x3000 && r <= 0x303f || r >= 0xff00 && r <= 0xffef
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 )
 
-// rateLimitFault answers the rate-limit faults, each with its own form of
-// Retry-After: seconds, an HTTP date, or a wait beyond one minute.
-func (s *Server) rateLimitFault(w http.ResponseWriter, simp adapters.Simulated) bool {
+// rateLimitFault takes a rate-limit fault: the 429 to answer with, each
+// fault with its own form of Retry-After (seconds, an HTTP date, or a wait
+// beyond one minute); nil when none is due.
+func (s *Server) rateLimitFault(simp adapters.Simulated) *adapters.SimError {
 	f := s.opts.Faults
 	var retryAfter string
 	switch {
@@ -20,10 +21,9 @@ func (s *Server) rateLimitFault(w http.ResponseWriter, simp adapters.Simulated) 
 	case f.take("rate-limit-long", true):
 		retryAfter = "120"
 	default:
-		return false
+		return nil
 	}
 	e := simp.ErrorResponse(http.StatusTooManyRequests, "rate_limit", "Rate limit reached for requests. Please try again later.")
 	e.Header.Set("Retry-After", retryAfter)
-	writeError(w, e)
-	return true
+	return e
 }

@@ -6,7 +6,6 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,6 +63,10 @@ type Server struct {
 	mu        sync.Mutex
 	responses map[string]storedResponse // Responses API ids it issued
 	issued    map[string]bool           // call ids it issued
+	// suffixed is, per call id a model chose, the first suffix number
+	// not yet tried, so a busy server does not probe every earlier
+	// repeat again (that made a long run quadratic).
+	suffixed map[string]int
 }
 
 type storedResponse struct {
@@ -89,7 +92,7 @@ func New(opts Options) *Server {
 	if opts.StallFor == 0 {
 		opts.StallFor = 30 * time.Second
 	}
-	return &Server{opts: opts, responses: map[string]storedResponse{}, issued: map[string]bool{}}
+	return &Server{opts: opts, responses: map[string]storedResponse{}, issued: map[string]bool{}, suffixed: map[string]int{}}
 }
 
 func (s *Server) now() time.Time {
@@ -145,105 +148,77 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 32<<20+1))
-	if err != nil {
-		return
+	body, serr := readBody(r, simp)
+	if serr == nil {
+		serr = s.serve(w, r, simp, name, body)
 	}
-	if len(body) > 32<<20 {
-		writeError(w, simp.ErrorResponse(http.StatusRequestEntityTooLarge, "request_too_large", "Request exceeds the maximum allowed number of bytes."))
-		return
-	}
-	in, serr := simp.CheckRequest(r.Method, r.URL.RequestURI(), r.Header, body)
 	if serr != nil {
 		writeError(w, serr)
-		return
+	}
+}
+
+// maxBody is the largest request body the simulator reads.
+const maxBody = 32 << 20
+
+// readBody reads the request body (in one allocation when the client says
+// how long it is); a body over maxBody gets the provider's 413.
+func readBody(r *http.Request, simp adapters.Simulated) ([]byte, *adapters.SimError) {
+	var body []byte
+	var err error
+	if n := r.ContentLength; n >= 0 && n <= maxBody {
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	}
+	if err != nil {
+		return nil, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: reading the request body: "+err.Error())
+	}
+	if len(body) > maxBody {
+		return nil, simp.ErrorResponse(http.StatusRequestEntityTooLarge, "request_too_large", "Request exceeds the maximum allowed number of bytes.")
+	}
+	return body, nil
+}
+
+// serve answers a request to a protocol's endpoint: it checks the request
+// as the provider does, lets the scenario's model answer, applies the
+// faults and writes the response (or returns the error to answer with).
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, name string, body []byte) *adapters.SimError {
+	in, serr := simp.CheckRequest(r.Method, r.URL.RequestURI(), r.Header, body)
+	if serr != nil {
+		return serr
 	}
 	sc, err := s.scenario(r)
 	if err != nil {
-		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error()))
-		return
+		return simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: "+err.Error())
 	}
 	if sc == nil {
-		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: no scenario loaded"))
-		return
+		return simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: no scenario loaded")
 	}
-
 	in.Protocol = name
-	turn := in.ModelTurns
-	chain, checksChain := simp.(chainChecker)
-	if in.PreviousResponseID != "" {
-		s.mu.Lock()
-		prev, ok := s.responses[in.PreviousResponseID]
-		s.mu.Unlock()
-		if !ok || !prev.stored {
-			if checksChain {
-				writeError(w, chain.UnknownPrevious(in.PreviousResponseID))
-				return
-			}
-			writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("Previous response with id '%s' not found.", in.PreviousResponseID)))
-			return
-		}
-		if checksChain {
-			for _, r := range in.Results {
-				if _, ok := prev.calls[r.CallID]; !ok {
-					writeError(w, chain.UnmatchedResult(r.CallID))
-					return
-				}
-			}
-		}
-		turn += prev.depth
-		// The chain carries the earlier calls and results: the model sees
-		// them as if they had been resent.
-		for i, r := range in.Results {
-			if r.Name == "" {
-				in.Results[i].Name = prev.calls[r.CallID]
-			}
-		}
-		in.Results = append(append([]adapters.ToolResult(nil), prev.results...), in.Results...)
+	turn, serr := s.continueChain(in, simp)
+	if serr != nil {
+		return serr
 	}
 	if turn >= max(len(sc.Script), 1)+sc.TurnLimit {
-		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error",
-			fmt.Sprintf("simulator: scenario %s allows %d turns; this request's history already holds %d", sc.FullName(), sc.TurnLimit, turn)))
-		return
+		return simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error",
+			fmt.Sprintf("simulator: scenario %s allows %d turns; this request's history already holds %d", sc.FullName(), sc.TurnLimit, turn))
 	}
-
-	f := s.opts.Faults
-	switch {
-	case s.rateLimitFault(w, simp):
-		return
-	case f.take("server-error", true):
-		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "server_error", "The server had an error while processing your request. Sorry about that!"))
-		return
-	case f.take("overloaded", name == adapters.AnthropicMessages):
-		writeError(w, simp.ErrorResponse(529, "overloaded_error", "Overloaded"))
-		return
+	if serr := s.requestFault(simp, name); serr != nil {
+		return serr
 	}
-	if f.take("slow-first-byte", true) {
+	if s.opts.Faults.take("slow-first-byte", true) {
 		select {
 		case <-time.After(s.opts.SlowFirstByte):
 		case <-r.Context().Done():
-			return
+			return nil
 		}
 	}
-
 	mt, err := answer(sc, in, body)
 	if err != nil {
-		writeError(w, simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: "+err.Error()))
-		return
+		return simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: "+err.Error())
 	}
-	s.uniqueCallIDs(&mt)
-	if f.take("refusal", true) {
-		mt = refusalTurn(mt)
-	}
-	if f.take("truncate", true) {
-		mt = truncateTurn(mt)
-	}
-	if f.take("content-filter", true) {
-		mt = contentFilterTurn(mt)
-	}
-	if f.take("pause-turn", name == adapters.AnthropicMessages) {
-		mt = pauseTurn(mt)
-	}
+	mt = s.turnFaults(mt, name)
 	model := in.Model
 	if model == "" {
 		model = sc.Model
@@ -260,9 +235,79 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(simp.Body(mt, o))
-		return
+		return nil
 	}
 	s.stream(w, r, simp, name, mt, o)
+	return nil
+}
+
+// continueChain is the model turn a request is at: the turns its history
+// carries plus, for previous_response_id, those of the stored chain, whose
+// calls and results the model then sees as if resent. An unknown or
+// unstored previous id, or a result that answers no call of the chain,
+// gets the provider's error.
+func (s *Server) continueChain(in *adapters.Inbound, simp adapters.Simulated) (int, *adapters.SimError) {
+	if in.PreviousResponseID == "" {
+		return in.ModelTurns, nil
+	}
+	chain, checksChain := simp.(chainChecker)
+	s.mu.Lock()
+	prev, ok := s.responses[in.PreviousResponseID]
+	s.mu.Unlock()
+	if !ok || !prev.stored {
+		if checksChain {
+			return 0, chain.UnknownPrevious(in.PreviousResponseID)
+		}
+		return 0, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("Previous response with id '%s' not found.", in.PreviousResponseID))
+	}
+	if checksChain {
+		for _, r := range in.Results {
+			if _, ok := prev.calls[r.CallID]; !ok {
+				return 0, chain.UnmatchedResult(r.CallID)
+			}
+		}
+	}
+	for i, r := range in.Results {
+		if r.Name == "" {
+			in.Results[i].Name = prev.calls[r.CallID]
+		}
+	}
+	in.Results = append(append([]adapters.ToolResult(nil), prev.results...), in.Results...)
+	return in.ModelTurns + prev.depth, nil
+}
+
+// requestFault takes a fault that answers the request with an HTTP error.
+func (s *Server) requestFault(simp adapters.Simulated, name string) *adapters.SimError {
+	if e := s.rateLimitFault(simp); e != nil {
+		return e
+	}
+	f := s.opts.Faults
+	switch {
+	case f.take("server-error", true):
+		return simp.ErrorResponse(http.StatusInternalServerError, "server_error", "The server had an error while processing your request. Sorry about that!")
+	case f.take("overloaded", name == adapters.AnthropicMessages):
+		return simp.ErrorResponse(529, "overloaded_error", "Overloaded")
+	}
+	return nil
+}
+
+// turnFaults takes the faults that change the model's turn.
+func (s *Server) turnFaults(mt adapters.ModelTurn, name string) adapters.ModelTurn {
+	s.uniqueCallIDs(&mt)
+	f := s.opts.Faults
+	if f.take("refusal", true) {
+		mt = refusalTurn(mt)
+	}
+	if f.take("truncate", true) {
+		mt = truncateTurn(mt)
+	}
+	if f.take("content-filter", true) {
+		mt = contentFilterTurn(mt)
+	}
+	if f.take("pause-turn", name == adapters.AnthropicMessages) {
+		mt = pauseTurn(mt)
+	}
+	return mt
 }
 
 // uniqueCallIDs keeps every call id this server issues unique, as a real
@@ -278,9 +323,13 @@ func (s *Server) uniqueCallIDs(mt *adapters.ModelTurn) {
 			continue
 		}
 		id, suffix := it.CallID, ""
-		for n := 2; s.issued[id]; n++ {
+		n := max(s.suffixed[it.CallID], 2)
+		for ; s.issued[id]; n++ {
 			suffix = "_" + strconv.Itoa(n)
 			id = it.CallID + suffix
+		}
+		if suffix != "" {
+			s.suffixed[it.CallID] = n
 		}
 		s.issued[id] = true
 		mt.Items[i].CallID = id
@@ -310,158 +359,14 @@ func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.Model
 			calls[it.CallID] = it.Name
 		}
 	}
-	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: in.Results, calls: calls}
-}
-
-// stream writes the turn as SSE, applying the stream faults; Gemini's
-// streamGenerateContent without alt=sse gets the same chunks as one JSON
-// array, written as they come, as the API sends it.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, protocol string, mt adapters.ModelTurn, o adapters.ResponseOptions) {
-	array := protocol == adapters.Gemini && r.URL.Query().Get("alt") != "sse"
-	events := simp.StreamEvents(mt, o)
-	f := s.opts.Faults
-	cut, stall := -1, -1
-	hasPhase := func(ph adapters.Phase) bool { return indexOfPhase(events, ph, 0.5) >= 0 }
-	switch {
-	case f.take("disconnect-mid-args", hasPhase(adapters.PhaseArgs)):
-		cut = indexOfPhase(events, adapters.PhaseArgs, 0.5)
-	case f.take("disconnect-mid-text", hasPhase(adapters.PhaseText)):
-		cut = indexOfPhase(events, adapters.PhaseText, 0.5)
-	case f.take("stall", true):
-		stall = len(events) / 2
+	// The results' text is cut from the request body; a copy keeps the
+	// stored chain from holding every body it came in.
+	results := make([]adapters.ToolResult, len(in.Results))
+	for i, r := range in.Results {
+		results[i] = r
+		results[i].Content = strings.Clone(r.Content)
 	}
-	// reshape takes a fault that moves, adds or drops events.
-	reshaped := false
-	reshape := func(name string) bool {
-		ok := f.take(name, true)
-		reshaped = reshaped || ok
-		return ok
-	}
-	if reshape("error-after-200") {
-		at := max(1, len(events)/2)
-		events = append(events[:at:at], simp.ErrorEvent("overloaded_error", "Overloaded")...)
-	}
-	if reshape("no-terminal") {
-		events = dropPhase(events, adapters.PhaseTerminal)
-	}
-	if reshape("malformed-event") {
-		at := max(1, len(events)/3)
-		bad := events[at]
-		bad.Data = bad.Data[:len(bad.Data)/2]
-		events = insert(events, at, bad)
-	}
-	if reshape("unknown-event") {
-		events = insert(events, max(1, len(events)/4), simp.UnknownEvent())
-	}
-	if reshape("duplicate-events") {
-		// Responses events repeat with their sequence_number; Gemini's SDK
-		// rejects any field but data, so its repeats carry nothing to tell
-		// them apart (as a real duplicate would); the others get SSE ids.
-		events = duplicate(events, protocol != adapters.OpenAIResponses && protocol != adapters.Gemini)
-	}
-	if reshape("late-event") {
-		for i := len(events) - 1; i >= 0; i-- {
-			if events[i].Phase == adapters.PhaseText || events[i].Phase == adapters.PhaseArgs {
-				events = append(events, events[i])
-				break
-			}
-		}
-	}
-
-	// Protocols that number their events (Responses' sequence_number)
-	// renumber after the faults moved events around, so an inserted event
-	// carries its own number and a repeat keeps the one it repeats.
-	if rn, ok := simp.(interface {
-		Renumber([]adapters.WireEvent) []adapters.WireEvent
-	}); ok && reshaped {
-		events = rn.Renumber(events)
-	}
-	for k, v := range simp.ResponseHeaders(true) {
-		w.Header()[k] = v
-	}
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	if array {
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	}
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	nl := simp.LineEnd()
-	ctx := r.Context()
-	pause := contentPause(mt, events, s.opts.Pace)
-	for i, ev := range events {
-		if i == cut {
-			if flusher != nil {
-				flusher.Flush()
-			}
-			// Abort: the connection closes without the end of the body,
-			// as a dropped connection does.
-			panic(http.ErrAbortHandler)
-		}
-		if i == stall {
-			flusher.Flush()
-			select {
-			case <-time.After(s.opts.StallFor):
-			case <-ctx.Done():
-			}
-			return
-		}
-		wait := pause
-		if !isContent(ev.Phase) {
-			wait = 0
-		}
-		if i > 0 {
-			wait += s.opts.Delay
-		}
-		// Events go out as the connection takes them: what is written
-		// is flushed before each pause, so a paced stream arrives event
-		// by event, and an unpaced one in the writer's 4 KB pieces (a
-		// syscall per event would be most of its cost).
-		if wait > 0 {
-			if flusher != nil {
-				flusher.Flush()
-			}
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return
-			}
-		}
-		var b strings.Builder
-		switch {
-		case array:
-			b.WriteString(arrayPiece(i, ev.Data))
-		default:
-			if ev.Event != "" {
-				b.WriteString("event: " + ev.Event + nl)
-			}
-			if ev.ID != "" {
-				b.WriteString("id: " + ev.ID + nl)
-			}
-			b.WriteString("data: " + ev.Data + nl + nl)
-		}
-		if _, err := io.WriteString(w, b.String()); err != nil {
-			return
-		}
-	}
-	if array {
-		_, _ = io.WriteString(w, "\n]")
-	}
-}
-
-// arrayPiece is chunk i of a JSON-array stream: "[" or the separator, then
-// the chunk pretty-printed as Google prints them (a malformed chunk, from
-// the malformed-event fault, as it is).
-func arrayPiece(i int, data string) string {
-	lead := "\n,\r\n"
-	if i == 0 {
-		lead = "["
-	}
-	var b bytes.Buffer
-	if json.Indent(&b, []byte(data), "", "  ") != nil {
-		return lead + data
-	}
-	return lead + b.String()
+	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: results, calls: calls}
 }
 
 // simulated is the protocol's simulator side, once the request's key

@@ -4,25 +4,21 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // readChoices fills what a checked request lets the model do: tool_choice
 // {"type":"auto"|"any"|"tool"|"none"} with disable_parallel_tool_use, and
 // thinking (enabled or adaptive).
-func readChoices(body []byte, in *adapters.Inbound) {
-	r := gjson.ParseBytes(body)
-	tc := r.Get("tool_choice")
-	switch tc.Get("type").String() {
-	case "auto":
-		in.Choice.Mode = adapters.ToolChoiceAuto
-	case "any":
-		in.Choice.Mode = adapters.ToolChoiceRequired
-	case "none":
-		in.Choice.Mode = adapters.ToolChoiceNone
+func readChoices(top wire.Object, in *adapters.Inbound) {
+	tc := gjson.Parse(top.Get("tool_choice").Raw)
+	switch typ := tc.Get("type").String(); typ {
 	case "tool":
 		in.Choice = adapters.ToolChoice{Mode: adapters.ToolChoiceNamed, Name: tc.Get("name").String()}
+	case "auto", "any", "none":
+		in.Choice.Mode, _ = wire.ChoiceMode(typ)
 	}
 	in.Serial = tc.Get("disable_parallel_tool_use").Bool()
-	t := r.Get("thinking.type").String()
+	t := gjson.Parse(top.Get("thinking").Raw).Get("type").String()
 	in.Reasoning = t == "enabled" || t == "adaptive"
 }

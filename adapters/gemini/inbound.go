@@ -1,11 +1,10 @@
 package gemini
 
 import (
-	"strings"
-
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // readChoices fills what a checked request lets the model do:
@@ -13,24 +12,17 @@ import (
 // allowedFunctionNames) and thinkingConfig.includeThoughts. Gemini has no
 // switch for parallel calls. Field names are read in both the REST
 // camelCase and the proto snake_case the API also accepts.
-func readChoices(body []byte, in *adapters.Inbound) {
-	r := gjson.ParseBytes(body)
-	fc := first(r, "toolConfig.functionCallingConfig", "tool_config.function_calling_config")
-	switch strings.ToUpper(first(fc, "mode").String()) {
-	case "AUTO", "VALIDATED":
-		in.Choice.Mode = adapters.ToolChoiceAuto
-	case "ANY":
-		in.Choice.Mode = adapters.ToolChoiceRequired
-	case "NONE":
-		in.Choice.Mode = adapters.ToolChoiceNone
-	}
+func readChoices(top wire.Object, in *adapters.Inbound) {
+	fc := first(gjson.Parse(simGet(top, "toolConfig").Raw), "functionCallingConfig", "function_calling_config")
+	in.Choice.Mode, _ = wire.ChoiceMode(first(fc, "mode").String())
 	for _, n := range first(fc, "allowedFunctionNames", "allowed_function_names").Array() {
 		in.Allowed = append(in.Allowed, n.String())
 	}
 	if in.Choice.Mode == adapters.ToolChoiceRequired && len(in.Allowed) == 1 {
 		in.Choice = adapters.ToolChoice{Mode: adapters.ToolChoiceNamed, Name: in.Allowed[0]}
 	}
-	in.Reasoning = first(r, "generationConfig.thinkingConfig.includeThoughts", "generation_config.thinking_config.include_thoughts").Bool()
+	gc := gjson.Parse(simGet(top, "generationConfig").Raw)
+	in.Reasoning = first(gc, "thinkingConfig.includeThoughts", "thinking_config.include_thoughts").Bool()
 }
 
 func first(r gjson.Result, paths ...string) gjson.Result {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // simFields are CreateModelInteraction's fields (go-genai v1.77.0); any
@@ -27,6 +29,31 @@ var simModelSteps = map[string]bool{"thought": true, "model_output": true, "func
 	"url_context_call": true, "url_context_result": true, "file_search_call": true, "file_search_result": true,
 	"google_maps_call": true, "google_maps_result": true, "mcp_server_tool_call": true, "mcp_server_tool_result": true,
 	"retrieval_call": true, "retrieval_result": true, "processing_call": true, "processing_result": true}
+
+// request is one request while it is checked: its body read once, and the
+// facts the rules find.
+type request struct {
+	root, gc gjson.Result
+	in       *adapters.Inbound
+}
+
+// requestRules are the API's checks in the order it applies them.
+var requestRules = []wire.Rule[*request]{
+	{Name: "every member is a known parameter", Check: (*request).unknown},
+	{Name: "model, previous_interaction_id and system_instruction are strings; stream and store booleans", Check: (*request).scalars},
+	{Name: "a model is named (agents are not simulated)", Check: func(r *request) *adapters.SimError {
+		if r.in.Model != "" {
+			return nil
+		}
+		if r.root.Get("agent").Exists() {
+			return simInvalid("Agent interactions are not simulated: name a model.")
+		}
+		return simInvalid("Missing required parameter: 'model'.")
+	}},
+	{Name: "generation_config: a positive max_output_tokens, temperature in [0, 2], a known tool_choice", Check: (*request).generationConfig},
+	{Name: "function tools are named", Check: (*request).tools},
+	{Name: "every function_result answers a function_call, and every call is answered", Check: (*request).steps},
+}
 
 // CheckRequest validates POST /v1beta/interactions as the API does and
 // returns what the simulator needs. Everything the request says is read
@@ -48,9 +75,17 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 	if !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject() {
 		return nil, simInvalid("Invalid JSON payload: the request body must be a JSON object.")
 	}
-	root := gjson.ParseBytes(body)
+	r := &request{root: gjson.ParseBytes(body), in: &adapters.Inbound{}}
+	if e := wire.Check(r, requestRules); e != nil {
+		return nil, e
+	}
+	return r.in, nil
+}
+
+// unknown: the API names the first unknown parameter in sorted order.
+func (r *request) unknown() *adapters.SimError {
 	var unknown []string
-	root.ForEach(func(k, _ gjson.Result) bool {
+	r.root.ForEach(func(k, _ gjson.Result) bool {
 		if !simFields[k.String()] {
 			unknown = append(unknown, k.String())
 		}
@@ -58,18 +93,21 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 	})
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, simError(400, simErrorObj{Code: "parameter_unknown", Message: "Unknown parameter: '" + unknown[0] + "'."})
+		return simError(400, simErrorObj{Code: "parameter_unknown", Message: "Unknown parameter: '" + unknown[0] + "'."})
 	}
-	in := &adapters.Inbound{}
+	return nil
+}
+
+func (r *request) scalars() *adapters.SimError {
 	str := func(name string) (string, *adapters.SimError) {
-		v := root.Get(name)
+		v := r.root.Get(name)
 		if v.Exists() && v.Type != gjson.String && v.Type != gjson.Null {
 			return "", simInvalid("Invalid value for '%s': expected a string.", name)
 		}
 		return v.String(), nil
 	}
 	boolean := func(name string) (*bool, *adapters.SimError) {
-		v := root.Get(name)
+		v := r.root.Get(name)
 		switch v.Type {
 		case gjson.True, gjson.False:
 			b := v.Bool()
@@ -83,48 +121,49 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 		return nil, nil
 	}
 	var serr *adapters.SimError
-	if in.Model, serr = str("model"); serr != nil {
-		return nil, serr
+	if r.in.Model, serr = str("model"); serr != nil {
+		return serr
 	}
-	if in.PreviousResponseID, serr = str("previous_interaction_id"); serr != nil {
-		return nil, serr
+	if r.in.PreviousResponseID, serr = str("previous_interaction_id"); serr != nil {
+		return serr
 	}
 	if _, serr = str("system_instruction"); serr != nil {
-		return nil, serr
+		return serr
 	}
 	stream, serr := boolean("stream")
 	if serr != nil {
-		return nil, serr
+		return serr
 	}
-	in.Stream = stream != nil && *stream
-	if in.Store, serr = boolean("store"); serr != nil {
-		return nil, serr
-	}
-	if in.Model == "" {
-		if root.Get("agent").Exists() {
-			return nil, simInvalid("Agent interactions are not simulated: name a model.")
-		}
-		return nil, simInvalid("Missing required parameter: 'model'.")
-	}
+	r.in.Stream = stream != nil && *stream
+	r.in.Store, serr = boolean("store")
+	return serr
+}
 
-	gc := root.Get("generation_config")
+func (r *request) generationConfig() *adapters.SimError {
+	gc := r.root.Get("generation_config")
+	r.gc = gc
 	if gc.Exists() && !gc.IsObject() {
-		return nil, simInvalid("Invalid value for 'generation_config': expected an object.")
+		return simInvalid("Invalid value for 'generation_config': expected an object.")
 	}
 	if m := gc.Get("max_output_tokens"); m.Exists() {
 		if m.Type != gjson.Number || m.Num != float64(int64(m.Num)) || m.Num < 1 {
-			return nil, simInvalid("Invalid value for 'generation_config.max_output_tokens': expected a positive integer.")
+			return simInvalid("Invalid value for 'generation_config.max_output_tokens': expected a positive integer.")
 		}
-		in.MaxOutputTokens = int(m.Int())
+		r.in.MaxOutputTokens = int(m.Int())
 	}
 	if t := gc.Get("temperature"); t.Exists() && (t.Type != gjson.Number || t.Num < 0 || t.Num > 2) {
-		return nil, simInvalid("Invalid value for 'generation_config.temperature': must be a number from 0 to 2.")
+		return simInvalid("Invalid value for 'generation_config.temperature': must be a number from 0 to 2.")
 	}
-	// What the request lets the model do: generation_config.tool_choice is
-	// "auto", "any", "none", "validated" or {"allowed_tools":{mode,tools}};
-	// thinking summaries make reasoning visible. The API has no switch for
-	// parallel calls.
-	tc := gc.Get("tool_choice")
+	return r.toolChoice()
+}
+
+// toolChoice reads what the request lets the model do:
+// generation_config.tool_choice is "auto", "any", "none", "validated" or
+// {"allowed_tools":{mode,tools}}; thinking summaries make reasoning
+// visible. The API has no switch for parallel calls.
+func (r *request) toolChoice() *adapters.SimError {
+	in := r.in
+	tc := r.gc.Get("tool_choice")
 	mode := tc.String()
 	if tc.IsObject() {
 		mode = tc.Get("allowed_tools.mode").String()
@@ -132,25 +171,22 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 			in.Allowed = append(in.Allowed, n.String())
 		}
 	}
-	switch mode {
-	case "auto", "validated":
-		in.Choice.Mode = adapters.ToolChoiceAuto
-	case "any":
-		in.Choice.Mode = adapters.ToolChoiceRequired
-	case "none":
-		in.Choice.Mode = adapters.ToolChoiceNone
-	case "":
-	default:
-		return nil, simInvalid("Invalid value for 'generation_config.tool_choice': '%s' (want auto, any, none or validated).", mode)
+	if m, ok := wire.ChoiceMode(mode); ok && mode == strings.ToLower(mode) {
+		in.Choice.Mode = m
+	} else if mode != "" {
+		return simInvalid("Invalid value for 'generation_config.tool_choice': '%s' (want auto, any, none or validated).", mode)
 	}
 	if in.Choice.Mode == adapters.ToolChoiceRequired && len(in.Allowed) == 1 {
 		in.Choice = adapters.ToolChoice{Mode: adapters.ToolChoiceNamed, Name: in.Allowed[0]}
 	}
-	in.Reasoning = gc.Get("thinking_summaries").String() == "auto"
+	in.Reasoning = r.gc.Get("thinking_summaries").String() == "auto"
+	return nil
+}
 
-	tools := root.Get("tools")
+func (r *request) tools() *adapters.SimError {
+	tools := r.root.Get("tools")
 	if tools.Exists() && !tools.IsArray() {
-		return nil, simInvalid("Invalid value for 'tools': expected an array.")
+		return simInvalid("Invalid value for 'tools': expected an array.")
 	}
 	for i, t := range tools.Array() {
 		if t.Get("type").String() != "function" {
@@ -158,14 +194,22 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 		}
 		name := t.Get("name").String()
 		if name == "" {
-			return nil, simInvalid("Missing required parameter: 'tools[%d].name'.", i)
+			return simInvalid("Missing required parameter: 'tools[%d].name'.", i)
 		}
-		in.Tools = append(in.Tools, name)
+		r.in.Tools = append(r.in.Tools, name)
 	}
+	return nil
+}
 
-	steps, serr := simInput(root.Get("input"))
+// steps reads the input's steps: model turns are runs of model steps;
+// every function_result answers a function_call before it (or, with
+// previous_interaction_id, one the server checks), and every call of the
+// input is answered.
+func (r *request) steps() *adapters.SimError {
+	in := r.in
+	steps, serr := simInput(r.root.Get("input"))
 	if serr != nil {
-		return nil, serr
+		return serr
 	}
 	calls := map[string]string{} // call id → name, of the calls so far
 	var unanswered []string
@@ -181,47 +225,54 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 		case "function_call":
 			id := s.Get("id").String()
 			if id == "" || s.Get("name").String() == "" {
-				return nil, simInvalid("Missing required parameter: 'input[%d].id' and 'input[%d].name' are required for a function_call step.", i, i)
+				return simInvalid("Missing required parameter: 'input[%d].id' and 'input[%d].name' are required for a function_call step.", i, i)
 			}
 			if a := s.Get("arguments"); a.Exists() && !a.IsObject() {
-				return nil, simInvalid("Invalid value for 'input[%d].arguments': expected an object.", i)
+				return simInvalid("Invalid value for 'input[%d].arguments': expected an object.", i)
 			}
 			calls[id] = s.Get("name").String()
 			unanswered = append(unanswered, id)
 		case "function_result":
-			id := s.Get("call_id").String()
-			if id == "" {
-				return nil, simInvalid("Missing required parameter: 'input[%d].call_id'.", i)
+			res, serr := functionResult(s, i, calls, in.PreviousResponseID != "")
+			if serr != nil {
+				return serr
 			}
-			if !s.Get("result").Exists() {
-				return nil, simInvalid("Missing required parameter: 'input[%d].result'.", i)
+			if j := slices.Index(unanswered, res.CallID); j >= 0 {
+				unanswered = slices.Delete(unanswered, j, j+1)
 			}
-			name, ok := calls[id]
-			if !ok && in.PreviousResponseID == "" {
-				return nil, Protocol{}.UnmatchedResult(id)
-			}
-			if n := s.Get("name").String(); n != "" {
-				name = n
-			}
-			for j, u := range unanswered {
-				if u == id {
-					unanswered = append(unanswered[:j], unanswered[j+1:]...)
-					break
-				}
-			}
-			in.Results = append(in.Results, adapters.ToolResult{CallID: id, Name: name, Content: simResultText(s.Get("result")),
-				IsError: s.Get("is_error").Bool()})
+			in.Results = append(in.Results, res)
 		case "user_input", "thought", "model_output":
 		default:
 			if !model {
-				return nil, simInvalid("Invalid value for 'input[%d].type': unknown step type '%s'.", i, typ)
+				return simInvalid("Invalid value for 'input[%d].type': unknown step type '%s'.", i, typ)
 			}
 		}
 	}
 	if len(unanswered) > 0 {
-		return nil, simInvalid("No function_result found for function_call with id %s.", unanswered[0])
+		return simInvalid("No function_result found for function_call with id %s.", unanswered[0])
 	}
-	return in, nil
+	return nil
+}
+
+// functionResult reads input step i, a function_result: it needs a call_id
+// and a result, and answers a call of the input unless the request
+// continues a chain.
+func functionResult(s gjson.Result, i int, calls map[string]string, chained bool) (adapters.ToolResult, *adapters.SimError) {
+	id := s.Get("call_id").String()
+	if id == "" {
+		return adapters.ToolResult{}, simInvalid("Missing required parameter: 'input[%d].call_id'.", i)
+	}
+	if !s.Get("result").Exists() {
+		return adapters.ToolResult{}, simInvalid("Missing required parameter: 'input[%d].result'.", i)
+	}
+	name, ok := calls[id]
+	if !ok && !chained {
+		return adapters.ToolResult{}, Protocol{}.UnmatchedResult(id)
+	}
+	if n := s.Get("name").String(); n != "" {
+		name = n
+	}
+	return adapters.ToolResult{CallID: id, Name: name, Content: simResultText(s.Get("result")), IsError: s.Get("is_error").Bool()}, nil
 }
 
 // simInput reads input as steps: a string or one content is one

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // This file is the simulator's side of the Interactions API
@@ -205,24 +206,19 @@ func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
 		outChars += utf8.RuneCountInString(it.Text) + len(adapters.ArgumentText(it.Arguments))
 	}
 	st.status = simStatus(t.Stop, calls > 0)
-	val := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return max(0, *p)
+	c := wire.UsageCounts(t.Usage, outChars)
+	// A given output count includes the thoughts; an estimate is of the
+	// output alone.
+	out := c.Output
+	if c.OutputGiven {
+		out = max(0, c.Output-c.Reasoning)
 	}
-	u := t.Usage
-	thoughts := val(u.ReasoningTokens)
-	out := int64(outChars/2+1) + thoughts
-	if u.OutputTokens != nil {
-		out = val(u.OutputTokens)
-	}
-	st.usage = simUsage{TotalInputTokens: val(u.InputTokens), TotalCachedTokens: val(u.CacheReadTokens),
-		TotalOutputTokens: max(0, out-thoughts), TotalThoughtTokens: thoughts}
+	st.usage = simUsage{TotalInputTokens: c.Input, TotalCachedTokens: c.CacheRead,
+		TotalOutputTokens: out, TotalThoughtTokens: c.Reasoning}
 	if st.usage.TotalInputTokens > 0 {
 		st.usage.InputByModality = []simModality{{Modality: "text", Tokens: st.usage.TotalInputTokens}}
 	}
-	st.usage.TotalTokens = st.usage.TotalInputTokens + st.usage.TotalOutputTokens + thoughts
+	st.usage.TotalTokens = st.usage.TotalInputTokens + st.usage.TotalOutputTokens + c.Reasoning
 	return st
 }
 
@@ -247,10 +243,7 @@ var simDone = adapters.WireEvent{Event: "done", Data: "[DONE]", Phase: adapters.
 // StreamEvents renders a turn as the API's stream (see the top).
 func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
 	st := simRender(t, o)
-	frag := o.Fragment
-	if frag == nil {
-		frag = adapters.Fragments
-	}
+	frag := o.Fragmenter()
 	type idx struct {
 		Index int `json:"index"`
 	}

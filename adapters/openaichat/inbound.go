@@ -12,8 +12,8 @@ import (
 // ("auto", "none", "required", {"type":"function","function":{"name":…}}),
 // parallel_tool_calls, and DeepSeek's thinking mode (on unless the request
 // turns it off, as in passback).
-func (p protocol) readChoices(body []byte, in *adapters.Inbound) {
-	r := gjson.ParseBytes(body)
+func (p protocol) readChoices(body string, in *adapters.Inbound) {
+	r := gjson.Parse(body)
 	tc := r.Get("tool_choice")
 	switch {
 	case tc.Type == gjson.String:

@@ -4,14 +4,14 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // readChoices fills what a checked request lets the model do: tool_choice
 // ("auto", "none", "required", {"type":"function","name":…}),
 // parallel_tool_calls and reasoning.
-func readChoices(body []byte, in *adapters.Inbound) {
-	r := gjson.ParseBytes(body)
-	tc := r.Get("tool_choice")
+func readChoices(top wire.Object, in *adapters.Inbound) {
+	tc := gjson.Parse(top.Get("tool_choice").Raw)
 	switch {
 	case tc.Type == gjson.String:
 		in.Choice.Mode = adapters.ToolChoiceMode(tc.String())
@@ -23,9 +23,10 @@ func readChoices(body []byte, in *adapters.Inbound) {
 			in.Allowed = append(in.Allowed, t.String())
 		}
 	}
-	in.Serial = r.Get("parallel_tool_calls").Type == gjson.False
-	eff := r.Get("reasoning.effort").String()
-	in.Reasoning = r.Get("reasoning").IsObject() && eff != "none" && eff != "minimal"
+	in.Serial = top.Get("parallel_tool_calls").Raw == "false"
+	reasoning := gjson.Parse(top.Get("reasoning").Raw)
+	eff := reasoning.Get("effort").String()
+	in.Reasoning = reasoning.IsObject() && eff != "none" && eff != "minimal"
 }
 
 // AssignCallIDs gives every call of t the call_id its rendering will carry,

@@ -1,0 +1,218 @@
+// Package wire is the simulator's small toolkit for the providers' wire
+// formats: reading a request's JSON once (Value, Object), quoting JSON
+// strings, simulated ids, SSE framing and request checks as tables of
+// named rules. Each protocol's simulator (adapters/*/simulate*.go) uses it
+// instead of keeping its own copy with its own rules.
+package wire
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Kind is the JSON type of a value. Each provider names types in its own
+// words in its errors; those words stay with the provider's simulator.
+type Kind uint8
+
+// Kinds.
+const (
+	KindAbsent Kind = iota // no such member
+	KindNull
+	KindString
+	KindNumber
+	KindBool
+	KindArray
+	KindObject
+)
+
+// Value is one JSON value of a request body: its raw text, a sub-string
+// of the body (no copy). The zero Value is an absent member. Values are
+// only read from bodies that passed Valid, so their raw text is valid JSON.
+type Value struct{ Raw string }
+
+// Kind is v's JSON type.
+func (v Value) Kind() Kind {
+	if v.Raw == "" {
+		return KindAbsent
+	}
+	switch v.Raw[0] {
+	case '"':
+		return KindString
+	case '{':
+		return KindObject
+	case '[':
+		return KindArray
+	case 't', 'f':
+		return KindBool
+	case 'n':
+		return KindNull
+	}
+	return KindNumber
+}
+
+// Present: the member is there and not null (the providers read a null
+// optional member as unset).
+func (v Value) Present() bool { k := v.Kind(); return k != KindAbsent && k != KindNull }
+
+// Integer: a number written without fraction or exponent.
+func (v Value) Integer() bool {
+	return v.Kind() == KindNumber && !strings.ContainsAny(v.Raw, ".eE")
+}
+
+// Str is a string value's text ("" for anything else). Most strings have
+// no escapes and are returned as a sub-string.
+func (v Value) Str() string {
+	if v.Kind() != KindString {
+		return ""
+	}
+	if s := v.Raw[1 : len(v.Raw)-1]; !strings.ContainsRune(s, '\\') {
+		return s
+	}
+	return gjson.Parse(v.Raw).String()
+}
+
+// Bool is a boolean value (false for anything else).
+func (v Value) Bool() bool { return v.Raw == "true" }
+
+// Float is a number value, false when v is not a number or out of range.
+func (v Value) Float() (float64, bool) {
+	if v.Kind() != KindNumber {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v.Raw, 64)
+	return f, err == nil
+}
+
+// Elements are an array's values in order (nil for anything else).
+func (v Value) Elements() []Value {
+	if v.Kind() != KindArray {
+		return nil
+	}
+	var out []Value
+	for i := skipWS(v.Raw, 1); i < len(v.Raw) && v.Raw[i] != ']'; {
+		end := skipValue(v.Raw, i)
+		out = append(out, Value{v.Raw[i:end]})
+		i = skipWS(v.Raw, end)
+		if i < len(v.Raw) && v.Raw[i] == ',' {
+			i = skipWS(v.Raw, i+1)
+		}
+	}
+	return out
+}
+
+// Object is a JSON object read once: its members in body order. Lookups
+// scan the members (request objects have a few dozen at most, and a scan
+// beats hashing them).
+type Object struct {
+	Keys []string
+	Vals []Value
+}
+
+// Members reads v as an object; false when it is not one.
+func (v Value) Members() (Object, bool) {
+	if v.Kind() != KindObject {
+		return Object{}, false
+	}
+	var o Object
+	s := v.Raw
+	for i := skipWS(s, 1); i < len(s) && s[i] == '"'; {
+		end := skipValue(s, i)
+		key := Value{s[i:end]}.Str()
+		i = skipWS(s, end)
+		i = skipWS(s, i+1) // the colon
+		end = skipValue(s, i)
+		o.Keys = append(o.Keys, key)
+		o.Vals = append(o.Vals, Value{s[i:end]})
+		i = skipWS(s, end)
+		if i < len(s) && s[i] == ',' {
+			i = skipWS(s, i+1)
+		}
+	}
+	return o, true
+}
+
+// Get is the member named key; when a body repeats a key, the last one
+// counts, as encoding/json and the providers' parsers read it.
+func (o Object) Get(key string) Value {
+	for i := len(o.Keys) - 1; i >= 0; i-- {
+		if o.Keys[i] == key {
+			return o.Vals[i]
+		}
+	}
+	return Value{}
+}
+
+// Has: the object has a member named key (null or not).
+func (o Object) Has(key string) bool {
+	for _, k := range o.Keys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Parse reads a request body: its top-level value, false when the body is
+// not valid JSON. The body is copied once; every Value read from it after
+// is a sub-string.
+func Parse(body []byte) (Value, bool) {
+	s := string(body)
+	if !gjson.Valid(s) {
+		return Value{}, false
+	}
+	return Value{strings.TrimSpace(s)}, true
+}
+
+// skipWS is the index of the first byte at or after i that is not JSON
+// white space.
+func skipWS(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue is the index just after the value that starts at i. The text
+// is valid JSON (Parse checked it), so the scanner only finds where each
+// value ends: it does not parse numbers or unescape strings (gjson's
+// ForEach does both for every value, and that was most of a check's cost).
+func skipValue(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '"':
+		for j := i + 1; j < len(s); j++ {
+			switch s[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return len(s)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				j = skipValue(s, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(s)
+	}
+	j := i
+	for j < len(s) && s[j] != ',' && s[j] != '}' && s[j] != ']' && s[j] != ' ' && s[j] != '\t' && s[j] != '\n' && s[j] != '\r' {
+		j++
+	}
+	return j
+}

@@ -1,0 +1,62 @@
+package wire
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// The reader must agree with encoding/json on what a body holds: member
+// names (escaped ones too), values' text, array elements, the last of a
+// repeated member, white space anywhere JSON allows it.
+func TestValueAgreesWithEncodingJSON(t *testing.T) {
+	body := []byte(" {\"a\" : [1, {\"b\":\"x\\\"]}\"}, [ ], \"\\u4e2d\"] ,\n\t\"k\\\"ey\":null, \"n\":-1.5e3,\"t\":true, \"a\":\"last\", \"e\":{} } ")
+	v, ok := Parse(body)
+	if !ok {
+		t.Fatal("Parse refused valid JSON")
+	}
+	o, ok := v.Members()
+	if !ok {
+		t.Fatal("not an object")
+	}
+	if want := []string{"a", `k"ey`, "n", "t", "a", "e"}; !reflect.DeepEqual(o.Keys, want) {
+		t.Errorf("keys %q, want %q", o.Keys, want)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, raw := range m {
+		if got := o.Get(k).Raw; got != string(raw) {
+			t.Errorf("%s: %q, encoding/json %q", k, got, raw)
+		}
+	}
+	var first struct {
+		A []json.RawMessage `json:"a"`
+	}
+	_ = json.Unmarshal([]byte(`{"a":[1, {"b":"x\"]}"}, [ ], "\u4e2d"]}`), &first)
+	els := Value{`[1, {"b":"x\"]}"}, [ ], "\u4e2d"]`}.Elements()
+	if len(els) != len(first.A) {
+		t.Fatalf("%d elements, encoding/json %d", len(els), len(first.A))
+	}
+	for i := range els {
+		if els[i].Raw != string(first.A[i]) {
+			t.Errorf("element %d: %q, want %q", i, els[i].Raw, first.A[i])
+		}
+	}
+	if s := els[3].Str(); s != "中" {
+		t.Errorf("Str of an escaped string: %q", s)
+	}
+	if o.Get("n").Integer() || !o.Get("t").Bool() || o.Get("k\"ey").Kind() != KindNull || o.Get("missing").Kind() != KindAbsent {
+		t.Error("kinds read wrong")
+	}
+	if f, ok := o.Get("n").Float(); !ok || f != -1500 {
+		t.Errorf("Float = %v %v", f, ok)
+	}
+	if _, ok := Parse([]byte(`{"a":`)); ok {
+		t.Error("Parse accepted a cut body")
+	}
+	if e, ok := o.Get("e").Members(); !ok || len(e.Keys) != 0 {
+		t.Errorf("empty object: %v %v", e, ok)
+	}
+}
