@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,11 +70,34 @@ func TestE2EReadable(t *testing.T) {
 				}
 				tm.send("n")
 			}
-			tm.waitFor("the end", 20*time.Second, has("✓ done"))
+			end := tm.waitFor("the end", 20*time.Second, has("✓ done"))
 
-			// The sessions list: its columns; a search that matches nothing.
+			// The sessions list: its columns, the cost as the validation
+			// panel priced it; a search that matches nothing.
 			tm.send("s")
-			tm.waitFor("the sessions list", 10*time.Second, has("Sessions (1)", "STATUS", "FAILED", "▸ "))
+			list := tm.waitFor("the sessions list", 10*time.Second, has("Sessions (1)", "STATUS", "FAILED", "▸ "))
+			if c.w >= 200 {
+				for _, col := range []string{"PROTOCOL", "PROVIDER", "SCENARIO/APP", "FAULT", "STATUS", "FAILED", "TURNS", "TOKENS", "COST", "TIME"} {
+					if !strings.Contains(list, col) {
+						t.Errorf("the sessions list has no %s column:\n%s", col, list)
+					}
+				}
+				total := regexp.MustCompile(`total +USD (\d+\.\d+)`).FindStringSubmatch(end)
+				if total == nil || !strings.Contains(list, "$"+total[1]) {
+					t.Errorf("the list's cost is not the validation panel's total %v:\n%s\n%s", total, end, list)
+				}
+			} else {
+				// Too narrow for every column: sorting by one shows it.
+				for i := 0; i < 20; i++ {
+					s := tm.capture()
+					if strings.Contains(s, "COST↑") {
+						break
+					}
+					tm.sendText("S")
+					tm.waitFor("the next sort", 10*time.Second, func(s2 string) bool { return s2 != s })
+				}
+				tm.waitFor("the cost column", 10*time.Second, has("sort: COST", "COST↑", "$0.0"))
+			}
 			tm.send("/")
 			tm.sendText("zzz")
 			tm.send("Enter")
