@@ -39,6 +39,16 @@ func TestE2EReadable(t *testing.T) {
 			// A free run to the end, so there is something to inspect and replay.
 			tm.start(bin, db, dir, "--pace", "0")
 			tm.waitFor("the walkthrough", 20*time.Second, has("⏸ assembled", "◆ Assembly"))
+			// The colours the terminal was told it has: none with NO_COLOR,
+			// the 256-colour palette otherwise (never 24-bit escapes).
+			esc := tm.captureEscapes()
+			colour := regexp.MustCompile(`\x1b\[[0-9;]*(3[0-9]|4[0-9]|9[0-7]|10[0-7])(;[0-9;]*)?m`)
+			switch {
+			case len(c.env) > 0 && colour.MatchString(esc):
+				t.Errorf("NO_COLOR: the screen has colour escapes %q", colour.FindString(esc))
+			case len(c.env) == 0 && (!strings.Contains(esc, "38;5;") || strings.Contains(esc, "38;2;") || strings.Contains(esc, "48;2;")):
+				t.Errorf("TERM=screen-256color: want 256-colour escapes only:\n%q", esc[:min(len(esc), 600)])
+			}
 			tm.send("i")
 			tm.waitFor("the inspector", 10*time.Second, has("Inspect · request", "raw (as on the wire)", "canonical"))
 			tm.send("/")

@@ -129,8 +129,8 @@ func e2eBinary(t *testing.T) string {
 }
 
 // tmux drives one tmux session on a private socket: 120×40 and 256
-// colours unless w, h and env say otherwise (env: extra VAR=value, e.g.
-// NO_COLOR=1).
+// colours (TERM=screen-256color) unless w, h and env say otherwise (env:
+// extra VAR=value, e.g. NO_COLOR=1).
 type tmux struct {
 	t    *testing.T
 	name string
@@ -149,7 +149,9 @@ func (x *tmux) start(bin, db, dir string, args ...string) {
 	if w == 0 {
 		w, h = 120, 40
 	}
-	shell := fmt.Sprintf("%s XDG_STATE_HOME=%q %q --db %q", strings.Join(x.env, " "), dir, bin, db)
+	// 256 colours as issue 16 asks (TERM=screen-256color, COLORTERM
+	// unset, whatever the test's own terminal is), unless env says else.
+	shell := fmt.Sprintf("TERM=screen-256color COLORTERM= %s XDG_STATE_HOME=%q %q --db %q", strings.Join(x.env, " "), dir, bin, db)
 	for _, a := range args {
 		shell += fmt.Sprintf(" %q", a)
 	}
@@ -177,6 +179,15 @@ func (x *tmux) sendText(s string) {
 
 func (x *tmux) capture() string {
 	out, err := x.cmd("capture-pane", "-p", "-t", x.name).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// captureEscapes is the screen with its colour escapes.
+func (x *tmux) captureEscapes() string {
+	out, err := x.cmd("capture-pane", "-e", "-p", "-t", x.name).Output()
 	if err != nil {
 		return ""
 	}
