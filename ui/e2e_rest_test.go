@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // has is a waitFor condition: the screen shows every string.
@@ -138,6 +141,92 @@ func TestE2ECompareAndApproval(t *testing.T) {
 				!strings.HasPrefix(decisions[1], "get_order_line approved") {
 				t.Errorf("decisions %q", decisions)
 			}
+		})
+	}
+}
+
+// TestE2ETeachingTimingsScrubberAndCJK drives the rest of issue 16's
+// points in tmux at both sizes: teaching mode's two lines on the selected
+// element; the validation panel's timeline (arrival sparkline, where tool
+// arguments opened and closed, tokens a second); the replay's scrubber
+// with its turn and proposal marks; and the Chinese reply draft wrapped
+// between characters inside the stream panel, whole, no line too wide.
+func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
+	bin := e2eBinary(t)
+	for _, c := range sizes {
+		t.Run(fmt.Sprintf("%dx%d%s", c.w, c.h, strings.Join(c.env, "")), func(t *testing.T) {
+			dir := t.TempDir()
+			db := filepath.Join(dir, "mw.db")
+			tm := &tmux{t: t, name: fmt.Sprintf("mwteach%d%d", os.Getpid(), c.w), sock: filepath.Join(dir, "tmux.sock"), w: c.w, h: c.h, env: c.env}
+			t.Cleanup(tm.kill)
+			tm.start(bin, db, dir, "--pace", "0")
+			tm.waitFor("the walkthrough", 20*time.Second, has("⏸ assembled"))
+			for _, step := range []string{"⏸ sent", "⏸ first_event", "⏸ proposals"} {
+				tm.send("n")
+				tm.waitFor(step, 20*time.Second, has(step))
+			}
+			tm.sendText("E")
+			tm.waitFor("teaching mode", 10*time.Second, has("tool_call:", "why: Closed and parsed"))
+
+			// The turn's timeline, in the validation panel (zoomed and
+			// paged down where the terminal is small).
+			tm.send("Tab")
+			tm.waitFor("the validation panel", 10*time.Second, has("◆ Validation"))
+			tm.sendText("z")
+			tm.send("PageDown")
+			s := tm.waitFor("the timeline", 10*time.Second, has("TIMINGS", "turn 1  byte"))
+			if !regexp.MustCompile(`\(\s*\)`).MatchString(s) || !strings.ContainsAny(s, "▁▂▃▄▅▆▇█") {
+				t.Errorf("the timeline lacks the sparkline or the argument marks:\n%s", s)
+			}
+			tm.sendText("z")
+
+			// To the end, then the replay of it.
+			for i := 0; ; i++ {
+				s := tm.capture()
+				if strings.Contains(s, "✓ done") {
+					break
+				}
+				if i > 40 {
+					t.Fatalf("the walkthrough did not end:\n%s", s)
+				}
+				key := "n"
+				if strings.Contains(s, "Tool proposal") {
+					key = "A"
+				}
+				tm.sendText(key)
+				tm.waitFor("the next step", 20*time.Second, func(s2 string) bool { return s2 != s })
+			}
+			tm.waitFor("the end's timeline", 10*time.Second, has("tok/s"))
+			tm.sendText("s")
+			tm.waitFor("the sessions list", 10*time.Second, has("Sessions (1)"))
+			tm.send("Enter")
+			tm.waitFor("the replay", 20*time.Second, has("modelwire replay"))
+			tm.sendText("G")
+			end := regexp.MustCompile(`entry (\d+)/(\d+)`)
+			s = tm.waitFor("the end of the replay", 10*time.Second, func(s string) bool {
+				m := end.FindStringSubmatch(s)
+				return m != nil && m[1] == m[2]
+			})
+			bar := strings.Split(s, "\n")[1]
+			if strings.Count(bar, "┃") != 3 || strings.Count(bar, "◆") != 3 {
+				t.Errorf("the scrubber should mark 3 turns ┃ and 3 proposals ◆: %q", bar)
+			}
+
+			// The answer's Chinese reply draft, in the stream panel.
+			tm.send("BTab")
+			s = tm.waitFor("the stream panel", 10*time.Second, has("◆ Stream · turn 3"))
+			for _, want := range []string{"reply_draft", "经核查", "未提交退款"} {
+				if !strings.Contains(s, want) {
+					t.Errorf("the stream panel lacks %q:\n%s", want, s)
+				}
+			}
+			for _, line := range strings.Split(s, "\n") {
+				if w := ansi.StringWidth(line); w > c.w {
+					t.Errorf("a line of %d cells in %d: %q", w, c.w, line)
+				}
+			}
+			tm.sendText("q")
+			tm.waitExit(10 * time.Second)
 		})
 	}
 }
