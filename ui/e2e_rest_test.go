@@ -148,7 +148,8 @@ func TestE2ECompareAndApproval(t *testing.T) {
 // TestE2ETeachingTimingsScrubberAndCJK drives the rest of issue 16's
 // points in tmux at both sizes: teaching mode's two lines on the selected
 // element; the validation panel's timeline (arrival sparkline, where tool
-// arguments opened and closed, tokens a second); the replay's scrubber
+// arguments opened and closed, tokens a second); the step's note rendered
+// as markdown; the replay's scrubber
 // with its turn and proposal marks; and the Chinese reply draft wrapped
 // between characters inside the stream panel, whole, no line too wide.
 func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
@@ -179,6 +180,16 @@ func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
 				t.Errorf("the timeline lacks the sparkline or the argument marks:\n%s", s)
 			}
 			tm.sendText("z")
+			tm.waitFor("the layout back", 10*time.Second, has("Stream"))
+
+			// The step's note, markdown rendered: a heading, not "## 4".
+			tm.send("Tab")
+			tm.waitFor("the events panel", 10*time.Second, has("◆ Events"))
+			tm.send("Tab")
+			s = tm.waitFor("the notes panel", 10*time.Second, has("◆ Notes", "4 · The model"))
+			if strings.Contains(s, "## ") || strings.Contains(s, "**") {
+				t.Errorf("the note shows raw markdown:\n%s", s)
+			}
 
 			// To the end, then the replay of it.
 			for i := 0; ; i++ {
