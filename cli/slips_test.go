@@ -166,9 +166,7 @@ func TestEveryHelpExampleParses(t *testing.T) {
 	var examples []string
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		for _, line := range strings.Split(c.Example, "\n") {
-			examples = append(examples, line)
-		}
+		examples = append(examples, strings.Split(c.Example, "\n")...)
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
