@@ -277,7 +277,11 @@ func (d *compareDialog) View(w, h int) string {
 		if i == d.tab {
 			st = s.Accent
 		}
-		head += " " + st.Render(fit(d.cols[i].protocol, cellW[i]))
+		name := d.cols[i].protocol
+		if i == d.tab {
+			name = focusMark + name // marked without colour too
+		}
+		head += " " + st.Render(fit(name, cellW[i]))
 	}
 	lines = append(lines, cut(head, inner))
 	for _, r := range d.rows {
@@ -304,12 +308,12 @@ func (d *compareDialog) View(w, h int) string {
 		}
 		lines = append(lines, s.Muted.Render(cut(fmt.Sprintf("%s of %d (←→ for the others)", shown, len(d.cols)), inner)))
 	}
-	lines = append(lines, "", s.Muted.Render("≠ differs between protocols · ◆ top-level field not every protocol has"))
+	lines = append(lines, "", s.Muted.Render("≠ differs between protocols · + top-level field only some protocols have"))
 	// Tabs and the selected body.
 	var tabs []string
 	for i, col := range d.cols {
 		if i == d.tab {
-			tabs = append(tabs, s.TabActive.Render(col.protocol))
+			tabs = append(tabs, s.TabActive.Render(focusMark+col.protocol))
 		} else {
 			tabs = append(tabs, s.Tab.Render(col.protocol))
 		}
@@ -337,7 +341,7 @@ func (d *compareDialog) View(w, h int) string {
 func (d *compareDialog) window(width int) (first, n int, widths []int) {
 	widths = make([]int, len(d.cols))
 	for i, col := range d.cols {
-		widths[i] = displayWidth(col.protocol)
+		widths[i] = displayWidth(focusMark + col.protocol)
 		for _, r := range d.rows {
 			widths[i] = max(widths[i], displayWidth(r.cells[i]))
 		}
@@ -391,7 +395,7 @@ func (d *compareDialog) body(w int) []string {
 		if strings.HasPrefix(plain, "  \"") && !strings.HasPrefix(plain, "   ") {
 			k := plain[3:]
 			if i := strings.Index(k, "\""); i >= 0 && !common[k[:i]] {
-				mark = s.Marker.Render("◆ ")
+				mark = s.Marker.Render("+ ")
 			}
 		}
 		lines = append(lines, mark+l)

@@ -119,4 +119,9 @@ func TestCompareTableFitsWholePaths(t *testing.T) {
 	}
 	press(m, "right", "right", "right")
 	contains(t, m.View(), "systemInstruction.parts[1]", "protocols 3–4 of 6")
+	// The selected protocol is marked by a glyph, not only by colour.
+	contains(t, m.View(), focusMark+"gemini ", "  anthropic-messages")
+	if strings.Contains(screenText(m.View()), focusMark+"anthropic-messages") {
+		t.Error("a protocol that is not selected is marked")
+	}
 }

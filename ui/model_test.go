@@ -525,7 +525,7 @@ func TestCompareMarksDifferences(t *testing.T) {
 			t.Errorf("compare lacks %s", p)
 		}
 	}
-	contains(t, m.View(), "system-rules", "≠", "tool result", "◆")
+	contains(t, m.View(), "system-rules", "≠", "tool result", "+   \"input\"", "top-level field only some protocols have")
 	press(m, "right")
 	contains(t, m.View(), "/v1/chat/completions")
 }
