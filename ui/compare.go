@@ -326,7 +326,12 @@ func (d *compareDialog) View(w, h int) string {
 		fixed++ // the "protocols 1–2 of 6" line
 	}
 	if len(lines) > room {
+		// The table stays while the body scrolls, unless it leaves the
+		// body no room (80×24): then the whole dialog scrolls.
 		bodyStart := fixed
+		if room-fixed < 5 {
+			bodyStart = 0
+		}
 		maxOff := max(0, len(lines)-room)
 		d.off = min(d.off, maxOff)
 		lines = append(lines[:bodyStart:bodyStart], lines[min(len(lines), bodyStart+d.off):]...)

@@ -119,6 +119,16 @@ func TestCompareTableFitsWholePaths(t *testing.T) {
 	}
 	press(m, "right", "right", "right")
 	contains(t, m.View(), "systemInstruction.parts[1]", "protocols 3–4 of 6")
+	// The body has no room under the table at 24 rows: ↓ scrolls the
+	// whole dialog down to it.
+	post := "POST /v1beta/models/refund-model:streamGenerateContent"
+	for i := 0; i < 30 && !strings.Contains(screenText(m.View()), post); i++ {
+		press(m, "down")
+	}
+	contains(t, m.View(), post)
+	for range 30 {
+		press(m, "up")
+	}
 	// The selected protocol is marked by a glyph, not only by colour.
 	contains(t, m.View(), focusMark+"gemini ", "  anthropic-messages")
 	if strings.Contains(screenText(m.View()), focusMark+"anthropic-messages") {
