@@ -137,6 +137,7 @@ type tmux struct {
 	sock string
 	w, h int
 	env  []string
+	dir  string // XDG_STATE_HOME: the program's log is dir/modelwire/tui.log
 }
 
 func (x *tmux) cmd(args ...string) *exec.Cmd {
@@ -145,6 +146,7 @@ func (x *tmux) cmd(args ...string) *exec.Cmd {
 
 func (x *tmux) start(bin, db, dir string, args ...string) {
 	x.t.Helper()
+	x.dir = dir
 	w, h := x.w, x.h
 	if w == 0 {
 		w, h = 120, 40
@@ -206,6 +208,11 @@ func (x *tmux) waitFor(what string, d time.Duration, cond func(string) bool) str
 			return s
 		}
 		if time.Now().After(deadline) {
+			if s == "" {
+				// The program is gone: its log says why.
+				log, _ := os.ReadFile(filepath.Join(x.dir, "modelwire", "tui.log"))
+				x.t.Fatalf("timed out waiting for %s: the program has exited; its log:\n%s", what, log)
+			}
 			x.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
 		}
 		<-tick.C
