@@ -87,7 +87,7 @@ the built-in simulator.`,
 		Example: `  modelwire
   modelwire --theme contrast
   NO_COLOR=1 modelwire --db /tmp/workshop.db
-  modelwire --pace 120ms --ascii`,
+  modelwire --pace 10 --ascii`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,

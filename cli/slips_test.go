@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,6 +26,7 @@ func TestGlobalFlagsAreChecked(t *testing.T) {
 		{"--db", bad, "sessions"},
 		{"--db", bad, "run", "--approve", "auto"},
 		{"--db", dir, "sessions"},
+		{"--theme", "neon", "--db", filepath.Join(dir, "m.db")},
 		{"--theme", "neon", "--db", filepath.Join(dir, "m.db"), "sessions"},
 		{"--theme", "neon", "--db", filepath.Join(dir, "m.db"), "run", "--approve", "auto"},
 	} {
@@ -152,6 +154,89 @@ func TestEveryCommandHasAnExample(t *testing.T) {
 		}
 	}
 	walk(root)
+}
+
+// Every example in every --help runs as far as its flags: the command
+// exists and each flag is known and takes its value ("--pace 120ms" on a
+// flag of words a second did not).
+func TestEveryHelpExampleParses(t *testing.T) {
+	app := func() *cobra.Command {
+		return NewRoot(&App{Out: &strings.Builder{}, Err: &strings.Builder{}, In: strings.NewReader("")})
+	}
+	var examples []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		examples = append(examples, strings.Split(c.Example, "\n")...)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(app())
+	checked := 0
+	for _, line := range examples {
+		// The modelwire part of the line: after VAR=value prefixes and
+		// other programs, up to a pipe.
+		fields := strings.Fields(strings.SplitN(line, "|", 2)[0])
+		if i := slices.Index(fields, "modelwire"); i >= 0 {
+			fields = fields[i+1:]
+		} else if len(strings.Split(line, "| modelwire")) == 2 {
+			fields = strings.Fields(strings.Split(line, "| modelwire")[1])
+		} else {
+			continue
+		}
+		cmd, rest, err := app().Find(fields)
+		if err != nil {
+			t.Errorf("example %q: %v", strings.TrimSpace(line), err)
+			continue
+		}
+		if err := cmd.ParseFlags(rest); err != nil {
+			t.Errorf("example %q: %v", strings.TrimSpace(line), err)
+			continue
+		}
+		if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+			t.Errorf("example %q: %v", strings.TrimSpace(line), err)
+		}
+		checked++
+	}
+	if checked < 20 {
+		t.Fatalf("checked only %d examples", checked)
+	}
+}
+
+// A HAR of a three-turn exchange imports as one session of three turns:
+// the refund walkthrough run headless, exported as HAR, imported into
+// another database.
+func TestHARImportKeepsAThreeTurnExchangeOneSession(t *testing.T) {
+	dir := t.TempDir()
+	db, db2 := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	if code, _, errs := mw(t, "--db", db, "run", "--approve", "auto", "--json"); code != 0 {
+		t.Fatalf("run: %d %s", code, errs)
+	}
+	list, err := listSessions(t, db)
+	if err != nil || len(list) != 1 || list[0].Turns != 3 {
+		t.Fatalf("the run: %+v %v", list, err)
+	}
+	har := filepath.Join(dir, "x.har")
+	if code, _, errs := mw(t, "--db", db, "export", list[0].ID, "--format", "har", "-o", har); code != 0 {
+		t.Fatalf("export: %d %s", code, errs)
+	}
+	code, out, errs := mw(t, "--db", db2, "import", har)
+	if code != 0 || !strings.Contains(out, "imported 1 session(s)") {
+		t.Fatalf("import: %d %q %q", code, out, errs)
+	}
+	if got, err := listSessions(t, db2); err != nil || len(got) != 1 || got[0].Turns != 3 {
+		t.Errorf("imported: %+v %v", got, err)
+	}
+}
+
+func listSessions(t *testing.T, path string) ([]store.SessionInfo, error) {
+	t.Helper()
+	db, err := store.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.ListSessions(store.Filter{})
 }
 
 // Every repository file the README names in an example exists.

@@ -36,10 +36,14 @@ type SessionInfo struct {
 
 	// For the list: the faults the simulator was asked for, the first
 	// layer that failed in the last validation, the tokens of every
-	// attempt.
+	// attempt (the cache and reasoning counts are parts of input and
+	// output, as in adapters.Usage; they price the session).
 	Faults                    []string
 	FailedLayer               string
 	InputTokens, OutputTokens int64
+	CacheReadTokens           int64
+	CacheWriteTokens          int64
+	ReasoningTokens           int64
 }
 
 // Duration is how long the session ran (0 while it runs, or when it was
@@ -108,7 +112,10 @@ const sessionColumns = `id, created_at, coalesce(finished_at, 0), status, title,
 	coalesce((SELECT layer FROM validations v WHERE v.sid = sessions.sid AND v.status = 'fail'
 		AND v.seq = (SELECT max(seq) FROM validations w WHERE w.sid = sessions.sid) ORDER BY v.ord LIMIT 1), ''),
 	(SELECT coalesce(sum(input_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
-	(SELECT coalesce(sum(output_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid), `
+	(SELECT coalesce(sum(output_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
+	(SELECT coalesce(sum(cache_read_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
+	(SELECT coalesce(sum(cache_write_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
+	(SELECT coalesce(sum(reasoning_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid), `
 
 // sessionCols are the columns scanSession reads; a file older than schema
 // 3 (opened read-only, as it is) has no parent_id.
@@ -126,7 +133,7 @@ func scanSession(sc interface{ Scan(...any) error }, extra ...any) (SessionInfo,
 	var faults string
 	err := sc.Scan(append([]any{&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
 		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events,
-		&faults, &s.FailedLayer, &s.InputTokens, &s.OutputTokens, &s.ParentID}, extra...)...)
+		&faults, &s.FailedLayer, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.ReasoningTokens, &s.ParentID}, extra...)...)
 	s.CreatedAt = time.UnixMilli(created)
 	if finished != 0 {
 		s.FinishedAt = time.UnixMilli(finished)

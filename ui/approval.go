@@ -82,6 +82,10 @@ func (d *approvalDialog) Bindings(km *KeyMap) []key.Binding {
 	case approvalReject:
 		return []key.Binding{km.Dialog.Accept, km.Dialog.Close}
 	}
+	if !d.p.Valid() {
+		// Nothing to approve: the call cannot run as proposed.
+		return []key.Binding{km.Approval.Edit, km.Approval.Reject, km.Dialog.Close}
+	}
 	return []key.Binding{km.Approval.Approve, km.Approval.Edit, km.Approval.Reject, km.Approval.ApproveAll, km.Dialog.Close}
 }
 
@@ -170,6 +174,9 @@ func (d *approvalDialog) View(w, h int) string {
 		lines = append(lines, "")
 		lines = append(lines, d.schemaLines(inner)...)
 		hint = "a approve · e edit · r reject · A approve all · esc later"
+		if !p.Valid() {
+			hint = "e edit · r reject · esc later (it cannot run as proposed)"
+		}
 	}
 	return d.c.box(title, lines, hint, bw, min(h, len(lines)+4))
 }
@@ -180,11 +187,11 @@ func (d *approvalDialog) schemaLines(w int) []string {
 	p := d.p
 	switch {
 	case !p.Known:
-		return []string{s.Bad.Render("✗ the scenario has no tool " + p.Name + ": approving rejects it")}
+		return []string{s.Bad.Render("✗ the scenario has no tool " + p.Name + ": it can only be rejected")}
 	case len(p.Violations) == 0:
 		return []string{s.Good.Render("✓ arguments pass the tool's schema")}
 	}
-	out := []string{s.Bad.Render("✗ arguments fail the tool's schema (approving rejects the call):")}
+	out := []string{s.Bad.Render("✗ arguments fail the tool's schema (edit them, or reject the call):")}
 	for _, v := range p.Violations {
 		out = append(out, wrapLines("  "+v.String(), w)...)
 	}

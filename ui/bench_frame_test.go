@@ -3,14 +3,32 @@ package ui
 import (
 	"testing"
 
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
 	"github.com/modelwire/modelwire/session"
 )
 
 // BenchmarkFrame200x60With10kEvents measures one frame at 200×60 once a
 // session holds 10,000 events: the next coalesced batch folded in, then
-// the whole screen rendered (the 16 ms budget is a frame at 60 Hz). Run:
+// the whole screen rendered (the 16 ms budget is a frame at 60 Hz), with
+// no colour (NO_COLOR, and the tests' profile) and with 256 colours
+// (TERM=screen-256color), where every style writes its escape codes. Run:
 // go test ./ui -run '^$' -bench Frame200x60 -benchtime 200x
 func BenchmarkFrame200x60With10kEvents(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		profile termenv.Profile
+	}{{"nocolor", termenv.Ascii}, {"256", termenv.ANSI256}} {
+		b.Run(c.name, func(b *testing.B) {
+			lipgloss.SetColorProfile(c.profile)
+			defer lipgloss.SetColorProfile(termenv.Ascii)
+			benchFrame(b)
+		})
+	}
+}
+
+func benchFrame(b *testing.B) {
 	m := newLive(b, 200, 60)
 	m.Update(updatesMsg{gen: m.gen, ups: []session.Update{
 		{Kind: session.UpAssembled, Turn: 1, Request: m.d.preview},

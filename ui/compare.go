@@ -25,6 +25,8 @@ type compareDialog struct {
 	cols  []compareCol
 	rows  []compareRow
 	cache map[cmpKey][]string
+	// first and shown are the protocol columns the table shows now.
+	first, shown int
 }
 
 type cmpKey struct{ tab, w, gen int }
@@ -84,7 +86,9 @@ func newCompareDialog(c *Common, sc *session.Scenario, rc RunConfig) *compareDia
 		}
 		d.cols = append(d.cols, col)
 	}
-	// Rows: each source, then tools, results and the output schema.
+	// Rows: each source, then the first tool, a tool result and the output
+	// schema. Every cell comes from the encoder's own field map where it
+	// has one, so a row names the place its part went in each protocol.
 	for _, src := range sc.Sources {
 		row := compareRow{what: src.ID}
 		for _, col := range d.cols {
@@ -93,9 +97,14 @@ func newCompareDialog(c *Common, sc *session.Scenario, rc RunConfig) *compareDia
 		d.rows = append(d.rows, row)
 	}
 	if len(sc.Tools) > 0 {
-		row := compareRow{what: "tools"}
+		name := sc.Tools[0].Name
+		row := compareRow{what: "tool " + name}
 		for _, col := range d.cols {
-			row.cells = append(row.cells, pathOfValue(col.req, sc.Tools[0].Name, true))
+			cell := fieldOf(col, "tool:"+name)
+			if cell == "—" {
+				cell = pathOfValue(col.req, name, true)
+			}
+			row.cells = append(row.cells, cell)
 		}
 		d.rows = append(d.rows, row)
 	}
@@ -108,18 +117,19 @@ func newCompareDialog(c *Common, sc *session.Scenario, rc RunConfig) *compareDia
 				row.cells = append(row.cells, "—")
 				continue
 			}
-			row.cells = append(row.cells, shortPath(pathOfValue(w, resultMarker, false)))
+			row.cells = append(row.cells, itemOf(pathOfValue(w, resultMarker, false)))
 		}
 		d.rows = append(d.rows, row)
 	}
 	if sc.Output.Name != "" {
 		row := compareRow{what: "output schema"}
 		for _, col := range d.cols {
-			// Where the schema's name travels; Gemini's formats have no
-			// name, so the field map says where the schema went.
-			cell := pathOfValue(col.req, sc.Output.Name, true)
+			// Where the schema itself went (the field map), not where its
+			// name is: Gemini's formats carry no name, DeepSeek sends the
+			// schema as an instruction.
+			cell := fieldOf(col, "output_schema")
 			if cell == "—" {
-				cell = fieldOf(col, "output_schema")
+				cell = pathOfValue(col.req, sc.Output.Name, true)
 			}
 			row.cells = append(row.cells, cell)
 		}
@@ -140,13 +150,22 @@ func fieldOf(col compareCol, source string) string {
 	return "—"
 }
 
-// shortPath drops the text leaf of a path: where a part goes is the
-// message or field, not the .text inside it.
+// shortPath drops the .text leaf of a path: where a part goes is the
+// message, block or part, not the string inside it. Indexes stay: the
+// first block of a message is content[0], not the whole content.
 func shortPath(p string) string {
-	for _, suf := range []string{".parts[0].text", "[0].text", ".text"} {
-		if strings.HasSuffix(p, suf) && len(p) > len(suf) {
-			return strings.TrimSuffix(p, suf)
-		}
+	if strings.HasSuffix(p, ".text") && len(p) > len(".text") {
+		return strings.TrimSuffix(p, ".text")
+	}
+	return p
+}
+
+// itemOf cuts a path to the last array element on it: the message, block
+// or part that carries a value (contents[2].parts[0], not the fields of
+// its functionResponse).
+func itemOf(p string) string {
+	if i := strings.LastIndexByte(p, ']'); i >= 0 {
+		return p[:i+1]
 	}
 	return p
 }
@@ -234,22 +253,35 @@ func (d *compareDialog) View(w, h int) string {
 		return d.c.box("Compare", []string{"no scenario loaded"}, "esc close", w, 5)
 	}
 	var lines []string
-	// The table: one column per protocol when it fits, else the selected
-	// protocol beside the first.
+	// The table: one column per protocol when every path fits whole; else
+	// as many whole columns as fit, scrolled to keep the selected protocol
+	// (←/→) in view — a cut path ("messages[2].c…") says nothing.
 	whatW := 0
 	for _, r := range d.rows {
-		whatW = max(whatW, displayWidth(r.what))
+		whatW = max(whatW, displayWidth(r.what)+1)
 	}
-	whatW = min(whatW, 22)
-	cellW := max(10, (inner-whatW-1)/len(d.cols)-1)
+	whatW = min(whatW, 23, max(12, inner/5))
+	first, n, cellW := d.window(inner - whatW)
+	// Room left over goes to the columns evenly.
+	if spare := inner - whatW - n; n > 0 {
+		for i := first; i < first+n; i++ {
+			spare -= cellW[i]
+		}
+		for i := first; i < first+n && spare > 0; i++ {
+			cellW[i] += spare / n
+		}
+	}
 	head := padRight("", whatW)
-	for i, col := range d.cols {
-		name := col.protocol
+	for i := first; i < first+n; i++ {
 		st := s.Muted
 		if i == d.tab {
 			st = s.Accent
 		}
-		head += " " + st.Render(fit(name, cellW))
+		name := d.cols[i].protocol
+		if i == d.tab {
+			name = focusMark + name // marked without colour too
+		}
+		head += " " + st.Render(fit(name, cellW[i]))
 	}
 	lines = append(lines, cut(head, inner))
 	for _, r := range d.rows {
@@ -264,17 +296,24 @@ func (d *compareDialog) View(w, h int) string {
 			mark = s.Marker.Render("≠")
 		}
 		line := fit(r.what, whatW-1) + mark
-		for _, c := range r.cells {
-			line += " " + fit(c, cellW)
+		for i := first; i < first+n; i++ {
+			line += " " + fit(r.cells[i], cellW[i])
 		}
 		lines = append(lines, cut(line, inner))
 	}
-	lines = append(lines, "", s.Muted.Render("≠ differs between protocols · ◆ top-level field not every protocol has"))
+	if n < len(d.cols) {
+		shown := fmt.Sprintf("protocols %d–%d", first+1, first+n)
+		if n == 1 {
+			shown = fmt.Sprintf("protocol %d", first+1)
+		}
+		lines = append(lines, s.Muted.Render(cut(fmt.Sprintf("%s of %d (←→ for the others)", shown, len(d.cols)), inner)))
+	}
+	lines = append(lines, "", s.Muted.Render("≠ differs between protocols · + top-level field only some protocols have"))
 	// Tabs and the selected body.
 	var tabs []string
 	for i, col := range d.cols {
 		if i == d.tab {
-			tabs = append(tabs, s.TabActive.Render(col.protocol))
+			tabs = append(tabs, s.TabActive.Render(focusMark+col.protocol))
 		} else {
 			tabs = append(tabs, s.Tab.Render(col.protocol))
 		}
@@ -283,13 +322,52 @@ func (d *compareDialog) View(w, h int) string {
 	lines = append(lines, d.body(inner)...)
 	room := max(1, h-4)
 	fixed := len(d.rows) + 5
+	if len(d.cols) > 0 && d.shown < len(d.cols) {
+		fixed++ // the "protocols 1–2 of 6" line
+	}
 	if len(lines) > room {
+		// The table stays while the body scrolls, unless it leaves the
+		// body no room (80×24): then the whole dialog scrolls.
 		bodyStart := fixed
+		if room-fixed < 5 {
+			bodyStart = 0
+		}
 		maxOff := max(0, len(lines)-room)
 		d.off = min(d.off, maxOff)
 		lines = append(lines[:bodyStart:bodyStart], lines[min(len(lines), bodyStart+d.off):]...)
 	}
 	return d.c.box("Compare: one request, six protocols", lines, "←→ protocol · ↑↓ scroll · esc close", w, h)
+}
+
+// window chooses the table's protocol columns for width cells, each as
+// wide as its longest path: all of them when they fit, else the run of
+// columns from first that fits, moved so the selected protocol is in it.
+// It returns the first column, how many, and their widths.
+func (d *compareDialog) window(width int) (first, n int, widths []int) {
+	widths = make([]int, len(d.cols))
+	for i, col := range d.cols {
+		widths[i] = displayWidth(focusMark + col.protocol)
+		for _, r := range d.rows {
+			widths[i] = max(widths[i], displayWidth(r.cells[i]))
+		}
+		widths[i] = min(widths[i], max(1, width-1))
+	}
+	// fits is how many columns from f fit (at least one).
+	fits := func(f int) int {
+		used, k := 0, 0
+		for i := f; i < len(widths) && used+widths[i]+1 <= width; i++ {
+			used += widths[i] + 1
+			k++
+		}
+		return max(1, k)
+	}
+	first = min(d.first, d.tab)
+	for d.tab >= first+fits(first) {
+		first++
+	}
+	n = fits(first)
+	d.first, d.shown = first, n
+	return first, n, widths
 }
 
 // body renders the selected protocol's body with marks on the top-level
@@ -322,7 +400,7 @@ func (d *compareDialog) body(w int) []string {
 		if strings.HasPrefix(plain, "  \"") && !strings.HasPrefix(plain, "   ") {
 			k := plain[3:]
 			if i := strings.Index(k, "\""); i >= 0 && !common[k[:i]] {
-				mark = s.Marker.Render("◆ ")
+				mark = s.Marker.Render("+ ")
 			}
 		}
 		lines = append(lines, mark+l)

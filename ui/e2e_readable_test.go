@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,16 @@ func TestE2EReadable(t *testing.T) {
 			// A free run to the end, so there is something to inspect and replay.
 			tm.start(bin, db, dir, "--pace", "0")
 			tm.waitFor("the walkthrough", 20*time.Second, has("⏸ assembled", "◆ Assembly"))
+			// The colours the terminal was told it has: none with NO_COLOR,
+			// the 256-colour palette otherwise (never 24-bit escapes).
+			esc := tm.captureEscapes()
+			colour := regexp.MustCompile(`\x1b\[[0-9;]*(3[0-9]|4[0-9]|9[0-7]|10[0-7])(;[0-9;]*)?m`)
+			switch {
+			case len(c.env) > 0 && colour.MatchString(esc):
+				t.Errorf("NO_COLOR: the screen has colour escapes %q", colour.FindString(esc))
+			case len(c.env) == 0 && (!strings.Contains(esc, "38;5;") || strings.Contains(esc, "38;2;") || strings.Contains(esc, "48;2;")):
+				t.Errorf("TERM=screen-256color: want 256-colour escapes only:\n%q", esc[:min(len(esc), 600)])
+			}
 			tm.send("i")
 			tm.waitFor("the inspector", 10*time.Second, has("Inspect · request", "raw (as on the wire)", "canonical"))
 			tm.send("/")
@@ -69,11 +80,34 @@ func TestE2EReadable(t *testing.T) {
 				}
 				tm.send("n")
 			}
-			tm.waitFor("the end", 20*time.Second, has("✓ done"))
+			end := tm.waitFor("the end", 20*time.Second, has("✓ done"))
 
-			// The sessions list: its columns; a search that matches nothing.
+			// The sessions list: its columns, the cost as the validation
+			// panel priced it; a search that matches nothing.
 			tm.send("s")
-			tm.waitFor("the sessions list", 10*time.Second, has("Sessions (1)", "STATUS", "FAILED", "▸ "))
+			list := tm.waitFor("the sessions list", 10*time.Second, has("Sessions (1)", "STATUS", "FAILED", "▸ "))
+			if c.w >= 200 {
+				for _, col := range []string{"PROTOCOL", "PROVIDER", "SCENARIO/APP", "FAULT", "STATUS", "FAILED", "TURNS", "TOKENS", "COST", "TIME"} {
+					if !strings.Contains(list, col) {
+						t.Errorf("the sessions list has no %s column:\n%s", col, list)
+					}
+				}
+				total := regexp.MustCompile(`total +USD (\d+\.\d+)`).FindStringSubmatch(end)
+				if total == nil || !strings.Contains(list, "$"+total[1]) {
+					t.Errorf("the list's cost is not the validation panel's total %v:\n%s\n%s", total, end, list)
+				}
+			} else {
+				// Too narrow for every column: sorting by one shows it.
+				for i := 0; i < 20; i++ {
+					s := tm.capture()
+					if strings.Contains(s, "COST↑") {
+						break
+					}
+					tm.sendText("S")
+					tm.waitFor("the next sort", 10*time.Second, func(s2 string) bool { return s2 != s })
+				}
+				tm.waitFor("the cost column", 10*time.Second, has("sort: COST", "COST↑", "$0.0"))
+			}
 			tm.send("/")
 			tm.sendText("zzz")
 			tm.send("Enter")

@@ -129,14 +129,15 @@ func e2eBinary(t *testing.T) string {
 }
 
 // tmux drives one tmux session on a private socket: 120×40 and 256
-// colours unless w, h and env say otherwise (env: extra VAR=value, e.g.
-// NO_COLOR=1).
+// colours (TERM=screen-256color) unless w, h and env say otherwise (env:
+// extra VAR=value, e.g. NO_COLOR=1).
 type tmux struct {
 	t    *testing.T
 	name string
 	sock string
 	w, h int
 	env  []string
+	dir  string // XDG_STATE_HOME: the program's log is dir/modelwire/tui.log
 }
 
 func (x *tmux) cmd(args ...string) *exec.Cmd {
@@ -145,11 +146,14 @@ func (x *tmux) cmd(args ...string) *exec.Cmd {
 
 func (x *tmux) start(bin, db, dir string, args ...string) {
 	x.t.Helper()
+	x.dir = dir
 	w, h := x.w, x.h
 	if w == 0 {
 		w, h = 120, 40
 	}
-	shell := fmt.Sprintf("%s XDG_STATE_HOME=%q %q --db %q", strings.Join(x.env, " "), dir, bin, db)
+	// 256 colours as issue 16 asks (TERM=screen-256color, COLORTERM
+	// unset, whatever the test's own terminal is), unless env says else.
+	shell := fmt.Sprintf("TERM=screen-256color COLORTERM= %s XDG_STATE_HOME=%q %q --db %q", strings.Join(x.env, " "), dir, bin, db)
 	for _, a := range args {
 		shell += fmt.Sprintf(" %q", a)
 	}
@@ -183,6 +187,15 @@ func (x *tmux) capture() string {
 	return string(out)
 }
 
+// captureEscapes is the screen with its colour escapes.
+func (x *tmux) captureEscapes() string {
+	out, err := x.cmd("capture-pane", "-e", "-p", "-t", x.name).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
 // waitFor polls the screen until cond holds, up to d.
 func (x *tmux) waitFor(what string, d time.Duration, cond func(string) bool) string {
 	x.t.Helper()
@@ -195,6 +208,11 @@ func (x *tmux) waitFor(what string, d time.Duration, cond func(string) bool) str
 			return s
 		}
 		if time.Now().After(deadline) {
+			if s == "" {
+				// The program is gone: its log says why.
+				log, _ := os.ReadFile(filepath.Join(x.dir, "modelwire", "tui.log"))
+				x.t.Fatalf("timed out waiting for %s: the program has exited; its log:\n%s", what, log)
+			}
 			x.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
 		}
 		<-tick.C

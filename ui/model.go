@@ -324,12 +324,12 @@ func (m *Model) applyUpdates(msg updatesMsg) tea.Cmd {
 }
 
 // onAsk opens the approval dialog for a proposal (or answers at once when
-// the person chose approve all and the call passes its schema).
+// the person chose approve all and the call may be approved).
 func (m *Model) onAsk(msg askMsg) tea.Cmd {
 	if msg.gen != m.gen {
 		return nil
 	}
-	if m.approveAll && msg.p.Valid() && msg.p.EditError == "" {
+	if m.approveAll && m.whyNotApprove(msg.p) == "" && msg.p.EditError == "" {
 		return answer(msg.reply, session.Decision{Kind: session.Approved})
 	}
 	m.ask = &msg

@@ -199,7 +199,10 @@ func TestPauseAndNext(t *testing.T) {
 	}
 }
 
+// ask asks as the engine does: the proposal's update first (the
+// walkthrough is then at the proposals step), then the question.
 func ask(m *Model, p session.Proposal) chan session.Decision {
+	m.Update(updatesMsg{gen: m.gen, ups: []session.Update{{Kind: session.UpProposal, Turn: max(p.Turn, 1), Proposal: &p}}})
 	reply := make(chan session.Decision, 1)
 	m.Update(askMsg{gen: m.gen, p: p, reply: reply})
 	return reply
@@ -522,7 +525,7 @@ func TestCompareMarksDifferences(t *testing.T) {
 			t.Errorf("compare lacks %s", p)
 		}
 	}
-	contains(t, m.View(), "system-rules", "≠", "tool result", "◆")
+	contains(t, m.View(), "system-rules", "≠", "tool result", "+   \"input\"", "top-level field only some protocols have")
 	press(m, "right")
 	contains(t, m.View(), "/v1/chat/completions")
 }

@@ -15,24 +15,21 @@ func TestRejectingTheLedgerChangesTheAnswer(t *testing.T) {
 		rc := DefaultRunConfig()
 		rc.StepMode = false
 		f := startFlow(t, Options{Backend: &EngineBackend{}, Run: rc, Getenv: func(string) string { return "" }}, 160, 48)
-		for i := 0; i < 3; i++ {
-			s := f.waitText("Tool proposal")
-			switch {
-			case reject && strings.Contains(s, "get_refund_ledger"):
+		// Each call by its own dialog line (the assembly panel lists
+		// every tool, so a tool's name alone says nothing): decided, then
+		// gone before the next is looked for.
+		for _, name := range []string{"get_order_line", "get_refund_ledger", "get_refund_policy"} {
+			line := name + "  call_id"
+			f.waitText(line)
+			if reject && name == "get_refund_ledger" {
 				for _, k := range []string{"r", "n", "o"} {
 					f.key(k)
 				}
 				f.key("enter")
-			default:
+			} else {
 				f.key("a")
 			}
-			f.waitFor("the proposal to be decided", func(s2 string) bool { return s2 != s })
-			if i == 0 {
-				continue
-			}
-			if strings.Contains(f.frame.Load().(string), "5/5 pass") {
-				break
-			}
+			f.waitFor(name+" decided", func(s string) bool { return !strings.Contains(s, line) })
 		}
 		if reject {
 			f.waitText("5/5 pass", "unable_to_assess")

@@ -93,8 +93,9 @@ func (c *Common) markdown(md string, width int) []string {
 }
 
 // markdownStyle is glamour's standard style (notty without colour) with
-// the heading markers dropped: a heading reads as a bold line, not as
-// "## Heading".
+// the markup dropped: a heading reads as a bold line, not as "## Heading";
+// without colour, emphasis is italic and bold type (attributes, not
+// colours, so NO_COLOR allows them), not notty's literal *…*, **…**, ~~…~~.
 func markdownStyle(name string, noColor bool) gansi.StyleConfig {
 	cfg := styles.DarkStyleConfig
 	switch {
@@ -104,6 +105,12 @@ func markdownStyle(name string, noColor bool) gansi.StyleConfig {
 		cfg = styles.LightStyleConfig
 	}
 	yes := true
+	if noColor {
+		cfg.Emph.BlockPrefix, cfg.Emph.BlockSuffix, cfg.Emph.Prefix, cfg.Emph.Suffix = "", "", "", ""
+		cfg.Strong.BlockPrefix, cfg.Strong.BlockSuffix, cfg.Strong.Prefix, cfg.Strong.Suffix = "", "", "", ""
+		cfg.Strikethrough.BlockPrefix, cfg.Strikethrough.BlockSuffix = "", ""
+		cfg.Emph.Italic, cfg.Strong.Bold, cfg.Strikethrough.CrossedOut = &yes, &yes, &yes
+	}
 	for _, h := range []*gansi.StyleBlock{&cfg.H1, &cfg.H2, &cfg.H3, &cfg.H4, &cfg.H5, &cfg.H6} {
 		if strings.Trim(h.Prefix, "# ") == "" {
 			h.Prefix = ""

@@ -10,6 +10,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -218,7 +220,9 @@ func (d *sessionsDialog) View(w, h int) string {
 		order = "↓"
 	}
 	sortText := "   sort: " + sessionColumns[d.sortBy].name + " " + order
-	lines = append(lines, cut(d.filter.View(max(10, inner-ansi.StringWidth(sortText)), 1, d.c)+s.Muted.Render(sortText), inner))
+	// The search line keeps room for the sort, whatever its placeholder says.
+	fw := max(10, inner-ansi.StringWidth(sortText))
+	lines = append(lines, cut(fit(d.filter.View(fw, 1, d.c), fw)+s.Muted.Render(sortText), inner))
 	cols := d.columnsFor(inner - 2)
 	var head []string
 	for _, c := range cols {
@@ -325,8 +329,46 @@ func numberColumn(name string, width int, f func(store.SessionInfo) int64, show 
 
 const colCreated = 1
 
-// sessionColumns are the list's columns in their order on screen. Cost is
-// not among them: it needs the price table that comes with token budgets.
+// sessionCost estimates what a session's tokens cost at list prices (the
+// price table the validation panel uses), every attempt counted; ok is
+// false when the model has no price or no tokens were reported.
+func sessionCost(s store.SessionInfo) (float64, bool) {
+	if s.InputTokens+s.OutputTokens == 0 {
+		return 0, false
+	}
+	u := &adapters.Usage{InputTokens: &s.InputTokens, OutputTokens: &s.OutputTokens,
+		CacheReadTokens: &s.CacheReadTokens, CacheWriteTokens: &s.CacheWriteTokens, ReasoningTokens: &s.ReasoningTokens}
+	for _, m := range []string{s.ModelReported, s.Model} {
+		if c := session.PriceUsage(m, u); c.Priced {
+			return c.Total, true
+		}
+	}
+	return 0, false
+}
+
+// costColumn shows the estimate in the table's currency, to the digits
+// the validation panel shows ("–" unpriced, which sorts as the cheapest).
+var costColumn = &sessionColumn{name: "COST", width: 9, right: true,
+	value: func(s store.SessionInfo) string {
+		c, ok := sessionCost(s)
+		if !ok {
+			return "–"
+		}
+		if session.Models().Currency == "USD" {
+			return fmt.Sprintf("$%.5f", c)
+		}
+		return fmt.Sprintf("%.5f", c)
+	},
+	less: func(a, b store.SessionInfo) bool {
+		ca, oka := sessionCost(a)
+		cb, okb := sessionCost(b)
+		if oka != okb {
+			return !oka
+		}
+		return ca < cb
+	}}
+
+// sessionColumns are the list's columns in their order on screen.
 var sessionColumns = []*sessionColumn{
 	// A fork (or an edited re-send) shows ↳ before its id: it was made
 	// from the session its parent_id names.
@@ -352,6 +394,7 @@ var sessionColumns = []*sessionColumn{
 		}
 		return fmt.Sprint(n)
 	}),
+	costColumn,
 	numberColumn("TIME", 8, func(s store.SessionInfo) int64 { return int64(s.Duration()) }, func(n int64) string {
 		if n == 0 {
 			return "–"
@@ -361,4 +404,4 @@ var sessionColumns = []*sessionColumn{
 }
 
 // columnPriority is the order columns are given room in a narrow list.
-var columnPriority = []int{0, 7, 2, 8, 3, 9, 1, 10, 11, 4, 5, 6}
+var columnPriority = []int{0, 7, 2, 8, 3, 9, 1, 10, 11, 12, 4, 5, 6}

@@ -36,7 +36,9 @@ func sessionsView(t *testing.T, w int) (*sessionsDialog, func() string) {
 // a proxy session its upstream host and the model the provider reported.
 func TestSessionsListColumns(t *testing.T) {
 	_, view := sessionsView(t, 200)
-	contains(t, view(), "FAULT", "FAILED", "TOKENS", "TIME", "rate-limit", "domain", "1200", "4s",
+	// Cost at the price table's teaching price for refund-model: 1 USD a
+	// million input tokens, 4 output: 900 in + 120 out = 0.00138.
+	contains(t, view(), "FAULT", "FAILED", "TOKENS", "COST", "$0.00138", "$0.00180", "TIME", "rate-limit", "domain", "1200", "4s",
 		"refund/wrong-cap", "proxy → api.openai.com", "gpt-4o-2024-08-06", "▸ 1ccccccccccc")
 	// 80 columns: the columns that matter most still fit, none is cut.
 	_, narrow := sessionsView(t, 80)
@@ -74,6 +76,21 @@ func TestSessionsListSorts(t *testing.T) {
 		t.Errorf("by tokens reversed %s", got)
 	}
 	contains(t, view(), "sort: TOKENS ↓", "TOKENS↓")
+	// Every column sorts: S moves on to the cost (the unpriced session,
+	// with no tokens, first), then round to the creation time again.
+	d.HandleKey(key1("S"), &km)
+	if got := ids(); got != "1c 1a 1b" || sessionColumns[d.sortBy].name != "COST" {
+		t.Errorf("by %s: %s", sessionColumns[d.sortBy].name, got)
+	}
+	contains(t, view(), "sort: COST ↑", "COST↑")
+	seen := map[string]bool{}
+	for range sessionColumns {
+		d.HandleKey(key1("S"), &km)
+		seen[sessionColumns[d.sortBy].name] = true
+	}
+	if len(seen) != len(sessionColumns) {
+		t.Errorf("S reached %d of %d columns", len(seen), len(sessionColumns))
+	}
 }
 
 // / searches fuzzily over titles, models, scenarios and layers; a search

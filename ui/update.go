@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -231,6 +232,45 @@ func (m *Model) liveKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
+// whyNotApprove says why the waiting proposal cannot be approved as it
+// stands ("" when it can). Approving means running the call on exactly
+// these arguments, so they must have closed and parsed (the screen shows
+// the call's lane parsed), name a tool the scenario has and pass its
+// schema; in the walkthrough, the session must be at the proposals step,
+// the state in which the call is closed. Edit and reject stay open.
+func (m *Model) whyNotApprove(p session.Proposal) string {
+	switch {
+	case !p.Known:
+		return "there is no tool " + p.Name
+	case len(p.Violations) > 0:
+		return "its arguments fail the tool's schema"
+	}
+	if l := m.laneOf(p.CallID); l != nil && l.State != adapters.ItemParsed {
+		if l.State == adapters.ItemStreaming || l.State == adapters.ItemIncomplete {
+			return "its arguments have not closed"
+		}
+		return "its arguments are not a JSON object"
+	}
+	if m.d.rc.StepMode && m.d.state.Step != session.StepProposals {
+		return "the walkthrough is not at the proposals step"
+	}
+	return ""
+}
+
+// laneOf finds the tool call lane of a call_id, latest turn first (a
+// recording numbers its turns apart from the proxy's).
+func (m *Model) laneOf(callID string) *session.Lane {
+	ts := m.d.state.Turns
+	for i := len(ts) - 1; i >= 0; i-- {
+		for _, l := range ts[i].Lanes {
+			if l.Kind == adapters.KindToolCall && l.CallID == callID {
+				return l
+			}
+		}
+	}
+	return nil
+}
+
 // do carries out a dialog's action.
 func (m *Model) do(act action) tea.Cmd {
 	switch a := act.(type) {
@@ -253,10 +293,16 @@ func (m *Model) do(act action) tea.Cmd {
 	case actStatus:
 		return m.setStatus(a.level, a.text)
 	case actDecide:
-		m.dropDialog(dlgApproval)
 		if m.ask == nil {
+			m.dropDialog(dlgApproval)
 			return nil
 		}
+		if a.d.Kind == session.Approved {
+			if why := m.whyNotApprove(m.ask.p); why != "" {
+				return m.setStatus(levelWarn, "cannot approve "+m.ask.p.Name+": "+why+" — e edit · r reject")
+			}
+		}
+		m.dropDialog(dlgApproval)
 		reply := m.ask.reply
 		m.ask = nil
 		if a.all {

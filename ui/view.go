@@ -176,7 +176,11 @@ func (m *Model) headerState() string {
 	st := m.d.state
 	switch {
 	case m.ask != nil:
-		return s.Warn.Render("⏳ decide " + m.ask.p.Name + " (a/e/r/A)")
+		keys := "(a/e/r/A)"
+		if m.whyNotApprove(m.ask.p) != "" {
+			keys = "(e/r: cannot run as proposed)"
+		}
+		return s.Warn.Render("⏳ decide " + m.ask.p.Name + " " + keys)
 	case m.pause != nil:
 		if m.pause.turn > 0 {
 			return s.Accent.Render(fmt.Sprintf("⏸ %s · turn %d · n next", m.pause.step, m.pause.turn))

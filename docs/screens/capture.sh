@@ -1,15 +1,22 @@
 #!/bin/sh
 # Renders the README's screenshots from the real workbench: the binary runs
 # in a 120x36 tmux pane with 256 colours, keys are sent as a person would,
-# the pane is captured with its colours, and freeze draws it as PNG.
+# the pane is captured with its colours and drawn as PNG.
 # Run from the repository root: sh docs/screens/capture.sh
-# FONT=/path/to/a-monospace-CJK.ttc draws the Chinese text (e.g. Noto Sans
-# Mono CJK from fonts-noto-cjk); without it freeze's font has no CJK glyphs.
+# freeze writes the pane as SVG; docs/screens/grid puts each character on
+# the terminal's cell grid (freeze's flowing text drifts after Chinese
+# text); rsvg-convert draws it, finding a CJK font for the Chinese through
+# fontconfig. On Debian: apt-get install fonts-noto-cjk librsvg2-bin
+# (fonts-symbola for the ⏸ glyph). FONT_FAMILY names another monospace font.
 set -eu
+font=${FONT_FAMILY:-DejaVu Sans Mono}
+command -v rsvg-convert >/dev/null || { echo "rsvg-convert is missing (apt-get install librsvg2-bin)" >&2; exit 1; }
+fc-list :lang=zh family | grep -q . || { echo "no Chinese font (apt-get install fonts-noto-cjk)" >&2; exit 1; }
 out=docs/screens
 tmp=$(mktemp -d)
 trap 'tmux -S "$tmp/sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 go build -o "$tmp/modelwire" .
+go build -o "$tmp/grid" ./docs/screens/grid
 t() { tmux -S "$tmp/sock" "$@"; }
 # One key at a time: keys that arrive in one read reach the program as
 # one message ("En"), as fast typing does.
@@ -17,7 +24,9 @@ k() { for key in "$@"; do t send-keys -t mw "$key"; sleep 0.3; done; }
 shot() { # name: capture the pane and draw it
 	t capture-pane -e -p -t mw > "$tmp/$1.ansi"
 	go run github.com/charmbracelet/freeze@v0.2.2 --language ansi --window=false --padding 10 \
-		--font.size 13 --background '#1e2127' ${FONT:+--font.file "$FONT"} -o "$out/$1.png" "$tmp/$1.ansi"
+		--font.size 13 --font.family "$font" --background '#1e2127' -o "$tmp/$1.svg" "$tmp/$1.ansi"
+	"$tmp/grid" < "$tmp/$1.svg" > "$tmp/$1.grid.svg"
+	rsvg-convert --zoom 2 -o "$out/$1.png" "$tmp/$1.grid.svg"
 }
 wait_for() { # text: poll the pane until it shows text
 	i=0
