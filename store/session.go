@@ -25,6 +25,15 @@ const (
 	StatusInterrupted = "interrupted"
 )
 
+// Session sources: what recorded a session (SessionMeta.Source).
+const (
+	SourceRun        = "run"         // modelwire run
+	SourceTUI        = "tui"         // the workbench
+	SourceProxy      = "proxy"       // modelwire proxy: one verdict per exchange
+	SourceClaudeCode = "claude-code" // an imported Claude Code transcript
+	SourceHAR        = "har"         // an imported HAR file
+)
+
 // SessionMeta describes a session when it is created.
 type SessionMeta struct {
 	// Title is what a person reads in the list (a scenario's title, or

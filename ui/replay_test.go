@@ -62,10 +62,11 @@ func panelsOf(m *Model) map[panelID]string {
 // folded a whole update.
 func TestReplayEqualsLive(t *testing.T) {
 	db, id, ups, _ := recordFixture(t)
-	rep, err := StoreLibrary{DB: db}.Load(id)
+	r, err := StoreLibrary{DB: db}.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep := newReplay(r)
 	want := 0
 	for _, u := range ups {
 		want += entriesOf(u)

@@ -342,7 +342,10 @@ func (m *Model) loadReplay(id string) tea.Cmd {
 	gen, lib := m.repGen, m.opts.Library
 	return tea.Batch(m.setStatus(levelInfo, "loading session "+id+"…"), func() tea.Msg {
 		rep, err := lib.Load(id)
-		return replayMsg{gen: gen, rep: rep, err: err}
+		if err != nil {
+			return replayMsg{gen: gen, err: err}
+		}
+		return replayMsg{gen: gen, rep: newReplay(rep)}
 	})
 }
 
