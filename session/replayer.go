@@ -31,8 +31,8 @@ import (
 // proposals and errors; the state is folded from the entries as they are
 // read. Stepping forward reads only the new entries; stepping back, or on
 // from inside an entry group (one raw event's entries), folds again from
-// the start. What grows is the state itself (the lanes and event log that
-// the workbench shows), as it does live.
+// the start. The state keeps every turn's lanes and event log, as live,
+// up to detailedUpTo entries; beyond, only the current turn's.
 type Replayer struct {
 	db   *store.DB
 	sess *store.Session
@@ -329,7 +329,20 @@ func (b *timelineBuilder) end() {
 func (b *timelineBuilder) emit(u Update) {
 	u.SessionID = b.r.sess.ID
 	b.st.Apply(u)
+	if u.Kind == UpAssembled && b.r.n > detailedUpTo {
+		// A long session keeps the lanes and the event log of the turn
+		// being shown only, so the replay's memory stays bounded by a
+		// turn, not the session; earlier turns keep their request,
+		// attempts, summary, usage and proposals.
+		for _, t := range b.st.Turns[:len(b.st.Turns)-1] {
+			t.Lanes, t.Log, t.byItem, t.lastClosed = nil, nil, map[string]*Lane{}, nil
+		}
+	}
 }
+
+// detailedUpTo is the length of timeline up to which a replay keeps every
+// turn's lanes and event log, as the live session does.
+const detailedUpTo = 100_000
 
 // before folds the updates that come before entry e and cover no entry.
 func (b *timelineBuilder) before(e store.Entry) error {

@@ -19,7 +19,7 @@ type SessionInfo struct {
 	ID            string
 	CreatedAt     time.Time
 	FinishedAt    time.Time // zero while running or when interrupted
-	Status        string
+	Status        Status
 	Title         string
 	Scenario      string
 	Variant       string
@@ -95,7 +95,7 @@ type Filter struct {
 	Scenario string
 	Protocol string
 	Provider string
-	Status   string
+	Status   Status
 	// Search is text in the title (or the scenario).
 	Search string
 	// Limit caps the result (0: no cap).
@@ -296,7 +296,7 @@ type Attempt struct {
 	StatusCode     int
 	ResponseHeader http.Header
 	Error          string
-	State          string // running, done, failed, interrupted
+	State          Status // running, done, failed, interrupted
 	TerminalStatus string
 	StopReason     string
 	ResponseID     string
@@ -577,7 +577,7 @@ func (db *DB) DeleteSession(id string) error {
 	delete(db.w.sessions, sid)
 	db.w.mu.Unlock()
 	return db.w.exec(func(t *txn) error {
-		var status string
+		var status Status
 		if err := t.w.conn.QueryRowContext(t.ctx, `SELECT status FROM sessions WHERE sid = ?`, sid).Scan(&status); err != nil {
 			return err
 		}

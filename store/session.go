@@ -17,12 +17,18 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 )
 
-// Session statuses.
+// Status is a session's (or an attempt's) state in the store.
+type Status string
+
+// The statuses: running while it is recorded (or its process died, until
+// the next open sweeps it to interrupted), done when it ended well, failed
+// when its work ran and failed, interrupted when it was stopped before its
+// end.
 const (
-	StatusRunning     = "running"
-	StatusDone        = "done"
-	StatusFailed      = "failed"
-	StatusInterrupted = "interrupted"
+	StatusRunning     Status = "running"
+	StatusDone        Status = "done"
+	StatusFailed      Status = "failed"
+	StatusInterrupted Status = "interrupted"
 )
 
 // Session sources: what recorded a session (SessionMeta.Source).
@@ -102,7 +108,7 @@ func (db *DB) CreateSession(m SessionMeta) (*SessionWriter, error) {
 	return db.createSession(m, "", StatusRunning)
 }
 
-func (db *DB) createSession(m SessionMeta, id, status string) (*SessionWriter, error) {
+func (db *DB) createSession(m SessionMeta, id string, status Status) (*SessionWriter, error) {
 	if db.w == nil {
 		return nil, errors.New("store: the database is open read-only")
 	}
@@ -149,7 +155,7 @@ func (s *SessionWriter) ID() string { return s.ls.id }
 func (s *SessionWriter) Flush() error { return s.db.w.flush() }
 
 // Finish commits everything and ends the session as done or failed.
-func (s *SessionWriter) Finish(status string) error {
+func (s *SessionWriter) Finish(status Status) error {
 	if status != StatusDone && status != StatusFailed {
 		return fmt.Errorf("store: a session finishes as %q or %q, not %q", StatusDone, StatusFailed, status)
 	}
@@ -171,7 +177,7 @@ func (s *SessionWriter) Interrupt() error {
 	return s.finish(StatusInterrupted, time.Time{})
 }
 
-func (s *SessionWriter) finish(status string, at time.Time) error {
+func (s *SessionWriter) finish(status Status, at time.Time) error {
 	w := s.db.w
 	var finished any
 	if !at.IsZero() {
@@ -514,7 +520,7 @@ func (r *Recorder) Finish(err error) error {
 
 // finish ends the attempt with an error text, at offset; state "" derives
 // the state from the error and the status.
-func (r *Recorder) finish(errText string, offset time.Duration, state string) error {
+func (r *Recorder) finish(errText string, offset time.Duration, state Status) error {
 	r.mu.Lock()
 	if r.finished {
 		r.mu.Unlock()

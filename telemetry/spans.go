@@ -191,7 +191,7 @@ func build(t trace.Tracer, s *store.Session, replies map[attemptKey]*reply, cont
 		providerName(s.Protocol),
 		genAISystemKey.String(providerName(s.Protocol).Value.AsString()),
 		semconv.GenAIRequestModel(s.Model),
-		attrSessionStatus.String(s.Status),
+		attrSessionStatus.String(string(s.Status)),
 		attrProtocol.String(s.Protocol),
 		attrProvider.String(s.Provider),
 		attrSource.String(s.Source),
@@ -305,7 +305,7 @@ func callSpan(ctx context.Context, t trace.Tracer, s *store.Session, a store.Att
 		}
 	}
 	if a.Error != "" || a.State == store.StatusFailed || a.State == store.StatusInterrupted {
-		errType := a.State
+		errType := string(a.State)
 		if a.StatusCode >= 400 {
 			errType = strconv.Itoa(a.StatusCode)
 		}

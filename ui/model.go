@@ -355,7 +355,7 @@ func (m *Model) onRunEnded(msg runEndedMsg) tea.Cmd {
 		return m.setStatus(levelError, "the session stopped: "+msg.err.Error())
 	}
 	st := m.d.state.Status
-	return m.setStatus(levelInfo, "session "+m.d.state.SessionID+" "+st)
+	return m.setStatus(levelInfo, "session "+m.d.state.SessionID+" "+string(st))
 }
 
 // dropDialog removes every dialog of a kind from the stack.

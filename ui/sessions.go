@@ -63,7 +63,7 @@ func (d *sessionsDialog) visible() []store.SessionInfo {
 
 // searchText is what the search looks in.
 func searchText(s store.SessionInfo) string {
-	return strings.Join([]string{s.ID, s.Title, s.Origin(), s.Model, s.ModelReported, s.Protocol, s.Provider, s.Status,
+	return strings.Join([]string{s.ID, s.Title, s.Origin(), s.Model, s.ModelReported, s.Protocol, s.Provider, string(s.Status),
 		strings.Join(s.Faults, " "), s.FailedLayer, s.Source}, " ")
 }
 
@@ -191,7 +191,7 @@ func (d *sessionsDialog) View(w, h int) string {
 			cell := c.cell(c.value(x))
 			switch c.name {
 			case "STATUS":
-				cell = s.State(map[string]string{"done": "pass", "failed": "fail"}[x.Status]).Render(cell)
+				cell = s.State(map[string]string{"done": "pass", "failed": "fail"}[string(x.Status)]).Render(cell)
 			case "FAILED":
 				cell = s.Bad.Render(cell)
 			}
@@ -287,7 +287,7 @@ var sessionColumns = []*sessionColumn{
 	textColumn("PROVIDER", 10, func(s store.SessionInfo) string { return s.Provider }),
 	textColumn("MODEL", 20, store.SessionInfo.ModelShown),
 	textColumn("FAULT", 18, func(s store.SessionInfo) string { return strings.Join(s.Faults, ",") }),
-	textColumn("STATUS", 11, func(s store.SessionInfo) string { return s.Status }),
+	textColumn("STATUS", 11, func(s store.SessionInfo) string { return string(s.Status) }),
 	textColumn("FAILED", 9, func(s store.SessionInfo) string { return s.FailedLayer }),
 	numberColumn("TURNS", 5, func(s store.SessionInfo) int64 { return int64(s.Turns) }, func(n int64) string { return fmt.Sprint(n) }),
 	numberColumn("TOKENS", 9, func(s store.SessionInfo) int64 { return s.InputTokens + s.OutputTokens }, func(n int64) string {

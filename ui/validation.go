@@ -117,7 +117,7 @@ func (p *validationPanel) status(st *session.State) string {
 		}
 		return s.Info.Render("running")
 	}
-	return s.Warn.Render(st.Status)
+	return s.Warn.Render(string(st.Status))
 }
 
 // answer lists the parsed answer's top-level fields: scalars as they are,
