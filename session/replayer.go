@@ -588,3 +588,6 @@ func finalAnswer(st *State) json.RawMessage {
 	}
 	return out.Bytes()
 }
+
+// SessionInfo is a stored session's metadata, as lists show it.
+type SessionInfo = store.SessionInfo

@@ -1,60 +1,20 @@
 package ui
 
 import (
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
-	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
-	"github.com/modelwire/modelwire/store"
 )
 
-// Library is the store as the sessions browser and the replay see it.
+// Library is the store as the sessions browser and the replay see it
+// (app.Library).
 type Library interface {
-	List() ([]store.SessionInfo, error)
+	List() ([]session.SessionInfo, error)
 	Delete(id string) error
 	// Export writes the session as JSON Lines into dir and returns the path.
 	Export(id, dir string) (string, error)
 	Load(id string) (*session.Replayer, error)
-}
-
-// StoreLibrary is the Library of a store database.
-type StoreLibrary struct{ DB *store.DB }
-
-// List lists the stored sessions, newest first.
-func (l StoreLibrary) List() ([]store.SessionInfo, error) { return l.DB.ListSessions(store.Filter{}) }
-
-// Delete deletes a session.
-func (l StoreLibrary) Delete(id string) error { return l.DB.DeleteSession(id) }
-
-// Export writes modelwire-<id>.jsonl into dir.
-func (l StoreLibrary) Export(id, dir string) (string, error) {
-	path := filepath.Join(dir, "modelwire-"+id+".jsonl")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return "", err
-	}
-	if err := l.DB.ExportJSONL(f, id); err != nil {
-		f.Close()
-		os.Remove(path)
-		return "", err
-	}
-	return path, f.Close()
-}
-
-// Load opens a session's replayer.
-func (l StoreLibrary) Load(id string) (*session.Replayer, error) {
-	s, err := l.DB.GetSession(id)
-	if err != nil {
-		return nil, err
-	}
-	var sc *session.Scenario
-	if s.Scenario != "" {
-		sc, _ = samples.Lookup(s.ScenarioName()) // a recording or a moved file has none: replay without notes
-	}
-	return session.NewReplayer(l.DB, id, sc)
 }
 
 // Replay is a stored session as the workbench steps through it: the
@@ -62,7 +22,7 @@ func (l StoreLibrary) Load(id string) (*session.Replayer, error) {
 // once when it opens.
 type Replay struct {
 	r        *session.Replayer
-	Info     store.SessionInfo
+	Info     session.SessionInfo
 	Scenario *session.Scenario
 	Entries  int
 	// TurnStarts are the positions just before each turn's first entry;

@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
@@ -25,7 +26,8 @@ func recordFixture(t *testing.T) (*store.DB, string, []session.Update, *session.
 	sc := refund(t)
 	rc := DefaultRunConfig()
 	ups := scriptedSession(t, sc, rc)
-	j := newStoreJournal(db, sc, rc, session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, "test")
+	meta := app.Meta(rc.setup(sc), session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test")
+	j := session.NewStoreJournal(db, meta, rc.Stream)
 	for _, u := range ups {
 		if err := j.Record(u); err != nil {
 			t.Fatalf("record %s: %v", u.Kind, err)
@@ -62,7 +64,7 @@ func panelsOf(m *Model) map[panelID]string {
 // folded a whole update.
 func TestReplayEqualsLive(t *testing.T) {
 	db, id, ups, _ := recordFixture(t)
-	r, err := StoreLibrary{DB: db}.Load(id)
+	r, err := app.Library{DB: db}.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	live.Update(tea.WindowSizeMsg{Width: 150, Height: 50})
 	live.d.scenario = rep.Scenario
 	live.running = false
-	replay := New(Options{Library: StoreLibrary{DB: db}})
+	replay := New(Options{Library: app.Library{DB: db}})
 	replay.Update(tea.WindowSizeMsg{Width: 150, Height: 50})
 	replay.Update(replayMsg{gen: replay.repGen, rep: rep})
 	if replay.mode != modeReplay {
@@ -125,7 +127,7 @@ func TestReplayEqualsLive(t *testing.T) {
 
 func TestReplayCursorKeys(t *testing.T) {
 	db, id, _, _ := recordFixture(t)
-	m := New(Options{Library: StoreLibrary{DB: db}})
+	m := New(Options{Library: app.Library{DB: db}})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	msgs := run(m.loadReplay(id))
 	for _, msg := range msgs {
@@ -200,7 +202,7 @@ func TestReplayCursorKeys(t *testing.T) {
 
 func TestSessionsBrowser(t *testing.T) {
 	db, id, _, _ := recordFixture(t)
-	m := New(Options{Library: StoreLibrary{DB: db}, ExportDir: t.TempDir()})
+	m := New(Options{Library: app.Library{DB: db}, ExportDir: t.TempDir()})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	for _, msg := range run(press(m, "s")) {
 		m.Update(msg)

@@ -10,7 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/session"
 )
 
 // sessionsDialog browses stored sessions: fuzzy search, sort by any
@@ -18,7 +18,7 @@ import (
 type sessionsDialog struct {
 	c       *Common
 	km      *KeyMap
-	all     []store.SessionInfo
+	all     []session.SessionInfo
 	err     error
 	loading bool
 	sel     int
@@ -37,15 +37,15 @@ func newSessionsDialog(c *Common, km *KeyMap) *sessionsDialog {
 
 func (d *sessionsDialog) Kind() dialogKind { return dlgSessions }
 
-func (d *sessionsDialog) setList(list []store.SessionInfo, err error) {
+func (d *sessionsDialog) setList(list []session.SessionInfo, err error) {
 	d.all, d.err, d.loading = list, err, false
 	d.sel = min(d.sel, max(0, len(d.visible())-1))
 }
 
 // visible is the list as searched and sorted.
-func (d *sessionsDialog) visible() []store.SessionInfo {
+func (d *sessionsDialog) visible() []session.SessionInfo {
 	q := strings.TrimSpace(d.filter.Value())
-	var out []store.SessionInfo
+	var out []session.SessionInfo
 	for _, s := range d.all {
 		if q == "" || fuzzyMatch(q, searchText(s)) {
 			out = append(out, s)
@@ -62,7 +62,7 @@ func (d *sessionsDialog) visible() []store.SessionInfo {
 }
 
 // searchText is what the search looks in.
-func searchText(s store.SessionInfo) string {
+func searchText(s session.SessionInfo) string {
 	return strings.Join([]string{s.ID, s.Title, s.Origin(), s.Model, s.ModelReported, s.Protocol, s.Provider, string(s.Status),
 		strings.Join(s.Faults, " "), s.FailedLayer, s.Source}, " ")
 }
@@ -87,10 +87,10 @@ func fuzzyMatch(q, s string) bool {
 	return true
 }
 
-func (d *sessionsDialog) selected() (store.SessionInfo, bool) {
+func (d *sessionsDialog) selected() (session.SessionInfo, bool) {
 	v := d.visible()
 	if d.sel < 0 || d.sel >= len(v) {
-		return store.SessionInfo{}, false
+		return session.SessionInfo{}, false
 	}
 	return v[d.sel], true
 }
@@ -245,8 +245,8 @@ type sessionColumn struct {
 	name  string
 	width int
 	right bool
-	value func(store.SessionInfo) string
-	less  func(a, b store.SessionInfo) bool
+	value func(session.SessionInfo) string
+	less  func(a, b session.SessionInfo) bool
 }
 
 // cell pads or cuts v to the column's width.
@@ -257,21 +257,21 @@ func (c *sessionColumn) cell(v string) string {
 	return fit(v, c.width)
 }
 
-func byText(f func(store.SessionInfo) string) func(a, b store.SessionInfo) bool {
-	return func(a, b store.SessionInfo) bool { return f(a) < f(b) }
+func byText(f func(session.SessionInfo) string) func(a, b session.SessionInfo) bool {
+	return func(a, b session.SessionInfo) bool { return f(a) < f(b) }
 }
 
-func byNumber(f func(store.SessionInfo) int64) func(a, b store.SessionInfo) bool {
-	return func(a, b store.SessionInfo) bool { return f(a) < f(b) }
+func byNumber(f func(session.SessionInfo) int64) func(a, b session.SessionInfo) bool {
+	return func(a, b session.SessionInfo) bool { return f(a) < f(b) }
 }
 
-func textColumn(name string, width int, f func(store.SessionInfo) string) *sessionColumn {
+func textColumn(name string, width int, f func(session.SessionInfo) string) *sessionColumn {
 	return &sessionColumn{name: name, width: width, value: f, less: byText(f)}
 }
 
-func numberColumn(name string, width int, f func(store.SessionInfo) int64, show func(int64) string) *sessionColumn {
+func numberColumn(name string, width int, f func(session.SessionInfo) int64, show func(int64) string) *sessionColumn {
 	return &sessionColumn{name: name, width: width, right: true, less: byNumber(f),
-		value: func(s store.SessionInfo) string { return show(f(s)) }}
+		value: func(s session.SessionInfo) string { return show(f(s)) }}
 }
 
 const colCreated = 1
@@ -279,24 +279,24 @@ const colCreated = 1
 // sessionColumns are the list's columns in their order on screen. Cost is
 // not among them: it needs the price table that comes with token budgets.
 var sessionColumns = []*sessionColumn{
-	textColumn("ID", 12, func(s store.SessionInfo) string { return s.ID }),
-	{name: "CREATED", width: 11, value: func(s store.SessionInfo) string { return s.CreatedAt.Format("01-02 15:04") },
-		less: func(a, b store.SessionInfo) bool { return a.CreatedAt.Before(b.CreatedAt) }},
-	textColumn("SCENARIO/APP", 22, store.SessionInfo.Origin),
-	textColumn("PROTOCOL", 18, func(s store.SessionInfo) string { return s.Protocol }),
-	textColumn("PROVIDER", 10, func(s store.SessionInfo) string { return s.Provider }),
-	textColumn("MODEL", 20, store.SessionInfo.ModelShown),
-	textColumn("FAULT", 18, func(s store.SessionInfo) string { return strings.Join(s.Faults, ",") }),
-	textColumn("STATUS", 11, func(s store.SessionInfo) string { return string(s.Status) }),
-	textColumn("FAILED", 9, func(s store.SessionInfo) string { return s.FailedLayer }),
-	numberColumn("TURNS", 5, func(s store.SessionInfo) int64 { return int64(s.Turns) }, func(n int64) string { return fmt.Sprint(n) }),
-	numberColumn("TOKENS", 9, func(s store.SessionInfo) int64 { return s.InputTokens + s.OutputTokens }, func(n int64) string {
+	textColumn("ID", 12, func(s session.SessionInfo) string { return s.ID }),
+	{name: "CREATED", width: 11, value: func(s session.SessionInfo) string { return s.CreatedAt.Format("01-02 15:04") },
+		less: func(a, b session.SessionInfo) bool { return a.CreatedAt.Before(b.CreatedAt) }},
+	textColumn("SCENARIO/APP", 22, session.SessionInfo.Origin),
+	textColumn("PROTOCOL", 18, func(s session.SessionInfo) string { return s.Protocol }),
+	textColumn("PROVIDER", 10, func(s session.SessionInfo) string { return s.Provider }),
+	textColumn("MODEL", 20, session.SessionInfo.ModelShown),
+	textColumn("FAULT", 18, func(s session.SessionInfo) string { return strings.Join(s.Faults, ",") }),
+	textColumn("STATUS", 11, func(s session.SessionInfo) string { return string(s.Status) }),
+	textColumn("FAILED", 9, func(s session.SessionInfo) string { return s.FailedLayer }),
+	numberColumn("TURNS", 5, func(s session.SessionInfo) int64 { return int64(s.Turns) }, func(n int64) string { return fmt.Sprint(n) }),
+	numberColumn("TOKENS", 9, func(s session.SessionInfo) int64 { return s.InputTokens + s.OutputTokens }, func(n int64) string {
 		if n == 0 {
 			return "–"
 		}
 		return fmt.Sprint(n)
 	}),
-	numberColumn("TIME", 8, func(s store.SessionInfo) int64 { return int64(s.Duration()) }, func(n int64) string {
+	numberColumn("TIME", 8, func(s session.SessionInfo) int64 { return int64(s.Duration()) }, func(n int64) string {
 		if n == 0 {
 			return "–"
 		}

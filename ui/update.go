@@ -176,7 +176,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if m.opts.Backend == nil {
 			return m.setStatus(levelWarn, "live sessions are not available here")
 		}
-		m.dialogs = append(m.dialogs, newOptionsDialog(m.c, m.d.rc, m.opts.Getenv))
+		m.dialogs = append(m.dialogs, newOptionsDialog(m.c, m.opts.Catalog, m.d.rc, m.opts.Getenv))
 		return nil
 	}
 	if m.mode == modeLive {
