@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -268,5 +269,41 @@ func TestSessionsBrowser(t *testing.T) {
 	}
 	if list, _ := db.ListSessions(store.Filter{}); len(list) != 0 {
 		t.Fatal("y should delete the session")
+	}
+}
+
+// TestReplayEventOrder: at the end of a replay the workbench's event log
+// holds the stored canonical events in the order `replay --json` prints
+// them (both come from session.Replayer).
+func TestReplayEventOrder(t *testing.T) {
+	db, id, _, _ := recordFixture(t)
+	r, err := app.Library{DB: db}.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	err = r.Each(1, 0, func(e store.Entry) error {
+		if e.Attempt != 0 && e.Event != nil {
+			want = append(want, fmt.Sprint(e.Turn, " ", e.Type))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Library: app.Library{DB: db}})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(replayMsg{gen: m.repGen, rep: newReplay(r)})
+	press(m, "G")
+	var got []string
+	for _, turn := range m.d.state.Turns {
+		for _, l := range turn.Log {
+			for _, ev := range l.Events {
+				got = append(got, fmt.Sprint(turn.N, " ", ev.Type))
+			}
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the workbench's event log (%d events) differs from the stored timeline (%d)", len(got), len(want))
 	}
 }
