@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters"
-	application "github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/adapters/registry"
+	application "github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"

@@ -48,9 +48,9 @@ func TestReplayTUIMatchesJSON(t *testing.T) {
 			completed, terminals := 0, 0
 			for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
 				var l struct {
-					Turn int
-					Seq  int
-					Raw  *struct{ Event string }
+					Turn  int
+					Seq   int
+					Raw   *struct{ Event string }
 					Event struct{ Type string }
 				}
 				if err := json.Unmarshal([]byte(line), &l); err != nil || l.Seq != i+1 {
