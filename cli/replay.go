@@ -210,7 +210,7 @@ func describeEntry(e store.Entry) (string, string) {
 		_ = json.Unmarshal(e.Event, &v)
 		var parts []string
 		for _, r := range v.Results {
-			parts = append(parts, r.Layer+" "+r.Status)
+			parts = append(parts, r.Layer+" "+string(r.Status))
 		}
 		return e.Type, strings.Join(parts, ", ")
 	}

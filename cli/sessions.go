@@ -82,8 +82,10 @@ an id names a session in replay and export.`,
 	return cmd
 }
 
-// sessionObject is a session in --json output (contract.md: a session
-// object), with a few extra fields.
+// sessionObject is one line of `sessions --json`. Its first fields (id,
+// created_at, scenario, protocol, provider, model, status, turns, events)
+// are the ones scripts may rely on and keep their names and meaning; the
+// others were added since.
 type sessionObject struct {
 	ID            string   `json:"id"`
 	CreatedAt     string   `json:"created_at"`

@@ -297,8 +297,8 @@ type Attempt struct {
 	ResponseHeader http.Header
 	Error          string
 	State          Status // running, done, failed, interrupted
-	TerminalStatus string
-	StopReason     string
+	TerminalStatus adapters.Status
+	StopReason     adapters.StopReason
 	ResponseID     string
 	ResponseModel  string
 	Timings        Timings

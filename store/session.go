@@ -31,6 +31,10 @@ const (
 	StatusInterrupted Status = "interrupted"
 )
 
+// Verdict is a validation layer's outcome: "pass", "fail" or "skip"
+// (session names them).
+type Verdict string
+
 // Session sources: what recorded a session (SessionMeta.Source).
 const (
 	SourceRun        = "run"         // modelwire run
@@ -593,9 +597,9 @@ type ToolResult struct {
 
 // Validation is one layer's verdict.
 type Validation struct {
-	Layer  string `json:"layer"`
-	Status string `json:"status"` // pass, fail, skip
-	Detail string `json:"detail"`
+	Layer  string  `json:"layer"`
+	Status Verdict `json:"status"`
+	Detail string  `json:"detail"`
 }
 
 // decisionEvent is the timeline entry of a decision. Arguments are the

@@ -283,7 +283,7 @@ func callSpan(ctx context.Context, t trace.Tracer, s *store.Session, a store.Att
 		attrs = append(attrs, attrRetryReason.String(a.RetryReason))
 	}
 	if a.TerminalStatus != "" {
-		attrs = append(attrs, attrTerminal.String(a.TerminalStatus), attrStopReason.String(a.StopReason))
+		attrs = append(attrs, attrTerminal.String(string(a.TerminalStatus)), attrStopReason.String(string(a.StopReason)))
 	}
 	if content {
 		attrs = append(attrs, attrRequestBody.String(string(a.RequestBody)))
@@ -359,7 +359,7 @@ func toolSpan(ctx context.Context, t trace.Tracer, sessionID string, c store.Cal
 func addValidations(span trace.Span, vs []store.ValidationRecord, at time.Time) {
 	for _, v := range vs {
 		span.AddEvent("modelwire.validation", trace.WithTimestamp(at), trace.WithAttributes(
-			attrLayer.String(v.Layer), attrLayerStatus.String(v.Status), attrLayerDetail.String(v.Detail)))
+			attrLayer.String(v.Layer), attrLayerStatus.String(string(v.Status)), attrLayerDetail.String(v.Detail)))
 	}
 }
 

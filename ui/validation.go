@@ -72,8 +72,8 @@ func (p *validationPanel) lines() []string {
 			out = append(out, "  "+s.Subtle.Render("· "+padRight(name, 9)+" pending"))
 			continue
 		}
-		icon := map[string]string{session.Pass: "✓", session.Fail: "✗", session.Skip: "–"}[l.Status]
-		head := "  " + s.State(l.Status).Render(icon+" "+padRight(name, 9)+" "+padRight(l.Status, 4))
+		icon := map[session.Verdict]string{session.Pass: "✓", session.Fail: "✗", session.Skip: "–"}[l.Status]
+		head := "  " + s.State(string(l.Status)).Render(icon+" "+padRight(name, 9)+" "+padRight(string(l.Status), 4))
 		detail := oneLine(l.Detail)
 		if l.Status == session.Pass {
 			// A pass needs no essay: one line.
