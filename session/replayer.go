@@ -197,16 +197,12 @@ func (r *Replayer) Seek(p int) error {
 }
 
 // Gap is the recorded time between the current entry and the next (0 at
-// either end).
-func (r *Replayer) Gap() (time.Duration, error) {
-	if r.pos <= 0 || r.pos >= r.n {
-		return 0, nil
+// either end). It reads nothing: the fold saw both entries.
+func (r *Replayer) Gap() time.Duration {
+	if r.b == nil || r.pos <= 0 || !r.b.hasNext {
+		return 0
 	}
-	es, err := r.db.Events(r.sess.ID, r.pos, 2)
-	if err != nil || len(es) < 2 {
-		return 0, err
-	}
-	return max(0, r.at(es[1])-r.at(es[0])), nil
+	return max(0, r.b.next-r.b.at)
 }
 
 // at is an entry's time from the session's start.
@@ -239,7 +235,7 @@ type timelineBuilder struct {
 	r  *Replayer
 	st *State
 
-	next      int // attempts emitted
+	emitted   int // attempts emitted
 	assembled map[int]bool
 	responded map[int]bool
 	terminal  map[int]*adapters.Event
@@ -247,6 +243,11 @@ type timelineBuilder struct {
 
 	pos     int  // entries folded
 	prelude int  // the entry whose prelude (updates before it) is folded
+	// at is the time of entry pos from the session's start, next that
+	// of the entry after it (hasNext: there is one), seen while folding
+	// so that playback needs no read of its own.
+	at, next time.Duration
+	hasNext  bool
 	partial bool // pos is inside an entry group: the builder cannot go on
 	ended   bool
 }
@@ -288,6 +289,7 @@ func (b *timelineBuilder) advance(p int) error {
 			b.prelude = e.Seq
 		}
 		if b.pos >= p {
+			b.next, b.hasNext = b.r.at(e), true
 			return errStop
 		}
 		group = append(group, e)
@@ -305,6 +307,7 @@ func (b *timelineBuilder) advance(p int) error {
 		}
 	}
 	if !b.partial && b.pos >= b.r.n {
+		b.hasNext = false
 		b.end()
 	}
 	return nil
@@ -382,7 +385,7 @@ func (b *timelineBuilder) fold(es []store.Entry, p int) error {
 		if err := b.sessionEntry(es[0]); err != nil {
 			return fmt.Errorf("entry %d: %w", es[0].Seq, err)
 		}
-		b.pos = es[0].Seq
+		b.pos, b.at = es[0].Seq, b.r.at(es[0])
 		return nil
 	}
 	e := es[0]
@@ -393,8 +396,10 @@ func (b *timelineBuilder) fold(es []store.Entry, p int) error {
 	for _, x := range es {
 		if x.Seq > p {
 			b.partial = true
+			b.next, b.hasNext = b.r.at(x), true
 			break
 		}
+		b.at = b.r.at(x)
 		ev, ok, err := x.Canonical()
 		if err != nil {
 			return fmt.Errorf("entry %d: %w", x.Seq, err)
@@ -427,9 +432,9 @@ func (b *timelineBuilder) fold(es []store.Entry, p int) error {
 // before what is folded next.
 func (b *timelineBuilder) flushAttempts(upto func(store.Attempt) bool) {
 	atts := b.r.sess.Attempts
-	for b.next < len(atts) && upto(atts[b.next]) {
-		a := atts[b.next]
-		b.next++
+	for b.emitted < len(atts) && upto(atts[b.emitted]) {
+		a := atts[b.emitted]
+		b.emitted++
 		if !b.assembled[a.Turn] {
 			b.respond(a.Turn)
 			b.assembled[a.Turn] = true

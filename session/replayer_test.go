@@ -93,6 +93,15 @@ func TestReplayerTurns(t *testing.T) {
 			t.Errorf("entry %d is in turn %d, want %d", p, got, want)
 		}
 	}
+	if err := r.Seek(1); err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Gap(); g != 20*time.Microsecond {
+		t.Errorf("gap after entry 1: %v, recorded 20µs", g)
+	}
+	if err := r.Seek(0); err != nil {
+		t.Fatal(err)
+	}
 	var visited []int
 	for r.Pos() < r.Len() {
 		if err := r.Seek(r.NextTurn()); err != nil {
@@ -113,6 +122,9 @@ func TestReplayerTurns(t *testing.T) {
 		if err := r.Seek(r.Pos() + 1); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if g := r.Gap(); g != 0 {
+		t.Errorf("gap at the end: %v", g)
 	}
 	stepped := r.State()
 	if len(stepped.Turns) != 3 || stepped.Status != store.StatusDone || stepped.Events != 30 {

@@ -78,10 +78,7 @@ func (c *cursor) nextTurn() int { return c.rep.r.NextTurn() }
 func (c *cursor) prevTurn() int { return c.rep.r.PrevTurn() }
 
 // gap is the recorded time between the cursor's entry and the next.
-func (c *cursor) gap() time.Duration {
-	d, _ := c.rep.r.Gap() // a gap that cannot be read plays at the fastest frame
-	return d
-}
+func (c *cursor) gap() time.Duration { return c.rep.r.Gap() }
 
 // replaySpeeds are the playback speeds + and - step through.
 var replaySpeeds = []float64{0.25, 0.5, 1, 2, 4, 8, 16}

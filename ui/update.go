@@ -437,7 +437,16 @@ func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		m.playing = false
 		m.play++
 	}
-	return nil, true
+	return m.seekStatus(), true
+}
+
+// seekStatus reports a seek the store could not serve (the screen keeps
+// the last state it had).
+func (m *Model) seekStatus() tea.Cmd {
+	if m.cur == nil || m.cur.err == nil {
+		return nil
+	}
+	return m.setStatus(levelError, "cannot read the session: "+m.cur.err.Error())
 }
 
 // tick schedules the next playback step after the recorded gap.
