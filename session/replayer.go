@@ -241,15 +241,15 @@ type timelineBuilder struct {
 	terminal  map[int]*adapters.Event
 	proposed  map[string]bool // turn/call_id
 
-	pos     int  // entries folded
-	prelude int  // the entry whose prelude (updates before it) is folded
+	pos     int // entries folded
+	prelude int // the entry whose prelude (updates before it) is folded
 	// at is the time of entry pos from the session's start, next that
 	// of the entry after it (hasNext: there is one), seen while folding
 	// so that playback needs no read of its own.
 	at, next time.Duration
 	hasNext  bool
-	partial bool // pos is inside an entry group: the builder cannot go on
-	ended   bool
+	partial  bool // pos is inside an entry group: the builder cannot go on
+	ended    bool
 }
 
 func (r *Replayer) newBuilder() *timelineBuilder {
