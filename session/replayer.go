@@ -357,12 +357,9 @@ func (b *timelineBuilder) before(e store.Entry) error {
 	}
 	switch e.Type {
 	case store.EntryDecision:
-		d, ok := e.Decision()
-		if !ok {
-			return errors.New("a decision entry that does not decode")
-		}
-		if d.Turn == 0 {
-			d.Turn = e.Turn
+		d, err := decisionOf(e)
+		if err != nil {
+			return err
 		}
 		b.flushAttempts(func(a store.Attempt) bool { return a.Turn <= d.Turn })
 		b.respond(d.Turn + 1)
@@ -491,9 +488,9 @@ func timingsOf(t store.Timings) *Timings {
 func (b *timelineBuilder) sessionEntry(e store.Entry) error {
 	switch e.Type {
 	case store.EntryDecision:
-		d, _ := e.Decision()
-		if d.Turn == 0 {
-			d.Turn = e.Turn
+		d, err := decisionOf(e)
+		if err != nil {
+			return err
 		}
 		p := b.proposal(d)
 		dec := Decision{Kind: d.Decision, Reason: d.Reason, By: "person"}
@@ -543,6 +540,19 @@ func (b *timelineBuilder) sessionEntry(e store.Entry) error {
 		b.emit(Update{Kind: UpdateKind("entry:" + e.Type)})
 	}
 	return nil
+}
+
+// decisionOf decodes a decision entry; a decision recorded without its
+// turn belongs to the entry's.
+func decisionOf(e store.Entry) (store.Decision, error) {
+	d, ok := e.Decision()
+	if !ok {
+		return d, errors.New("a decision entry that does not decode")
+	}
+	if d.Turn == 0 {
+		d.Turn = e.Turn
+	}
+	return d, nil
 }
 
 // proposal rebuilds a proposal as the gate saw it.
