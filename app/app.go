@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -114,7 +115,8 @@ func (e *Engine) Run(ctx context.Context, s session.Setup, h session.Hooks) (*se
 // stream, history and faults.
 func Meta(s session.Setup, prov session.Provider, source, version string) store.SessionMeta {
 	sc := s.Scenario
-	params := map[string]any{"stream": s.Stream, "history": s.History, "faults": s.Faults}
+	faults := slices.DeleteFunc(slices.Clone(s.Faults), func(f string) bool { return strings.TrimSpace(f) == "" })
+	params := map[string]any{"stream": s.Stream, "history": s.History, "faults": faults}
 	maps.Copy(params, s.Params)
 	pj, _ := json.Marshal(params)
 	tools, _ := json.Marshal(sc.Request(s.Stream, s.History).Tools)
