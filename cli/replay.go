@@ -63,7 +63,7 @@ a table; with --to N the table ends with the state right after entry N.`,
 			if asJSON {
 				return storeErr(replayJSON(out, r, to))
 			}
-			return storeErr(replayText(out, db, r, to))
+			return storeErr(replayText(out, r, to))
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the timeline, one JSON object a line")
@@ -113,7 +113,7 @@ func replayJSON(w io.Writer, r *session.Replayer, to int) error {
 	})
 }
 
-func replayText(w io.Writer, db *store.DB, r *session.Replayer, to int) error {
+func replayText(w io.Writer, r *session.Replayer, to int) error {
 	s := r.Info()
 	fmt.Fprintf(w, "%s  %s  %s · %s · %s  %s, %d turn(s), %d entries\n", s.ID, clip(s.Title, 60), s.Protocol, s.Provider,
 		firstNonEmpty(s.Model, s.ModelReported), s.Status, r.Turns(), r.Len())
@@ -136,7 +136,7 @@ func replayText(w io.Writer, db *store.DB, r *session.Replayer, to int) error {
 	}
 	writeTable(w, rows, map[int]bool{0: true, 2: true})
 	if to > 0 {
-		st, err := db.StateAt(s.ID, to)
+		st, err := r.StoreState(to)
 		if err != nil {
 			return err
 		}

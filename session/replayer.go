@@ -42,7 +42,8 @@ type Replayer struct {
 	history adapters.HistoryMode
 	fmap    []adapters.FieldMapping
 	degr    []string
-	starts  map[[2]int]time.Duration // attempt (turn, attempt) → start from the session's start
+	attempt map[[2]int]*store.Attempt // by (turn, attempt)
+	cursor  *store.Cursor             // the store's view of the response at an entry, opened when asked for
 
 	n                 int
 	turnStarts        []int // turnStarts[t-1] is turn t's first entry
@@ -60,15 +61,15 @@ func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replayer{db: db, sess: s, sc: sc, history: adapters.HistoryFull, starts: map[[2]int]time.Duration{}}
+	r := &Replayer{db: db, sess: s, sc: sc, history: adapters.HistoryFull, attempt: map[[2]int]*store.Attempt{}}
 	slices.SortStableFunc(s.Attempts, func(a, b store.Attempt) int {
 		if a.Turn != b.Turn {
 			return a.Turn - b.Turn
 		}
 		return a.Attempt - b.Attempt
 	})
-	for _, a := range s.Attempts {
-		r.starts[[2]int{a.Turn, a.Attempt}] = a.Start
+	for i, a := range s.Attempts {
+		r.attempt[[2]int{a.Turn, a.Attempt}] = &s.Attempts[i]
 	}
 	if len(s.Attempts) > 0 {
 		r.stream = s.Attempts[0].Stream
@@ -207,10 +208,24 @@ func (r *Replayer) Gap() time.Duration {
 
 // at is an entry's time from the session's start.
 func (r *Replayer) at(e store.Entry) time.Duration {
-	if e.Attempt == 0 {
-		return e.Offset
+	if a := r.attempt[[2]int{e.Turn, e.Attempt}]; a != nil {
+		return a.Start + e.Offset
 	}
-	return r.starts[[2]int{e.Turn, e.Attempt}] + e.Offset
+	return e.Offset
+}
+
+// StoreState is the store's view of the session right after entry n: the
+// response being received as the reducer rebuilds it from the stored
+// events, with the calls and verdicts so far (store.Cursor).
+func (r *Replayer) StoreState(n int) (*store.State, error) {
+	if r.cursor == nil {
+		c, err := r.db.NewCursor(r.sess.ID)
+		if err != nil {
+			return nil, err
+		}
+		r.cursor = c
+	}
+	return r.cursor.Seek(n)
 }
 
 // Each calls fn for entries from to to (0: the end), in order.
@@ -412,13 +427,8 @@ func (b *timelineBuilder) fold(es []store.Entry, p int) error {
 	}
 	u := Update{Kind: UpStep, Turn: e.Turn, Attempt: e.Attempt, Step: &st, OffsetMS: float64(e.Offset.Microseconds()) / 1000}
 	last := es[len(es)-1].Seq
-	if !b.partial {
-		// An attempt's timings ride on its last step, as live.
-		for _, a := range b.r.sess.Attempts {
-			if a.Turn == e.Turn && a.Attempt == e.Attempt && a.LastSeq == last {
-				u.Timings = timingsOf(a.Timings)
-			}
-		}
+	if a := b.r.attempt[[2]int{e.Turn, e.Attempt}]; a != nil && !b.partial && a.LastSeq == last {
+		u.Timings = timingsOf(a.Timings) // an attempt's timings ride on its last step, as live
 	}
 	b.emit(u)
 	b.pos = min(p, last)

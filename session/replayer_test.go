@@ -218,3 +218,53 @@ func TestReplayerMemory(t *testing.T) {
 		t.Fatalf("at the end: %d turns, status %q", len(st.Turns), st.Status)
 	}
 }
+
+// BenchmarkReplayer measures the workbench's replay keys on a session of
+// 100,000 entries (100 turns of 1,000): a step forward reads the next
+// entries; a step back folds again from the start. Run with
+//
+//	go test ./session -run '^$' -bench Replayer -benchtime 20x
+func BenchmarkReplayer(b *testing.B) {
+	db := openStore(b)
+	id := recordTurns(b, db, store.SourceRun, 100, 1000, false)
+	r, err := NewReplayer(db, id, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mid := r.Len() / 2
+	b.Run("forward", func(b *testing.B) {
+		if err := r.Seek(mid); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			if err := r.Seek(mid + 1 + i%500); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("back", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			if err := r.Seek(mid); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if err := r.Seek(mid - 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("next-turn", func(b *testing.B) {
+		for i := range b.N {
+			b.StopTimer()
+			if err := r.Seek(mid + i%10*1000); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if err := r.Seek(r.NextTurn()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
