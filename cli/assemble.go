@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	application "github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
@@ -89,7 +90,7 @@ func assembleTurn(ctx context.Context, sc *session.Scenario, protocol, provider 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	base, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	base, err := application.StartSimulator(ctx, "127.0.0.1:0", sim.Options{Scenario: sc})
 	if err != nil {
 		return nil, err
 	}

@@ -48,15 +48,11 @@ Exit status: 0 when nothing differs, 1 when something does, 2 on bad input.`,
 			if err != nil {
 				return storeErr(err)
 			}
-			a, err := diff.Load(db, ida)
+			res, err := diff.Compare(db, ida, idb, diff.Options{Timing: timing})
 			if err != nil {
 				return storeErr(err)
 			}
-			b, err := diff.Load(db, idb)
-			if err != nil {
-				return storeErr(err)
-			}
-			changes := diff.Sessions(a, b, diff.Options{Timing: timing})
+			changes := res.Changes
 			out := bufio.NewWriter(app.Out)
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -65,7 +61,7 @@ Exit status: 0 when nothing differs, 1 when something does, 2 on bad input.`,
 					_ = enc.Encode(c)
 				}
 			} else {
-				printDiff(out, a.Session, b.Session, changes)
+				printDiff(out, res.A, res.B, changes)
 			}
 			if err := out.Flush(); err != nil {
 				return failedErr("%v", err)

@@ -336,11 +336,9 @@ func (p *forkPlan) record() map[string]any {
 	return m
 }
 
-// inherit has the journal copy the parent's turns in, and says so.
-func (p *forkPlan) inherit(j session.Journal, out io.Writer, asJSON bool) {
-	if sj, ok := j.(*session.StoreJournal); ok {
-		sj.Inherit(p.parent, p.turn, p.results)
-	}
+// announce says what the fork inherits (the journal copies the parent's
+// turns in: app.Engine.Run).
+func (p *forkPlan) announce(out io.Writer, asJSON bool) {
 	if asJSON {
 		return
 	}

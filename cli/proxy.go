@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters"
+	application "github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/proxy"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
@@ -132,8 +133,8 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 		}
 		simCtx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		if upstream, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults}).Start(simCtx, "127.0.0.1:0"); err != nil {
-			return failedErr("starting the simulator: %v", err)
+		if upstream, err = application.StartSimulator(simCtx, "127.0.0.1:0", sim.Options{Scenario: sc, Faults: faults}); err != nil {
+			return failedErr("%v", err)
 		}
 		provider, label = adapters.ProviderSim, "sim ("+upstream+")"
 		if f.fault != "" {
@@ -157,7 +158,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	var rec *ui.Recording
 	if f.tui {
 		rec = ui.NewRecording()
-		rec.Engine = &ui.EngineBackend{DB: db, Version: Version, Log: log, Ended: tuiExport(db, f.otelContent, log)}
+		rec.Engine = workbenchEngine(db, f.otelContent, log)
 		opts.Observe = rec.Observe
 		if f.hold {
 			opts.Hold = rec
@@ -193,7 +194,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 		if noColor {
 			lipgloss.SetColorProfile(termenv.Ascii)
 		}
-		uopts := ui.Options{Theme: app.Theme, NoColor: noColor, ASCII: app.ASCII, Log: log, Backend: rec, Library: ui.StoreLibrary{DB: db},
+		uopts := ui.Options{Theme: app.Theme, NoColor: noColor, ASCII: app.ASCII, Log: log, Backend: rec, Library: application.Library{DB: db}, Catalog: application.Catalog{},
 			Run: ui.RecordingRunConfig(ln.Addr().String(), labelShort(f.upstream))}
 		if err := ui.Run(ctx, uopts); err != nil {
 			runErr = failedErr("the workbench stopped: %v", err)
@@ -283,7 +284,7 @@ func (p *proxyPrinter) observe(u session.Update) {
 		var verdict []string
 		for _, lr := range u.Layers {
 			if lr.Status != session.Skip {
-				verdict = append(verdict, lr.Layer+" "+lr.Status)
+				verdict = append(verdict, lr.Layer+" "+string(lr.Status))
 			}
 		}
 		att := ""

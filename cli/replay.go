@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -55,10 +56,14 @@ a table; with --to N the table ends with the state right after entry N.`,
 			defer db.Close()
 			out := bufio.NewWriterSize(app.Out, 64<<10)
 			defer out.Flush()
-			if asJSON {
-				return storeErr(replayJSON(out, db, id, to))
+			r, err := session.NewReplayer(db, id, nil)
+			if err != nil {
+				return storeErr(err)
 			}
-			return storeErr(replayText(out, db, id, to))
+			if asJSON {
+				return storeErr(replayJSON(out, r, to))
+			}
+			return storeErr(replayText(out, r, to))
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the timeline, one JSON object a line")
@@ -80,30 +85,40 @@ type replayLine struct {
 	Seq      int                `json:"seq"`
 	OffsetMS float64            `json:"offset_ms"`
 	Raw      *adapters.RawEvent `json:"raw"`
+	RawIndex *int               `json:"raw_index,omitempty"`
 	Event    json.RawMessage    `json:"event"`
 }
 
-func replayJSON(w io.Writer, db *store.DB, id string, to int) error {
+// replayJSON prints the timeline. A raw event that produced several
+// canonical events (a response.completed: usage, then the terminal) is
+// printed with the first of them; the others carry raw null and the same
+// raw_index, so a reader that counts raw events counts each once.
+func replayJSON(w io.Writer, r *session.Replayer, to int) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return db.EachEntry(id, 1, to, func(e store.Entry) error {
-		return enc.Encode(replayLine{Turn: e.Turn, Attempt: e.Attempt, Seq: e.Seq,
-			OffsetMS: float64(e.Offset.Microseconds()) / 1000, Raw: e.Raw, Event: e.Event})
+	var last [3]int // turn, attempt, raw index of the raw event printed last
+	return r.Each(1, to, func(e store.Entry) error {
+		l := replayLine{Turn: e.Turn, Attempt: e.Attempt, Seq: e.Seq, OffsetMS: float64(e.Offset.Microseconds()) / 1000,
+			Raw: e.Raw, Event: e.Event}
+		if e.Raw != nil {
+			idx := e.RawIndex
+			l.RawIndex = &idx
+			if key := [3]int{e.Turn, e.Attempt, e.RawIndex}; key == last {
+				l.Raw = nil
+			} else {
+				last = key
+			}
+		}
+		return enc.Encode(l)
 	})
 }
 
-func replayText(w io.Writer, db *store.DB, id string, to int) error {
-	s, err := db.GetSession(id)
-	if err != nil {
-		return err
-	}
+func replayText(w io.Writer, r *session.Replayer, to int) error {
+	s := r.Info()
 	fmt.Fprintf(w, "%s  %s  %s · %s · %s  %s, %d turn(s), %d entries\n", s.ID, clip(s.Title, 60), s.Protocol, s.Provider,
-		firstNonEmpty(s.Model, s.ModelReported), s.Status, s.Turns, s.Events)
-	if to > s.Events {
-		return &store.RangeError{Seq: to, Len: s.Events}
-	}
+		firstNonEmpty(s.Model, s.ModelReported), s.Status, r.Turns(), r.Len())
 	rows := [][]string{{"SEQ", "TURN", "OFFSET", "RAW", "TYPE", "DETAIL"}}
-	err = db.EachEntry(id, 1, to, func(e store.Entry) error {
+	err := r.Each(1, to, func(e store.Entry) error {
 		turn := fmt.Sprintf("%d.%d", e.Turn, e.Attempt)
 		if e.Attempt == 0 {
 			turn = fmt.Sprintf("%d", e.Turn)
@@ -121,7 +136,7 @@ func replayText(w io.Writer, db *store.DB, id string, to int) error {
 	}
 	writeTable(w, rows, map[int]bool{0: true, 2: true})
 	if to > 0 {
-		st, err := db.StateAt(id, to)
+		st, err := r.StoreState(to)
 		if err != nil {
 			return err
 		}
@@ -195,7 +210,7 @@ func describeEntry(e store.Entry) (string, string) {
 		_ = json.Unmarshal(e.Event, &v)
 		var parts []string
 		for _, r := range v.Results {
-			parts = append(parts, r.Layer+" "+r.Status)
+			parts = append(parts, r.Layer+" "+string(r.Status))
 		}
 		return e.Type, strings.Join(parts, ", ")
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,9 +14,11 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	application "github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/store"
 )
 
 func init() { register(newRunCmd) }
@@ -139,8 +142,7 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		}
 		decider = &terminalDecider{in: app.In, out: app.Err, scenario: sc}
 	}
-	faults, err := sim.ParseFaults(f.fault)
-	if err != nil {
+	if _, err := sim.ParseFaults(f.fault); err != nil {
 		return usageErr("%v", err)
 	}
 	if f.fault != "" && f.provider != adapters.ProviderSim {
@@ -155,42 +157,28 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	baseURL := f.baseURL
-	if f.provider == adapters.ProviderSim && baseURL == "" {
-		srv := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Pace: f.pace})
-		simCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		if baseURL, err = srv.Start(simCtx, "127.0.0.1:0"); err != nil {
-			return failedErr("starting the simulator: %v", err)
-		}
-	}
-	prov, err := session.ResolveProvider(f.provider, baseURL, os.Getenv)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	journal, db, err := openJournal(app, sc, f, prov)
+	db, err := openForWrite(app)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if f.fork != nil {
-		f.fork.inherit(journal, app.Out, f.json)
-	}
-
-	var observe session.Observer
 	printer := &runPrinter{out: app.Out, json: f.json}
-	observe = printer.observe
-	cfg := session.Config{Scenario: sc, Protocol: f.protocol, Provider: prov, Model: f.model, Stream: stream,
-		History: history, Policy: policy, Timeouts: f.timeouts, Faults: strings.Split(f.fault, ","), NoRegeneration: !f.regenerate}
+	eng := &application.Engine{DB: db, Version: Version, Source: store.SourceRun}
+	params := map[string]any{"approve": f.approve, "timeouts": f.timeouts}
+	setup := session.Setup{Scenario: sc, Protocol: f.protocol, Provider: f.provider, BaseURL: f.baseURL, Model: f.model,
+		Stream: stream, History: history, Faults: strings.Split(f.fault, ","), Pace: f.pace, Policy: policy,
+		Timeouts: f.timeouts, NoRegeneration: !f.regenerate, Params: params}
 	if f.fork != nil {
-		cfg.Fork = f.fork.config()
+		params["fork"] = f.fork.record()
+		setup.Parent, setup.Fork, setup.ForkResults = f.fork.parent, f.fork.config(), f.fork.results
+		f.fork.announce(app.Out, f.json)
 	}
-	s, err := session.New(cfg, journal, observe, decider)
-	if err != nil {
+	res, err := eng.Run(ctx, setup, session.Hooks{Observe: printer.observe, Decider: decider})
+	var bad *application.SetupError
+	switch {
+	case errors.As(err, &bad):
 		return usageErr("%v", err)
-	}
-	res, err := s.Run(ctx)
-	if err != nil {
+	case err != nil:
 		return failedErr("%v", err)
 	}
 	if f.ran != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	application "github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/sim"
 )
@@ -75,9 +76,8 @@ differs. Proxied sessions play back the same way.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Delay: time.Duration(delayMS) * time.Millisecond,
-				Pace: pace, RequireKey: requireKey, Keys: keys})
-			url, err := srv.Start(ctx, addr)
+			url, err := application.StartSimulator(ctx, addr, sim.Options{Scenario: sc, Faults: faults,
+				Delay: time.Duration(delayMS) * time.Millisecond, Pace: pace, RequireKey: requireKey, Keys: keys})
 			if err != nil {
 				return usageErr("cannot listen on %s: %v", addr, err)
 			}

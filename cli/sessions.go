@@ -77,13 +77,15 @@ an id names a session in replay and export.`,
 	fl.StringVar(&f.Scenario, "scenario", "", "only this scenario (refund matches its variants too)")
 	fl.StringVar(&f.Protocol, "protocol", "", "only this protocol")
 	fl.StringVar(&f.Provider, "provider", "", "only this provider")
-	fl.StringVar(&f.Status, "status", "", "only this status: running, done, failed or interrupted")
+	fl.StringVar((*string)(&f.Status), "status", "", "only this status: running, done, failed or interrupted")
 	fl.StringVar(&f.Search, "search", "", "only sessions whose title contains this text")
 	return cmd
 }
 
-// sessionObject is a session in --json output (contract.md: a session
-// object), with a few extra fields.
+// sessionObject is one line of `sessions --json`. Its first fields (id,
+// created_at, scenario, protocol, provider, model, status, turns, events)
+// are the ones scripts may rely on and keep their names and meaning; the
+// others were added since.
 type sessionObject struct {
 	ID            string   `json:"id"`
 	CreatedAt     string   `json:"created_at"`
@@ -113,7 +115,7 @@ const jsonTime = "2006-01-02T15:04:05.000Z07:00"
 
 func sessionJSON(s store.SessionInfo) sessionObject {
 	o := sessionObject{ID: s.ID, CreatedAt: s.CreatedAt.UTC().Format(jsonTime), Scenario: s.ScenarioName(),
-		Protocol: s.Protocol, Provider: s.Provider, Model: s.Model, Status: s.Status, Turns: s.Turns, Events: s.Events,
+		Protocol: s.Protocol, Provider: s.Provider, Model: s.Model, Status: string(s.Status), Turns: s.Turns, Events: s.Events,
 		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, Origin: s.Origin(), ParentID: s.ParentID,
 		Faults: s.Faults, FailedLayer: s.FailedLayer, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
 		DurationMS: s.Duration().Milliseconds(), BaseURL: s.BaseURL, Version: s.Version}
@@ -132,7 +134,7 @@ func writeSessionTable(w io.Writer, list []store.SessionInfo) {
 	rows := [][]string{{"ID", "CREATED", "STATUS", "FAILED", "SCENARIO/APP", "PROTOCOL", "PROVIDER", "MODEL", "TURNS", "TOKENS", "EVENTS", "TITLE"}}
 	list, depth := sessionTree(list) // forks under the session they came from
 	for i, s := range list {
-		rows = append(rows, []string{treeID(s.ID, depth[i]), s.CreatedAt.Local().Format("2006-01-02 15:04"), s.Status, s.FailedLayer,
+		rows = append(rows, []string{treeID(s.ID, depth[i]), s.CreatedAt.Local().Format("2006-01-02 15:04"), string(s.Status), s.FailedLayer,
 			clip(s.Origin(), 32), s.Protocol, s.Provider, clip(s.ModelShown(), 24), fmt.Sprint(s.Turns),
 			fmt.Sprint(s.InputTokens + s.OutputTokens), fmt.Sprint(s.Events), clip(s.Title, 48)})
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
+	application "github.com/modelwire/modelwire/app"
+	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/ui"
 )
 
@@ -53,8 +55,8 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 		opts.Replay = id
 	}
 	opts.Theme, opts.NoColor, opts.ASCII, opts.Pace, opts.Log = app.Theme, noColor, app.ASCII, app.Pace, log
-	opts.Backend = &ui.EngineBackend{DB: db, Version: Version, Log: log, Ended: tuiExport(db, app.OtelContent, log)}
-	opts.Library = ui.StoreLibrary{DB: db}
+	opts.Backend = workbenchEngine(db, app.OtelContent, log)
+	opts.Library, opts.Catalog = application.Library{DB: db}, application.Catalog{}
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
@@ -63,6 +65,12 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 		return failedErr("the workbench stopped: %v", err)
 	}
 	return nil
+}
+
+// workbenchEngine runs the workbench's sessions, recorded in db.
+func workbenchEngine(db *store.DB, otelContent bool, log *slog.Logger) *ui.EngineBackend {
+	return &ui.EngineBackend{Engine: &application.Engine{DB: db, Version: Version, Source: store.SourceTUI,
+		Ended: tuiExport(db, otelContent, log)}}
 }
 
 // openTUILog opens the workbench's log file:

@@ -40,6 +40,25 @@ func Load(db *store.DB, id string) (*Recording, error) {
 	return &Recording{Session: s, Turns: turns}, nil
 }
 
+// Result is two stored sessions compared.
+type Result struct {
+	A, B    *store.Session
+	Changes []Change
+}
+
+// Compare loads sessions a and b from db and compares them.
+func Compare(db *store.DB, a, b string, opt Options) (*Result, error) {
+	ra, err := Load(db, a)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := Load(db, b)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{A: ra.Session, B: rb.Session, Changes: Sessions(ra, rb, opt)}, nil
+}
+
 // Options say what counts.
 type Options struct {
 	// Timing adds each turn's latency (time to the terminal event): two
@@ -59,7 +78,7 @@ func Sessions(a, b *Recording, opt Options) []Change {
 		{"protocol", sa.Protocol, sb.Protocol},
 		{"provider", sa.Provider, sb.Provider},
 		{"model", sa.ModelShown(), sb.ModelShown()},
-		{"status", sa.Status, sb.Status},
+		{"status", string(sa.Status), string(sb.Status)},
 	} {
 		if f.a != f.b {
 			out = append(out, Change{Kind: KindSession, Path: f.name, Op: OpChanged, A: f.a, B: f.b})

@@ -7,7 +7,7 @@ import (
 	"github.com/modelwire/modelwire/store"
 )
 
-func rec(id, answer string, domain string) *Recording {
+func rec(id, answer string, domain store.Verdict) *Recording {
 	s := &store.Session{SessionInfo: store.SessionInfo{ID: id}}
 	s.Validations = []store.ValidationRecord{{Seq: 9, Validation: store.Validation{Layer: "domain", Status: domain}}}
 	return &Recording{Session: s, Turns: []store.TurnRecord{{Turn: 1}, {Turn: 2, Summary: adapters.Summary{Text: answer}}}}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/modelwire/modelwire/session"
 )
 
 // Conversations. Every HTTP exchange is a turn of a conversation, and a
@@ -47,8 +49,8 @@ type conversation struct {
 	n        int
 	protocol string
 	unknown  bool
-	j        *journal // nil when nothing is recorded
-	id       string   // the session id, set by its first exchange's head
+	j        *session.StoreJournal // nil when nothing is recorded
+	id       string                // the session id, set by its first exchange's head
 
 	// lastHead is closed when the latest exchange's head (started,
 	// assembled, attempt) has been recorded: the next exchange waits for

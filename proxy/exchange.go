@@ -182,7 +182,7 @@ func (x *exchange) emit(u session.Update) {
 	}
 	u.SessionID = x.conv.id
 	if j := x.conv.j; j != nil {
-		if err := j.record(x, u); err != nil {
+		if err := x.journal(j, u); err != nil {
 			x.p.recordErr(err)
 		}
 	}
@@ -198,8 +198,8 @@ func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText 
 	c := x.conv
 	if c.id == "" {
 		if p.opts.DB != nil {
-			c.j = newJournal(p.opts.DB, x.meta())
-			id, err := c.j.start()
+			c.j = session.NewStoreJournal(p.opts.DB, x.meta(), x.req.stream)
+			id, err := c.j.Start()
 			if err != nil {
 				p.recordErr(err)
 				c.j = nil

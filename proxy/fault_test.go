@@ -116,7 +116,7 @@ func httpError(status int) func(t *testing.T, got received, a store.Attempt, l m
 		if got.status != status || status == 429 && got.header.Get("Retry-After") != "1" {
 			t.Errorf("client got %d Retry-After %q", got.status, got.header.Get("Retry-After"))
 		}
-		if a.StatusCode != status || a.RawEvents != 1 || a.TerminalStatus != string(adapters.StatusFailed) || a.State != store.StatusFailed {
+		if a.StatusCode != status || a.RawEvents != 1 || a.TerminalStatus != adapters.StatusFailed || a.State != store.StatusFailed {
 			t.Errorf("attempt: status %d raw %d terminal %q state %q", a.StatusCode, a.RawEvents, a.TerminalStatus, a.State)
 		}
 		if l[session.LayerTransport].Status != session.Fail || !strings.Contains(l[session.LayerTransport].Detail, fmt.Sprintf("HTTP %d", status)) || l[session.LayerProtocol].Status != session.Skip {
@@ -139,7 +139,7 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 			if l[session.LayerTransport].Status != session.Fail || !strings.Contains(l[session.LayerTransport].Detail, "the stream broke") {
 				t.Errorf("transport %+v", l[session.LayerTransport])
 			}
-			if l[session.LayerProtocol].Status != session.Fail || a.TerminalStatus != string(adapters.StatusUnknown) || a.State != store.StatusFailed {
+			if l[session.LayerProtocol].Status != session.Fail || a.TerminalStatus != adapters.StatusUnknown || a.State != store.StatusFailed {
 				t.Errorf("protocol %+v, terminal %q, state %q", l[session.LayerProtocol], a.TerminalStatus, a.State)
 			}
 		}},
@@ -156,7 +156,7 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 			if got.status != 200 || got.readErr != nil {
 				t.Errorf("client got %d %v", got.status, got.readErr)
 			}
-			if a.TerminalStatus != string(adapters.StatusFailed) || l[session.LayerTransport].Status != session.Pass || l[session.LayerProtocol].Status != session.Fail {
+			if a.TerminalStatus != adapters.StatusFailed || l[session.LayerTransport].Status != session.Pass || l[session.LayerProtocol].Status != session.Fail {
 				t.Errorf("terminal %q, layers %+v", a.TerminalStatus, l)
 			}
 		}},
@@ -168,7 +168,7 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 			}
 			// The attempt read its body to the end; the truncation is the
 			// protocol layer's failure.
-			if a.TerminalStatus != string(adapters.StatusIncomplete) || a.State != store.StatusDone {
+			if a.TerminalStatus != adapters.StatusIncomplete || a.State != store.StatusDone {
 				t.Errorf("attempt: terminal %q state %q", a.TerminalStatus, a.State)
 			}
 			if l[session.LayerTransport].Status != session.Pass || l[session.LayerProtocol].Status != session.Fail ||

@@ -268,14 +268,14 @@ func (p *Proxy) end(c *conversation) error {
 	if c.j == nil {
 		return nil
 	}
-	if err := c.j.finish(failed); err != nil {
+	status := store.StatusDone
+	if failed {
+		status = store.StatusFailed
+	}
+	if err := c.j.Finish(status); err != nil {
 		return err
 	}
 	if p.opts.Observe != nil && c.id != "" {
-		status := store.StatusDone
-		if failed {
-			status = store.StatusFailed
-		}
 		p.opts.Observe(session.Update{Kind: session.UpFinished, SessionID: c.id, Status: status, At: time.Now()})
 	}
 	return nil

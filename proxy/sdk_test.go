@@ -512,7 +512,7 @@ func checkRecorded(t *testing.T, r *rig, protocol string, turns int, schema bool
 		if want := decodedEntries(t, protocol, sent[i]); byAttempt[[2]int{a.Turn, a.Attempt}] != want {
 			t.Errorf("turn %d: %d timeline entries stored, the simulator's bytes decode to %d", a.Turn, byAttempt[[2]int{a.Turn, a.Attempt}], want)
 		}
-		if a.StatusCode != 200 || a.TerminalStatus != string(adapters.StatusCompleted) || a.State != store.StatusDone {
+		if a.StatusCode != 200 || a.TerminalStatus != adapters.StatusCompleted || a.State != store.StatusDone {
 			t.Errorf("turn %d: status %d terminal %q state %q", a.Turn, a.StatusCode, a.TerminalStatus, a.State)
 		}
 		if len(a.RequestBody) == 0 || bytes.Contains(a.RequestBody, []byte(sdkKey)) {
@@ -522,10 +522,10 @@ func checkRecorded(t *testing.T, r *rig, protocol string, turns int, schema bool
 	if totalSent != totalStored {
 		t.Errorf("%d raw events stored, the simulator sent %d", totalStored, totalSent)
 	}
-	layers := map[int]map[string]string{}
+	layers := map[int]map[string]session.Verdict{}
 	for _, v := range s.Validations {
 		if layers[v.Turn] == nil {
-			layers[v.Turn] = map[string]string{}
+			layers[v.Turn] = map[string]session.Verdict{}
 		}
 		layers[v.Turn][v.Layer] = v.Status
 	}

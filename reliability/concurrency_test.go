@@ -22,7 +22,7 @@ import (
 // sessionDeltas checks every session of a database: its stream is whole
 // and in order ("w0 " … up to want deltas) and it ended as wantStatus.
 // It returns the number of sessions that were, and the deltas missing.
-func sessionDeltas(t *testing.T, path string, want int, wantStatus string) (whole, missing int) {
+func sessionDeltas(t *testing.T, path string, want int, wantStatus store.Status) (whole, missing int) {
 	t.Helper()
 	db, err := store.OpenWith(path, store.Options{ReadOnly: true})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/store"
 )
 
 // Config is one session's setup.
@@ -132,7 +133,7 @@ type Update struct {
 	Result   *adapters.ToolResult `json:"result,omitempty"`
 	Layers   []LayerResult        `json:"layers,omitempty"`
 	Output   json.RawMessage      `json:"output,omitempty"`
-	Status   string               `json:"status,omitempty"`
+	Status   store.Status         `json:"status,omitempty"`
 	// Message is the text a regeneration sends the model.
 	Message string `json:"message,omitempty"`
 }
@@ -159,7 +160,7 @@ type Journal interface {
 // Result is how a session ended.
 type Result struct {
 	SessionID string          `json:"session_id"`
-	Status    string          `json:"status"` // done or failed
+	Status    store.Status    `json:"status"` // done or failed
 	Layers    []LayerResult   `json:"validation"`
 	Output    json.RawMessage `json:"output"`
 	// Cost estimates each response's price from the model table.

@@ -2,8 +2,10 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -13,25 +15,39 @@ import (
 // NewStoreJournal records into db a session described by meta; stream
 // says whether its attempts stream.
 func NewStoreJournal(db *store.DB, meta store.SessionMeta, stream bool) *StoreJournal {
-	return &StoreJournal{db: db, meta: meta, stream: stream, requests: map[int]*adapters.HTTPRequest{}}
+	return &StoreJournal{db: db, meta: meta, stream: stream, requests: map[int]*adapters.HTTPRequest{},
+		recs: map[[2]int]*store.Recorder{}}
 }
 
-// StoreJournal records a session's updates in the store, so any session
-// (run, workbench) can be listed and replayed later. It implements Journal
-// and names the session through SessionID.
+// StoreJournal is the one place a session's updates become stored events:
+// runs, the workbench, the proxy and imports record through it, so any
+// session can be listed and replayed the same way later. It implements
+// Journal and names the session through SessionID.
+//
+// Rules it keeps:
+//   - an attempt is recorded once per (turn, attempt); a "retrying in …"
+//     notice about one already recorded changes nothing;
+//   - several attempts may be open at once (the proxy's exchanges
+//     overlap), each with its own recorder;
+//   - a decision's arguments are stored only when they are JSON;
+//   - a run records one verdict for the session and, for a regenerated
+//     answer, the verdict on the turn it failed; a proxied conversation
+//     (store.SourceProxy) records a verdict per exchange, with its turn;
+//   - an attempt still open when the session ends is finished with an
+//     error that says so.
 //
 // The engine calls it on the session goroutine, before the UI sees the
 // update; every store call here only queues work for the store's writer
 // (it commits on terminal events and session-level entries), so recording
-// costs the stream no disk wait per event.
+// costs the stream no disk wait per event. It is safe for concurrent use.
 type StoreJournal struct {
 	db   *store.DB
 	meta store.SessionMeta
 
+	mu       sync.Mutex
 	w        *store.SessionWriter
 	requests map[int]*adapters.HTTPRequest // by turn
-	rec      *store.Recorder
-	recKey   [2]int // turn, attempt of rec
+	recs     map[[2]int]*store.Recorder    // open attempts by (turn, attempt)
 	stream   bool
 	// inherit copies a fork's parent turns in when the session is created.
 	inherit func(w *store.SessionWriter) error
@@ -46,54 +62,105 @@ func (j *StoreJournal) Inherit(parent string, before int, results map[store.Call
 
 // SessionID is the store's id of the session (after UpStarted).
 func (j *StoreJournal) SessionID() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	if j.w == nil {
 		return ""
 	}
 	return j.w.ID()
 }
 
+// Start creates the session (as UpStarted does) and returns its id; a
+// started session is not created again.
+func (j *StoreJournal) Start() (string, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.start(); err != nil {
+		return "", err
+	}
+	return j.w.ID(), nil
+}
+
+func (j *StoreJournal) start() error {
+	if j.w != nil {
+		return nil
+	}
+	w, err := j.db.CreateSession(j.meta)
+	if err != nil {
+		return err
+	}
+	j.w = w
+	if j.inherit != nil {
+		return j.inherit(w)
+	}
+	return nil
+}
+
 // Interrupt marks the session interrupted when it was stopped before its
 // end (the run's context cancelled); a finished session, or one never
 // started, is left as it is.
 func (j *StoreJournal) Interrupt() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	if j.w == nil {
 		return nil
 	}
-	if err := j.finishAttempt(context.Canceled); err != nil {
-		return err
-	}
+	j.finishAll(context.Canceled)
 	return j.w.Interrupt()
+}
+
+// Finish ends the session with status (done or failed) when its end is
+// not an UpFinished (the proxy ends a conversation when it goes quiet).
+func (j *StoreJournal) Finish(status store.Status) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.w == nil {
+		return nil
+	}
+	j.finishAll(errors.New("the session ended before the response did"))
+	return j.w.Finish(status)
 }
 
 // Record implements Journal.
 func (j *StoreJournal) Record(u Update) error {
-	if u.Kind != UpStarted && j.w == nil {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if u.Kind == UpStarted {
+		return j.start()
+	}
+	if j.w == nil {
 		return errors.New("the journal has no session")
 	}
+	key := [2]int{u.Turn, u.Attempt}
 	switch u.Kind {
-	case UpStarted:
-		w, err := j.db.CreateSession(j.meta)
-		if err != nil {
-			return err
-		}
-		j.w = w
-		if j.inherit != nil {
-			return j.inherit(w)
-		}
 	case UpAssembled:
 		j.requests[u.Turn] = u.Request
 	case UpAttempt:
-		return j.attempt(u)
-	case UpStep:
-		if j.rec == nil || j.recKey != [2]int{u.Turn, u.Attempt} {
-			return nil // a step without its attempt cannot happen; nothing to attach it to
+		m := store.AttemptMeta{URL: u.URL, Stream: j.stream}
+		if req := j.requests[u.Turn]; req != nil {
+			m.Method, m.Body = req.Method, req.Body
+			m.Header = http.Header{}
+			for k, v := range req.Headers {
+				m.Header.Set(k, v)
+			}
 		}
-		return j.rec.AppendAt(ms(u.OffsetMS), *u.Step)
+		if u.HTTPStatus == 0 && u.Header != nil {
+			m.Header = u.Header // a transport failure carries the request's headers (the store redacts them)
+		}
+		return j.attempt(u, m)
+	case UpStep:
+		if rec := j.recs[key]; rec != nil { // a step without its attempt has nothing to attach to
+			return rec.AppendAt(ms(u.OffsetMS), *u.Step)
+		}
 	case UpResponse:
-		return j.finishAttempt(nil)
+		var err error
+		if u.Err != "" {
+			err = errors.New(u.Err)
+		}
+		return j.finish(key, err)
 	case UpDecision:
 		d := store.Decision{Turn: u.Turn, CallID: u.Proposal.CallID, Name: u.Proposal.Name, Decision: u.Decision.Kind,
-			Arguments: u.Proposal.Arguments, Reason: u.Decision.Reason, At: u.At}
+			Arguments: validJSON(u.Proposal.Arguments), Reason: u.Decision.Reason, At: u.At}
 		if u.Decision.Kind == Edited {
 			d.Edited = u.Decision.Arguments
 		}
@@ -106,75 +173,91 @@ func (j *StoreJournal) Record(u Update) error {
 		for i, l := range u.Layers {
 			vs[i] = store.Validation{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
 		}
-		if err := j.finishAttempt(nil); err != nil {
-			return err
+		switch {
+		case j.meta.Source == store.SourceProxy:
+			return j.w.RecordValidation(u.Turn, vs) // the exchange's verdict
+		case u.Kind == UpRegenerate:
+			j.finishAll(nil)
+			return j.w.RecordValidation(u.Turn-1, vs) // the verdict on the answer being regenerated
 		}
-		if u.Kind == UpRegenerate {
-			// The verdict on the answer that is being regenerated.
-			return j.w.RecordValidation(u.Turn-1, vs)
-		}
+		j.finishAll(nil)
 		return j.w.RecordValidation(0, vs)
 	case UpFinished:
-		if err := j.finishAttempt(nil); err != nil {
-			return err
-		}
-		status := u.Status
-		if status != store.StatusDone {
-			status = store.StatusFailed
+		j.finishAll(nil)
+		status := store.StatusFailed
+		if u.Status == store.StatusDone {
+			status = store.StatusDone
 		}
 		return j.w.Finish(status)
 	}
 	return nil
 }
 
+// RecordAttempt records an HTTP attempt with its request as the caller
+// knows it (the proxy has each exchange's own request, stream flag and
+// retry reason).
+func (j *StoreJournal) RecordAttempt(u Update, m store.AttemptMeta) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.w == nil {
+		return errors.New("the journal has no session")
+	}
+	return j.attempt(u, m)
+}
+
 // attempt records an HTTP attempt: a new one when the (turn, attempt)
-// pair is new; the engine's "retrying in …" notice about an attempt
-// already recorded changes nothing.
-func (j *StoreJournal) attempt(u Update) error {
-	if j.rec != nil && j.recKey == [2]int{u.Turn, u.Attempt} {
+// pair is new; a notice about an attempt already recorded changes nothing.
+// An attempt that got no response is finished at once with its error.
+func (j *StoreJournal) attempt(u Update, m store.AttemptMeta) error {
+	key := [2]int{u.Turn, u.Attempt}
+	if j.recs[key] != nil {
 		return nil
 	}
-	if err := j.finishAttempt(nil); err != nil {
-		return err
-	}
-	m := store.AttemptMeta{URL: u.URL, Stream: j.stream}
-	if req := j.requests[u.Turn]; req != nil {
-		m.Method, m.Body = req.Method, req.Body
-		m.Header = http.Header{}
-		for k, v := range req.Headers {
-			m.Header.Set(k, v)
-		}
-	}
-	if u.HTTPStatus == 0 && u.Header != nil {
-		m.Header = u.Header // a transport failure carries the request's headers (the store redacts them)
+	if j.meta.Source != store.SourceProxy {
+		j.finishAll(nil) // a run's attempts follow one another
 	}
 	rec, err := j.w.StartAttempt(u.Turn, m)
 	if err != nil {
 		return err
 	}
-	j.rec, j.recKey = rec, [2]int{u.Turn, u.Attempt}
+	j.recs[key] = rec
 	_ = rec.MarkAt(store.MarkSent, 0)
-	if u.HTTPStatus != 0 {
-		if u.Timings != nil && u.Timings.FirstByte > 0 {
-			_ = rec.MarkAt(store.MarkFirstByte, ms(u.Timings.FirstByte))
+	if u.HTTPStatus == 0 {
+		if u.Err != "" {
+			return j.finish(key, errors.New(u.Err))
 		}
-		if err := rec.Response(u.HTTPStatus, u.Header); err != nil {
-			return err
-		}
-	}
-	if u.Err != "" && u.HTTPStatus == 0 {
-		return j.finishAttempt(errors.New(u.Err))
-	}
-	return nil
-}
-
-func (j *StoreJournal) finishAttempt(err error) error {
-	if j.rec == nil {
 		return nil
 	}
-	rec := j.rec
-	j.rec = nil
+	if u.Timings != nil && u.Timings.FirstByte > 0 {
+		_ = rec.MarkAt(store.MarkFirstByte, ms(u.Timings.FirstByte))
+	}
+	return rec.Response(u.HTTPStatus, u.Header)
+}
+
+func (j *StoreJournal) finish(key [2]int, err error) error {
+	rec := j.recs[key]
+	if rec == nil {
+		return nil
+	}
+	delete(j.recs, key)
 	return rec.Finish(err)
+}
+
+// finishAll finishes every open attempt with err. Errors are dropped: the
+// attempt's end is best effort once the session moves on.
+func (j *StoreJournal) finishAll(err error) {
+	for key := range j.recs {
+		_ = j.finish(key, err)
+	}
+}
+
+// validJSON is b when it is JSON, else nil (a proposal's arguments cut
+// mid-stream are not).
+func validJSON(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || !json.Valid(b) {
+		return nil
+	}
+	return b
 }
 
 // ms converts the engine's float milliseconds to a duration.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/store"
 )
 
 // State is everything a person sees of a session at one moment: each
@@ -19,7 +20,7 @@ type State struct {
 	Step      string          `json:"step"` // the last protocol step reached
 	Layers    []LayerResult   `json:"layers,omitempty"`
 	Output    json.RawMessage `json:"output,omitempty"`
-	Status    string          `json:"status"` // running, done, failed
+	Status    store.Status    `json:"status"` // running, done, failed
 	// Applied counts the updates folded in; Events the canonical events.
 	Applied int `json:"applied"`
 	Events  int `json:"events"`

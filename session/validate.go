@@ -1,6 +1,8 @@
 package session
 
 import (
+	"github.com/modelwire/modelwire/store"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -26,18 +28,23 @@ const (
 // Layers lists the layers in order.
 var Layers = []string{LayerTransport, LayerProtocol, LayerParse, LayerSchema, LayerDomain}
 
-// Layer statuses.
+// Verdict is a layer's outcome. A layer that could not be judged (no
+// answer to parse, no checks to run) is skipped and says why: never a
+// pass. The store keeps verdicts as they are (store.Verdict).
+type Verdict = store.Verdict
+
+// The verdicts.
 const (
-	Pass = "pass"
-	Fail = "fail"
-	Skip = "skip"
+	Pass Verdict = "pass"
+	Fail Verdict = "fail"
+	Skip Verdict = "skip"
 )
 
 // LayerResult is one layer's verdict.
 type LayerResult struct {
-	Layer  string `json:"layer"`
-	Status string `json:"status"`
-	Detail string `json:"detail"`
+	Layer  string  `json:"layer"`
+	Status Verdict `json:"status"`
+	Detail string  `json:"detail"`
 }
 
 // CheckResult is one business check's verdict.

@@ -60,7 +60,7 @@ type harExt struct {
 	// (decisions, tool results, verdicts) recorded after this attempt and
 	// before the next, which HTTP alone does not carry: with them a
 	// session exported as HAR imports back with the same timeline.
-	Status  string            `json:"status,omitempty"`
+	Status  Status            `json:"status,omitempty"`
 	Entries []harSessionEntry `json:"entries,omitempty"`
 	// Scenario and Variant name the session's scenario, so an imported
 	// run can be forked (its scenario runs its tools).

@@ -38,7 +38,7 @@ type exportSession struct {
 	ID            string          `json:"id"`
 	CreatedAt     time.Time       `json:"created_at"`
 	FinishedAt    *time.Time      `json:"finished_at,omitempty"`
-	Status        string          `json:"status"`
+	Status        Status          `json:"status"`
 	Title         string          `json:"title"`
 	Scenario      string          `json:"scenario"`
 	Variant       string          `json:"variant,omitempty"`
@@ -70,7 +70,7 @@ type exportAttempt struct {
 	StatusCode        int              `json:"status_code"`
 	ResponseHeaders   http.Header      `json:"response_headers"`
 	Error             string           `json:"error,omitempty"`
-	State             string           `json:"state"`
+	State             Status           `json:"state"`
 	TimingsUS         map[string]int64 `json:"timings_us,omitempty"`
 }
 

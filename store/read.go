@@ -19,7 +19,7 @@ type SessionInfo struct {
 	ID            string
 	CreatedAt     time.Time
 	FinishedAt    time.Time // zero while running or when interrupted
-	Status        string
+	Status        Status
 	Title         string
 	Scenario      string
 	Variant       string
@@ -99,7 +99,7 @@ type Filter struct {
 	Scenario string
 	Protocol string
 	Provider string
-	Status   string
+	Status   Status
 	// Search is text in the title (or the scenario).
 	Search string
 	// Limit caps the result (0: no cap).
@@ -303,9 +303,9 @@ type Attempt struct {
 	StatusCode     int
 	ResponseHeader http.Header
 	Error          string
-	State          string // running, done, failed, interrupted
-	TerminalStatus string
-	StopReason     string
+	State          Status // running, done, failed, interrupted
+	TerminalStatus adapters.Status
+	StopReason     adapters.StopReason
 	ResponseID     string
 	ResponseModel  string
 	Timings        Timings
@@ -584,7 +584,7 @@ func (db *DB) DeleteSession(id string) error {
 	delete(db.w.sessions, sid)
 	db.w.mu.Unlock()
 	return db.w.exec(func(t *txn) error {
-		var status string
+		var status Status
 		if err := t.w.conn.QueryRowContext(t.ctx, `SELECT status FROM sessions WHERE sid = ?`, sid).Scan(&status); err != nil {
 			return err
 		}

@@ -17,12 +17,31 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 )
 
-// Session statuses.
+// Status is a session's (or an attempt's) state in the store.
+type Status string
+
+// The statuses: running while it is recorded (or its process died, until
+// the next open sweeps it to interrupted), done when it ended well, failed
+// when its work ran and failed, interrupted when it was stopped before its
+// end.
 const (
-	StatusRunning     = "running"
-	StatusDone        = "done"
-	StatusFailed      = "failed"
-	StatusInterrupted = "interrupted"
+	StatusRunning     Status = "running"
+	StatusDone        Status = "done"
+	StatusFailed      Status = "failed"
+	StatusInterrupted Status = "interrupted"
+)
+
+// Verdict is a validation layer's outcome: "pass", "fail" or "skip"
+// (session names them).
+type Verdict string
+
+// Session sources: what recorded a session (SessionMeta.Source).
+const (
+	SourceRun        = "run"         // modelwire run
+	SourceTUI        = "tui"         // the workbench
+	SourceProxy      = "proxy"       // modelwire proxy: one verdict per exchange
+	SourceClaudeCode = "claude-code" // an imported Claude Code transcript
+	SourceHAR        = "har"         // an imported HAR file
 )
 
 // SessionMeta describes a session when it is created.
@@ -93,7 +112,7 @@ func (db *DB) CreateSession(m SessionMeta) (*SessionWriter, error) {
 	return db.createSession(m, "", StatusRunning)
 }
 
-func (db *DB) createSession(m SessionMeta, id, status string) (*SessionWriter, error) {
+func (db *DB) createSession(m SessionMeta, id string, status Status) (*SessionWriter, error) {
 	if db.w == nil {
 		return nil, errors.New("store: the database is open read-only")
 	}
@@ -140,7 +159,7 @@ func (s *SessionWriter) ID() string { return s.ls.id }
 func (s *SessionWriter) Flush() error { return s.db.w.flush() }
 
 // Finish commits everything and ends the session as done or failed.
-func (s *SessionWriter) Finish(status string) error {
+func (s *SessionWriter) Finish(status Status) error {
 	if status != StatusDone && status != StatusFailed {
 		return fmt.Errorf("store: a session finishes as %q or %q, not %q", StatusDone, StatusFailed, status)
 	}
@@ -162,7 +181,7 @@ func (s *SessionWriter) Interrupt() error {
 	return s.finish(StatusInterrupted, time.Time{})
 }
 
-func (s *SessionWriter) finish(status string, at time.Time) error {
+func (s *SessionWriter) finish(status Status, at time.Time) error {
 	w := s.db.w
 	var finished any
 	if !at.IsZero() {
@@ -505,7 +524,7 @@ func (r *Recorder) Finish(err error) error {
 
 // finish ends the attempt with an error text, at offset; state "" derives
 // the state from the error and the status.
-func (r *Recorder) finish(errText string, offset time.Duration, state string) error {
+func (r *Recorder) finish(errText string, offset time.Duration, state Status) error {
 	r.mu.Lock()
 	if r.finished {
 		r.mu.Unlock()
@@ -578,9 +597,9 @@ type ToolResult struct {
 
 // Validation is one layer's verdict.
 type Validation struct {
-	Layer  string `json:"layer"`
-	Status string `json:"status"` // pass, fail, skip
-	Detail string `json:"detail"`
+	Layer  string  `json:"layer"`
+	Status Verdict `json:"status"`
+	Detail string  `json:"detail"`
 }
 
 // decisionEvent is the timeline entry of a decision. Arguments are the

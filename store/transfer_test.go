@@ -299,7 +299,9 @@ func TestHARImportExport(t *testing.T) {
 		t.Fatalf("import %+v", res)
 	}
 	want := []struct {
-		protocol, provider, model, status, text, terminal string
+		protocol, provider, model string
+		status                    Status
+		text, terminal            string
 	}{
 		{adapters.OpenAIChat, "openai", "gpt-x", StatusDone, "Hello, 世界", "completed"},
 		{adapters.AnthropicMessages, "anthropic", "gpt-x", StatusDone, "plain answer", "completed"},

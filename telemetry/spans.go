@@ -195,7 +195,7 @@ func build(t trace.Tracer, s *store.Session, replies map[attemptKey]*reply, cont
 		semconv.GenAIConversationID(s.ID),
 		semconv.GenAIAgentName(name),
 		semconv.GenAIRequestModel(s.Model),
-		attrSessionStatus.String(s.Status),
+		attrSessionStatus.String(string(s.Status)),
 		attrProtocol.String(s.Protocol),
 		attrProvider.String(s.Provider),
 		attrSource.String(s.Source),
@@ -286,7 +286,7 @@ func callSpan(ctx context.Context, t trace.Tracer, s *store.Session, a store.Att
 		attrs = append(attrs, attrRetryReason.String(a.RetryReason))
 	}
 	if a.TerminalStatus != "" {
-		attrs = append(attrs, attrTerminal.String(a.TerminalStatus), attrStopReason.String(a.StopReason))
+		attrs = append(attrs, attrTerminal.String(string(a.TerminalStatus)), attrStopReason.String(string(a.StopReason)))
 	}
 	if content {
 		attrs = append(attrs, attrRequestBody.String(string(a.RequestBody)))
@@ -308,7 +308,7 @@ func callSpan(ctx context.Context, t trace.Tracer, s *store.Session, a store.Att
 		}
 	}
 	if a.Error != "" || a.State == store.StatusFailed || a.State == store.StatusInterrupted {
-		errType := a.State
+		errType := string(a.State)
 		if a.StatusCode >= 400 {
 			errType = strconv.Itoa(a.StatusCode)
 		}
@@ -362,7 +362,7 @@ func toolSpan(ctx context.Context, t trace.Tracer, sessionID string, c store.Cal
 func addValidations(span trace.Span, vs []store.ValidationRecord, at time.Time) {
 	for _, v := range vs {
 		span.AddEvent("modelwire.validation", trace.WithTimestamp(at), trace.WithAttributes(
-			attrLayer.String(v.Layer), attrLayerStatus.String(v.Status), attrLayerDetail.String(v.Detail)))
+			attrLayer.String(v.Layer), attrLayerStatus.String(string(v.Status)), attrLayerDetail.String(v.Detail)))
 	}
 }
 

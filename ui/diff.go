@@ -8,31 +8,15 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/modelwire/modelwire/diff"
-	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/session"
 )
 
 // The diff view: two stored sessions side by side (package diff), opened
 // from the sessions list with D — on two sessions marked with m, or on a
 // fork and the session it came from.
 
-// DiffResult is what the view shows.
-type DiffResult struct {
-	A, B    store.SessionInfo
-	Changes []diff.Change
-}
-
-// Diff compares two stored sessions.
-func (l StoreLibrary) Diff(a, b string) (*DiffResult, error) {
-	ra, err := diff.Load(l.DB, a)
-	if err != nil {
-		return nil, err
-	}
-	rb, err := diff.Load(l.DB, b)
-	if err != nil {
-		return nil, err
-	}
-	return &DiffResult{A: ra.Session.SessionInfo, B: rb.Session.SessionInfo, Changes: diff.Sessions(ra, rb, diff.Options{})}, nil
-}
+// DiffResult is what the view shows: two sessions compared.
+type DiffResult = diff.Result
 
 // actOpenDiff compares session a with b.
 type actOpenDiff struct{ a, b string }
@@ -109,10 +93,10 @@ func (d *diffDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
 func (d *diffDialog) lines(inner int) []string {
 	s := d.c.Styles
 	half := max(8, (inner-3)/2)
-	side := func(tag string, x store.SessionInfo) string {
+	side := func(tag string, x session.SessionInfo) string {
 		return fmt.Sprintf("%s %s  %s · %s · %s · %s", tag, x.ID, x.Origin(), x.Protocol, x.ModelShown(), x.Status)
 	}
-	out := []string{cut(side("a", d.res.A), half) + " │ " + cut(side("b", d.res.B), half)}
+	out := []string{cut(side("a", d.res.A.SessionInfo), half) + " │ " + cut(side("b", d.res.B.SessionInfo), half)}
 	if len(d.res.Changes) == 0 {
 		return append(out, "", s.Good.Render("no differences"))
 	}

@@ -1,12 +1,14 @@
 package ui
 
 import (
-	tea "github.com/charmbracelet/bubbletea"
-
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
 )
 
 // The sessions list marks a fork with ↳; D on it opens the diff against
@@ -15,8 +17,9 @@ import (
 func TestDiffViewFromTheSessionsList(t *testing.T) {
 	db, parent, ups, sc := recordFixture(t)
 	rc := DefaultRunConfig()
-	rc.Parent = parent
-	j := newStoreJournal(db, sc, rc, session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, "test")
+	setup := rc.setup(sc)
+	setup.Parent = parent
+	j := session.NewStoreJournal(db, app.Meta(setup, session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test"), rc.Stream)
 	for _, u := range ups {
 		if u.Kind == session.UpResult && u.Result.Name == "get_order_line" {
 			r := *u.Result
@@ -29,7 +32,7 @@ func TestDiffViewFromTheSessionsList(t *testing.T) {
 	}
 	fork := j.SessionID()
 
-	m := New(Options{Library: StoreLibrary{DB: db}})
+	m := New(Options{Library: app.Library{DB: db}})
 	m.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
 	for _, msg := range run(press(m, "s")) {
 		m.Update(msg)

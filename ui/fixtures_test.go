@@ -9,9 +9,14 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 )
+
+// The package's models run the embedded scenarios unless a test gives
+// another catalog (the program always passes app.Catalog).
+func init() { defaultCatalog = app.Catalog{} }
 
 // The fixtures build a refund session as the engine would report it —
 // assembled requests, attempts, raw events with their canonical events,

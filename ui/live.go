@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
+	"maps"
 	"runtime/debug"
-	"strings"
+	"slices"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/modelwire/modelwire/adapters"
-	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
-	"github.com/modelwire/modelwire/sim"
-	"github.com/modelwire/modelwire/store"
 )
 
 // RunConfig is what the options dialog chooses: one live session's setup.
@@ -35,8 +32,8 @@ type RunConfig struct {
 	// the new session is stored linked to it.
 	Parent string
 	// Pace is the built-in simulator's words a second, so a person can
-	// follow the lanes fill (0: as fast as it can; sim.DefaultPace by
-	// default in the workbench).
+	// follow the lanes fill (0: as fast as it can; the workbench's
+	// --pace, 30 by default).
 	Pace float64
 }
 
@@ -55,88 +52,52 @@ func (rc RunConfig) ScenarioName() string {
 }
 
 // Hooks connect a running session to the UI.
-type Hooks struct {
-	Observe session.Observer
-	Decider session.Decider
-	// Pause is nil when the session runs freely.
-	Pause func(ctx context.Context, step string, turn int) error
-}
+type Hooks = session.Hooks
 
-// Backend runs live sessions. The engine backend runs session.Session
-// against the in-process simulator or a real provider and records to the
-// store; tests use fakes that emit scripted updates through the same
+// Backend runs live sessions. The engine backend runs them on the
+// application's Engine (the simulator or a real provider, recorded in the
+// store); tests use fakes that emit scripted updates through the same
 // hooks.
 type Backend interface {
 	Run(ctx context.Context, sc *session.Scenario, rc RunConfig, h Hooks) error
 }
 
-// EngineBackend is the real backend.
-type EngineBackend struct {
-	// DB records sessions; nil records nothing.
-	DB *store.DB
-	// Getenv reads provider keys and base URLs (os.Getenv when nil).
-	Getenv  func(string) string
-	Version string
-	Log     *slog.Logger
-	// Ended, when set, is given each recorded session once it has ended,
-	// on the backend's goroutine (the live OpenTelemetry export).
-	Ended func(ctx context.Context, sessionID string)
+// Engine runs one session as a front end set it up (app.Engine).
+type Engine interface {
+	Run(ctx context.Context, s session.Setup, h session.Hooks) (*session.Result, error)
 }
+
+// EngineBackend is the real backend: the workbench's options as a
+// session.Setup, run on Engine.
+type EngineBackend struct{ Engine Engine }
 
 // Run runs one session to its end.
 func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunConfig, h Hooks) error {
-	getenv := b.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	base := ""
-	if rc.Provider == adapters.ProviderSim {
-		faults, err := sim.ParseFaults(strings.Join(rc.Faults, ","))
-		if err != nil {
-			return err
-		}
-		simCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		if base, err = sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: faults, Pace: rc.Pace}).Start(simCtx, "127.0.0.1:0"); err != nil {
-			return fmt.Errorf("starting the simulator: %w", err)
-		}
-	}
-	prov, err := session.ResolveProvider(rc.Provider, base, getenv)
-	if err != nil {
-		return err
-	}
-	var journal session.Journal
-	var sj *session.StoreJournal
-	if b.DB != nil {
-		sj = newStoreJournal(b.DB, sc, rc, prov, b.Version)
-		journal = sj
-	}
-	cfg := session.Config{Scenario: sc, Protocol: rc.Protocol, Provider: prov, Stream: rc.Stream, History: rc.History,
-		Policy: session.PolicyManual, Faults: rc.Faults, Pause: h.Pause}
-	s, err := session.New(cfg, journal, h.Observe, h.Decider)
-	if err != nil {
-		return err
-	}
-	res, err := s.Run(ctx)
-	if err != nil && sj != nil && ctx.Err() != nil {
-		// Replaced (edit-and-resend, new options) or quit: never left running.
-		if ierr := sj.Interrupt(); ierr != nil {
-			return errors.Join(err, ierr)
-		}
-	}
-	if b.Ended != nil && b.DB != nil && res != nil && res.SessionID != "" {
-		b.Ended(ctx, res.SessionID)
-	}
+	_, err := b.Engine.Run(ctx, rc.setup(sc), h)
 	return err
 }
 
+// setup is the session the options describe: every decision is asked
+// for, and what the person chose is recorded with it.
+func (rc RunConfig) setup(sc *session.Scenario) session.Setup {
+	return session.Setup{Scenario: sc, Protocol: rc.Protocol, Provider: rc.Provider, Stream: rc.Stream, History: rc.History,
+		Faults: rc.Faults, Pace: rc.Pace, Policy: session.PolicyManual, Parent: rc.Parent,
+		Params: map[string]any{"step_mode": rc.StepMode, "edited_sources": keys(rc.Edits)}}
+}
+
+// keys are a map's keys, sorted.
+func keys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
 // loadScenario loads the scenario a run config names, with the assembly
 // panel's source edits applied.
-func loadScenario(rc RunConfig) (*session.Scenario, error) {
+func loadScenario(cat Catalog, rc RunConfig) (*session.Scenario, error) {
 	if rc.Scenario == RecordingScenario {
 		return nil, nil // a recording has no scenario
 	}
-	sc, err := samples.Lookup(rc.ScenarioName())
+	if cat == nil {
+		return nil, errors.New("no scenarios to run: the workbench was opened without a catalog")
+	}
+	sc, err := cat.Lookup(rc.ScenarioName())
 	if err != nil {
 		return nil, err
 	}
@@ -166,9 +127,9 @@ type scenarioMsg struct {
 }
 
 // loadScenarioCmd loads the scenario in a command (a scenario file is I/O).
-func loadScenarioCmd(gen int, rc RunConfig) tea.Cmd {
+func loadScenarioCmd(gen int, cat Catalog, rc RunConfig) tea.Cmd {
 	return func() tea.Msg {
-		sc, err := loadScenario(rc)
+		sc, err := loadScenario(cat, rc)
 		return scenarioMsg{gen: gen, sc: sc, err: err}
 	}
 }

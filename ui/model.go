@@ -50,6 +50,9 @@ type Options struct {
 	Backend Backend
 	// Library is the session store; nil disables the browser.
 	Library Library
+	// Catalog is what can be run (scenarios, faults); nil falls back to
+	// defaultCatalog.
+	Catalog Catalog
 	// Run is the first live session (DefaultRunConfig when zero).
 	Run RunConfig
 	// Replay opens this stored session instead of starting a live one.
@@ -132,6 +135,9 @@ func New(opts Options) *Model {
 	}
 	if opts.ExportDir == "" {
 		opts.ExportDir = "."
+	}
+	if opts.Catalog == nil {
+		opts.Catalog = defaultCatalog
 	}
 	c := newCommon(opts.Theme, opts.NoColor || asciiProfile(), opts.ASCII, opts.Log)
 	m := &Model{c: c, km: DefaultKeyMap(), opts: opts, br: newBridge(), speed: speedNormal, focus: panelStream}
@@ -250,7 +256,7 @@ func (m *Model) startRun(rc RunConfig) tea.Cmd {
 		return m.setStatus(levelWarn, "live sessions are not available here")
 	}
 	m.running = true
-	return loadScenarioCmd(m.gen, rc)
+	return loadScenarioCmd(m.gen, m.opts.Catalog, rc)
 }
 
 // onScenario starts the run once its scenario is loaded.
@@ -358,7 +364,7 @@ func (m *Model) onRunEnded(msg runEndedMsg) tea.Cmd {
 		return m.setStatus(levelError, "the session stopped: "+msg.err.Error())
 	}
 	st := m.d.state.Status
-	return m.setStatus(levelInfo, "session "+m.d.state.SessionID+" "+st)
+	return m.setStatus(levelInfo, "session "+m.d.state.SessionID+" "+string(st))
 }
 
 // dropDialog removes every dialog of a kind from the stack.

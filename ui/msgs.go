@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/session"
-	"github.com/modelwire/modelwire/store"
 )
 
 // Messages. Every asynchronous result carries the generation (gen) of the
@@ -53,7 +52,7 @@ type clearStatusMsg struct{ id int }
 // sessionsMsg is the stored sessions list.
 type sessionsMsg struct {
 	gen  int
-	list []store.SessionInfo
+	list []session.SessionInfo
 	err  error
 }
 

@@ -9,10 +9,23 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
-	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
-	"github.com/modelwire/modelwire/sim"
 )
+
+// Catalog is what the workbench can run: the scenarios with their
+// variants ("refund", "refund/wrong-cap") and the simulator's faults
+// (app.Catalog).
+type Catalog interface {
+	Scenarios() []string
+	Lookup(name string) (*session.Scenario, error)
+	Faults() []string
+	FaultHelp(name string) string
+}
+
+// defaultCatalog is the catalog of a model built without one: none in
+// the program (cli always passes app.Catalog); the package's tests set
+// it.
+var defaultCatalog Catalog
 
 // optionsDialog chooses the next session: scenario, variant, protocol,
 // provider (real providers only when their key is in the environment),
@@ -20,6 +33,7 @@ import (
 // faults. Enter starts a new session with them.
 type optionsDialog struct {
 	c   *Common
+	cat Catalog
 	rc  RunConfig
 	row int
 	// providers are the ones that can run now.
@@ -45,10 +59,14 @@ const (
 	optFaults // first fault row; one row per fault follows
 )
 
-func newOptionsDialog(c *Common, rc RunConfig, getenv func(string) string) *optionsDialog {
-	d := &optionsDialog{c: c, rc: rc, variants: map[string][]string{}, faults: sim.FaultNames()}
+func newOptionsDialog(c *Common, cat Catalog, rc RunConfig, getenv func(string) string) *optionsDialog {
+	d := &optionsDialog{c: c, cat: cat, rc: rc, variants: map[string][]string{}}
 	d.providers = availableProviders(getenv)
-	for _, n := range samples.Names() {
+	var names []string
+	if cat != nil {
+		names, d.faults = cat.Scenarios(), cat.Faults()
+	}
+	for _, n := range names {
 		base, v, ok := strings.Cut(n, "/")
 		if !ok {
 			d.scenarios = append(d.scenarios, base)
@@ -58,7 +76,7 @@ func newOptionsDialog(c *Common, rc RunConfig, getenv func(string) string) *opti
 	}
 	d.about = map[string]string{}
 	for _, base := range d.scenarios {
-		if sc, err := samples.Lookup(base); err == nil {
+		if sc, err := cat.Lookup(base); err == nil {
 			for name, v := range sc.Variants {
 				about := v.Description
 				if v.FailsAt != "" {
@@ -220,7 +238,7 @@ func (d *optionsDialog) View(w, h int) string {
 		if slices.Contains(d.rc.Faults, f) {
 			box = s.Warn.Render("[x]")
 		}
-		line := box + " " + padRight(f, 20) + s.Subtle.Render(sim.FaultHelp(f))
+		line := box + " " + padRight(f, 20) + s.Subtle.Render(d.cat.FaultHelp(f))
 		if int(optFaults)+i == d.row {
 			line = s.Accent.Render("▸ ") + line
 		} else {

@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	"github.com/modelwire/modelwire/app"
 )
 
 // The simulated model reads the tool results it is sent, so a person's
@@ -14,7 +16,7 @@ func TestRejectingTheLedgerChangesTheAnswer(t *testing.T) {
 	for _, reject := range []bool{false, true} {
 		rc := DefaultRunConfig()
 		rc.StepMode = false
-		f := startFlow(t, Options{Backend: &EngineBackend{}, Run: rc, Getenv: func(string) string { return "" }}, 160, 48)
+		f := startFlow(t, Options{Backend: &EngineBackend{Engine: &app.Engine{}}, Run: rc, Getenv: func(string) string { return "" }}, 160, 48)
 		// Each call by its own dialog line (the assembly panel lists
 		// every tool, so a tool's name alone says nothing): decided, then
 		// gone before the next is looked for.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/proxy"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
@@ -51,7 +52,7 @@ func newRecordingRig(t *testing.T, hold bool) *recordingRig {
 	px := proxy.New(opts)
 	ps := httptest.NewServer(px)
 
-	m := New(Options{Backend: rec, Library: StoreLibrary{DB: db}, Run: RecordingRunConfig("127.0.0.1:8788", "sim"), Getenv: func(string) string { return "" }})
+	m := New(Options{Backend: rec, Library: app.Library{DB: db}, Run: RecordingRunConfig("127.0.0.1:8788", "sim"), Getenv: func(string) string { return "" }})
 	m.Update(tea.WindowSizeMsg{Width: 140, Height: 44})
 	sm, ok := m.Init()().(scenarioMsg)
 	if !ok || sm.err != nil || sm.sc != nil {
@@ -179,7 +180,7 @@ func TestRecordingShowsExchangesLive(t *testing.T) {
 	}
 
 	// The sessions browser lists both conversations, source proxy.
-	list, err := StoreLibrary{DB: r.db}.List()
+	list, err := app.Library{DB: r.db}.List()
 	if err != nil {
 		t.Fatal(err)
 	}

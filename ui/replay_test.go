@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
@@ -25,7 +27,8 @@ func recordFixture(t *testing.T) (*store.DB, string, []session.Update, *session.
 	sc := refund(t)
 	rc := DefaultRunConfig()
 	ups := scriptedSession(t, sc, rc)
-	j := newStoreJournal(db, sc, rc, session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, "test")
+	meta := app.Meta(rc.setup(sc), session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test")
+	j := session.NewStoreJournal(db, meta, rc.Stream)
 	for _, u := range ups {
 		if err := j.Record(u); err != nil {
 			t.Fatalf("record %s: %v", u.Kind, err)
@@ -62,10 +65,11 @@ func panelsOf(m *Model) map[panelID]string {
 // folded a whole update.
 func TestReplayEqualsLive(t *testing.T) {
 	db, id, ups, _ := recordFixture(t)
-	rep, err := StoreLibrary{DB: db}.Load(id)
+	r, err := app.Library{DB: db}.Load(id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep := newReplay(r)
 	want := 0
 	for _, u := range ups {
 		want += entriesOf(u)
@@ -78,7 +82,7 @@ func TestReplayEqualsLive(t *testing.T) {
 	live.Update(tea.WindowSizeMsg{Width: 150, Height: 50})
 	live.d.scenario = rep.Scenario
 	live.running = false
-	replay := New(Options{Library: StoreLibrary{DB: db}})
+	replay := New(Options{Library: app.Library{DB: db}})
 	replay.Update(tea.WindowSizeMsg{Width: 150, Height: 50})
 	replay.Update(replayMsg{gen: replay.repGen, rep: rep})
 	if replay.mode != modeReplay {
@@ -124,7 +128,7 @@ func TestReplayEqualsLive(t *testing.T) {
 
 func TestReplayCursorKeys(t *testing.T) {
 	db, id, _, _ := recordFixture(t)
-	m := New(Options{Library: StoreLibrary{DB: db}})
+	m := New(Options{Library: app.Library{DB: db}})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	msgs := run(m.loadReplay(id))
 	for _, msg := range msgs {
@@ -199,7 +203,7 @@ func TestReplayCursorKeys(t *testing.T) {
 
 func TestSessionsBrowser(t *testing.T) {
 	db, id, _, _ := recordFixture(t)
-	m := New(Options{Library: StoreLibrary{DB: db}, ExportDir: t.TempDir()})
+	m := New(Options{Library: app.Library{DB: db}, ExportDir: t.TempDir()})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	for _, msg := range run(press(m, "s")) {
 		m.Update(msg)
@@ -265,5 +269,41 @@ func TestSessionsBrowser(t *testing.T) {
 	}
 	if list, _ := db.ListSessions(store.Filter{}); len(list) != 0 {
 		t.Fatal("y should delete the session")
+	}
+}
+
+// TestReplayEventOrder: at the end of a replay the workbench's event log
+// holds the stored canonical events in the order `replay --json` prints
+// them (both come from session.Replayer).
+func TestReplayEventOrder(t *testing.T) {
+	db, id, _, _ := recordFixture(t)
+	r, err := app.Library{DB: db}.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	err = r.Each(1, 0, func(e store.Entry) error {
+		if e.Attempt != 0 && e.Event != nil {
+			want = append(want, fmt.Sprint(e.Turn, " ", e.Type))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Library: app.Library{DB: db}})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(replayMsg{gen: m.repGen, rep: newReplay(r)})
+	press(m, "G")
+	var got []string
+	for _, turn := range m.d.state.Turns {
+		for _, l := range turn.Log {
+			for _, ev := range l.Events {
+				got = append(got, fmt.Sprint(turn.N, " ", ev.Type))
+			}
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the workbench's event log (%d events) differs from the stored timeline (%d)", len(got), len(want))
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
-	"github.com/modelwire/modelwire/store"
 )
 
 // sessionsDialog browses stored sessions: fuzzy search, sort by any
@@ -20,7 +19,7 @@ import (
 type sessionsDialog struct {
 	c       *Common
 	km      *KeyMap
-	all     []store.SessionInfo
+	all     []session.SessionInfo
 	err     error
 	loading bool
 	sel     int
@@ -41,15 +40,15 @@ func newSessionsDialog(c *Common, km *KeyMap) *sessionsDialog {
 
 func (d *sessionsDialog) Kind() dialogKind { return dlgSessions }
 
-func (d *sessionsDialog) setList(list []store.SessionInfo, err error) {
+func (d *sessionsDialog) setList(list []session.SessionInfo, err error) {
 	d.all, d.err, d.loading = list, err, false
 	d.sel = min(d.sel, max(0, len(d.visible())-1))
 }
 
 // visible is the list as searched and sorted.
-func (d *sessionsDialog) visible() []store.SessionInfo {
+func (d *sessionsDialog) visible() []session.SessionInfo {
 	q := strings.TrimSpace(d.filter.Value())
-	var out []store.SessionInfo
+	var out []session.SessionInfo
 	for _, s := range d.all {
 		if q == "" || fuzzyMatch(q, searchText(s)) {
 			out = append(out, s)
@@ -66,8 +65,8 @@ func (d *sessionsDialog) visible() []store.SessionInfo {
 }
 
 // searchText is what the search looks in.
-func searchText(s store.SessionInfo) string {
-	return strings.Join([]string{s.ID, s.Title, s.Origin(), s.Model, s.ModelReported, s.Protocol, s.Provider, s.Status,
+func searchText(s session.SessionInfo) string {
+	return strings.Join([]string{s.ID, s.Title, s.Origin(), s.Model, s.ModelReported, s.Protocol, s.Provider, string(s.Status),
 		strings.Join(s.Faults, " "), s.FailedLayer, s.Source}, " ")
 }
 
@@ -91,10 +90,10 @@ func fuzzyMatch(q, s string) bool {
 	return true
 }
 
-func (d *sessionsDialog) selected() (store.SessionInfo, bool) {
+func (d *sessionsDialog) selected() (session.SessionInfo, bool) {
 	v := d.visible()
 	if d.sel < 0 || d.sel >= len(v) {
-		return store.SessionInfo{}, false
+		return session.SessionInfo{}, false
 	}
 	return v[d.sel], true
 }
@@ -243,7 +242,7 @@ func (d *sessionsDialog) View(w, h int) string {
 			cell := c.cell(c.value(x))
 			switch c.name {
 			case "STATUS":
-				cell = s.State(map[string]string{"done": "pass", "failed": "fail"}[x.Status]).Render(cell)
+				cell = s.State(map[string]string{"done": "pass", "failed": "fail"}[string(x.Status)]).Render(cell)
 			case "FAILED":
 				cell = s.Bad.Render(cell)
 			}
@@ -298,8 +297,8 @@ type sessionColumn struct {
 	name  string
 	width int
 	right bool
-	value func(store.SessionInfo) string
-	less  func(a, b store.SessionInfo) bool
+	value func(session.SessionInfo) string
+	less  func(a, b session.SessionInfo) bool
 }
 
 // cell pads or cuts v to the column's width.
@@ -310,21 +309,21 @@ func (c *sessionColumn) cell(v string) string {
 	return fit(v, c.width)
 }
 
-func byText(f func(store.SessionInfo) string) func(a, b store.SessionInfo) bool {
-	return func(a, b store.SessionInfo) bool { return f(a) < f(b) }
+func byText(f func(session.SessionInfo) string) func(a, b session.SessionInfo) bool {
+	return func(a, b session.SessionInfo) bool { return f(a) < f(b) }
 }
 
-func byNumber(f func(store.SessionInfo) int64) func(a, b store.SessionInfo) bool {
-	return func(a, b store.SessionInfo) bool { return f(a) < f(b) }
+func byNumber(f func(session.SessionInfo) int64) func(a, b session.SessionInfo) bool {
+	return func(a, b session.SessionInfo) bool { return f(a) < f(b) }
 }
 
-func textColumn(name string, width int, f func(store.SessionInfo) string) *sessionColumn {
+func textColumn(name string, width int, f func(session.SessionInfo) string) *sessionColumn {
 	return &sessionColumn{name: name, width: width, value: f, less: byText(f)}
 }
 
-func numberColumn(name string, width int, f func(store.SessionInfo) int64, show func(int64) string) *sessionColumn {
+func numberColumn(name string, width int, f func(session.SessionInfo) int64, show func(int64) string) *sessionColumn {
 	return &sessionColumn{name: name, width: width, right: true, less: byNumber(f),
-		value: func(s store.SessionInfo) string { return show(f(s)) }}
+		value: func(s session.SessionInfo) string { return show(f(s)) }}
 }
 
 const colCreated = 1
@@ -332,7 +331,7 @@ const colCreated = 1
 // sessionCost estimates what a session's tokens cost at list prices (the
 // price table the validation panel uses), every attempt counted; ok is
 // false when the model has no price or no tokens were reported.
-func sessionCost(s store.SessionInfo) (float64, bool) {
+func sessionCost(s session.SessionInfo) (float64, bool) {
 	if s.InputTokens+s.OutputTokens == 0 {
 		return 0, false
 	}
@@ -349,7 +348,7 @@ func sessionCost(s store.SessionInfo) (float64, bool) {
 // costColumn shows the estimate in the table's currency, to the digits
 // the validation panel shows ("–" unpriced, which sorts as the cheapest).
 var costColumn = &sessionColumn{name: "COST", width: 9, right: true,
-	value: func(s store.SessionInfo) string {
+	value: func(s session.SessionInfo) string {
 		c, ok := sessionCost(s)
 		if !ok {
 			return "–"
@@ -359,7 +358,7 @@ var costColumn = &sessionColumn{name: "COST", width: 9, right: true,
 		}
 		return fmt.Sprintf("%.5f", c)
 	},
-	less: func(a, b store.SessionInfo) bool {
+	less: func(a, b session.SessionInfo) bool {
 		ca, oka := sessionCost(a)
 		cb, okb := sessionCost(b)
 		if oka != okb {
@@ -372,30 +371,30 @@ var costColumn = &sessionColumn{name: "COST", width: 9, right: true,
 var sessionColumns = []*sessionColumn{
 	// A fork (or an edited re-send) shows ↳ before its id: it was made
 	// from the session its parent_id names.
-	textColumn("ID", 14, func(s store.SessionInfo) string {
+	textColumn("ID", 14, func(s session.SessionInfo) string {
 		if s.ParentID != "" {
 			return "↳ " + s.ID
 		}
 		return s.ID
 	}),
-	{name: "CREATED", width: 11, value: func(s store.SessionInfo) string { return s.CreatedAt.Format("01-02 15:04") },
-		less: func(a, b store.SessionInfo) bool { return a.CreatedAt.Before(b.CreatedAt) }},
-	textColumn("SCENARIO/APP", 22, store.SessionInfo.Origin),
-	textColumn("PROTOCOL", 18, func(s store.SessionInfo) string { return s.Protocol }),
-	textColumn("PROVIDER", 10, func(s store.SessionInfo) string { return s.Provider }),
-	textColumn("MODEL", 20, store.SessionInfo.ModelShown),
-	textColumn("FAULT", 18, func(s store.SessionInfo) string { return strings.Join(s.Faults, ",") }),
-	textColumn("STATUS", 11, func(s store.SessionInfo) string { return s.Status }),
-	textColumn("FAILED", 9, func(s store.SessionInfo) string { return s.FailedLayer }),
-	numberColumn("TURNS", 5, func(s store.SessionInfo) int64 { return int64(s.Turns) }, func(n int64) string { return fmt.Sprint(n) }),
-	numberColumn("TOKENS", 9, func(s store.SessionInfo) int64 { return s.InputTokens + s.OutputTokens }, func(n int64) string {
+	{name: "CREATED", width: 11, value: func(s session.SessionInfo) string { return s.CreatedAt.Format("01-02 15:04") },
+		less: func(a, b session.SessionInfo) bool { return a.CreatedAt.Before(b.CreatedAt) }},
+	textColumn("SCENARIO/APP", 22, session.SessionInfo.Origin),
+	textColumn("PROTOCOL", 18, func(s session.SessionInfo) string { return s.Protocol }),
+	textColumn("PROVIDER", 10, func(s session.SessionInfo) string { return s.Provider }),
+	textColumn("MODEL", 20, session.SessionInfo.ModelShown),
+	textColumn("FAULT", 18, func(s session.SessionInfo) string { return strings.Join(s.Faults, ",") }),
+	textColumn("STATUS", 11, func(s session.SessionInfo) string { return string(s.Status) }),
+	textColumn("FAILED", 9, func(s session.SessionInfo) string { return s.FailedLayer }),
+	numberColumn("TURNS", 5, func(s session.SessionInfo) int64 { return int64(s.Turns) }, func(n int64) string { return fmt.Sprint(n) }),
+	numberColumn("TOKENS", 9, func(s session.SessionInfo) int64 { return s.InputTokens + s.OutputTokens }, func(n int64) string {
 		if n == 0 {
 			return "–"
 		}
 		return fmt.Sprint(n)
 	}),
 	costColumn,
-	numberColumn("TIME", 8, func(s store.SessionInfo) int64 { return int64(s.Duration()) }, func(n int64) string {
+	numberColumn("TIME", 8, func(s session.SessionInfo) int64 { return int64(s.Duration()) }, func(n int64) string {
 		if n == 0 {
 			return "–"
 		}

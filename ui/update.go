@@ -179,7 +179,7 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if m.opts.Backend == nil {
 			return m.setStatus(levelWarn, "live sessions are not available here")
 		}
-		m.dialogs = append(m.dialogs, newOptionsDialog(m.c, m.d.rc, m.opts.Getenv))
+		m.dialogs = append(m.dialogs, newOptionsDialog(m.c, m.opts.Catalog, m.d.rc, m.opts.Getenv))
 		return nil
 	}
 	if m.mode == modeLive {
@@ -392,7 +392,10 @@ func (m *Model) loadReplay(id string) tea.Cmd {
 	gen, lib := m.repGen, m.opts.Library
 	return tea.Batch(m.setStatus(levelInfo, "loading session "+id+"…"), func() tea.Msg {
 		rep, err := lib.Load(id)
-		return replayMsg{gen: gen, rep: rep, err: err}
+		if err != nil {
+			return replayMsg{gen: gen, err: err}
+		}
+		return replayMsg{gen: gen, rep: newReplay(rep)}
 	})
 }
 
@@ -484,7 +487,16 @@ func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		m.playing = false
 		m.play++
 	}
-	return nil, true
+	return m.seekStatus(), true
+}
+
+// seekStatus reports a seek the store could not serve (the screen keeps
+// the last state it had).
+func (m *Model) seekStatus() tea.Cmd {
+	if m.cur == nil || m.cur.err == nil {
+		return nil
+	}
+	return m.setStatus(levelError, "cannot read the session: "+m.cur.err.Error())
 }
 
 // tick schedules the next playback step after the recorded gap.

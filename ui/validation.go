@@ -72,8 +72,8 @@ func (p *validationPanel) lines() []string {
 			out = append(out, "  "+s.Subtle.Render("· "+padRight(name, 9)+" pending"))
 			continue
 		}
-		icon := map[string]string{session.Pass: "✓", session.Fail: "✗", session.Skip: "–"}[l.Status]
-		head := "  " + s.State(l.Status).Render(icon+" "+padRight(name, 9)+" "+padRight(l.Status, 4))
+		icon := map[session.Verdict]string{session.Pass: "✓", session.Fail: "✗", session.Skip: "–"}[l.Status]
+		head := "  " + s.State(string(l.Status)).Render(icon+" "+padRight(name, 9)+" "+padRight(string(l.Status), 4))
 		detail := oneLine(l.Detail)
 		if l.Status == session.Pass {
 			// A pass needs no essay: one line.
@@ -117,7 +117,7 @@ func (p *validationPanel) status(st *session.State) string {
 		}
 		return s.Info.Render("running")
 	}
-	return s.Warn.Render(st.Status)
+	return s.Warn.Render(string(st.Status))
 }
 
 // answer lists the parsed answer's top-level fields: scalars as they are,

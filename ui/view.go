@@ -138,7 +138,7 @@ func (m *Model) header() string {
 	var left string
 	if m.mode == modeReplay && m.rep != nil {
 		left = s.Header.Render("modelwire replay ") + s.HeaderValue.Render(m.rep.Info.ID) + " " +
-			s.HeaderKey.Render(m.rep.Info.ScenarioName()+" · "+rc.Protocol+" → "+rc.Provider+" · "+m.rep.Info.Status)
+			s.HeaderKey.Render(m.rep.Info.ScenarioName()+" · "+rc.Protocol+" → "+rc.Provider+" · "+string(m.rep.Info.Status))
 	} else {
 		mode := "step"
 		if !rc.StepMode {
@@ -193,7 +193,7 @@ func (m *Model) headerState() string {
 	case st.Status == "failed":
 		return s.Bad.Render("✗ failed")
 	}
-	return s.Muted.Render(st.Status)
+	return s.Muted.Render(string(st.Status))
 }
 
 // timeline is the replay's position bar with turn boundaries.

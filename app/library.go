@@ -1,0 +1,57 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/modelwire/modelwire/diff"
+	"github.com/modelwire/modelwire/samples"
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
+)
+
+// Library is the store as the workbench's sessions browser and replay
+// see it.
+type Library struct{ DB *store.DB }
+
+// List lists the stored sessions, newest first.
+func (l Library) List() ([]session.SessionInfo, error) { return l.DB.ListSessions(store.Filter{}) }
+
+// Delete deletes a session.
+func (l Library) Delete(id string) error { return l.DB.DeleteSession(id) }
+
+// Export writes the session as JSON Lines to modelwire-<id>.jsonl in dir
+// and returns the path; an existing file is not overwritten.
+func (l Library) Export(id, dir string) (string, error) {
+	path := filepath.Join(dir, "modelwire-"+id+".jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", err
+	}
+	if err := l.DB.ExportJSONL(f, id); err != nil {
+		f.Close()
+		os.Remove(path)
+		return "", err
+	}
+	return path, f.Close()
+}
+
+// Load opens a session's replayer, with its scenario when it is one of
+// the embedded ones (a recording, or a scenario file moved since, is
+// replayed without notes).
+func (l Library) Load(id string) (*session.Replayer, error) {
+	s, err := l.DB.GetSession(id)
+	if err != nil {
+		return nil, err
+	}
+	var sc *session.Scenario
+	if s.Scenario != "" {
+		sc, _ = samples.Lookup(s.ScenarioName())
+	}
+	return session.NewReplayer(l.DB, id, sc)
+}
+
+// Diff compares two stored sessions by turn and call_id (package diff).
+func (l Library) Diff(a, b string) (*diff.Result, error) {
+	return diff.Compare(l.DB, a, b, diff.Options{})
+}

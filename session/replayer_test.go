@@ -1,0 +1,270 @@
+package session
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/store"
+)
+
+// recordTurns records a session of turns responses of perTurn entries
+// each (response.created, item added, deltas, item done, completed), with
+// a verdict per turn when perTurnVerdicts, and returns its id.
+func recordTurns(t testing.TB, db *store.DB, source string, turns, perTurn int, failLast bool) string {
+	t.Helper()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := db.CreateSession(store.SessionMeta{Title: "generated", Protocol: adapters.OpenAIResponses, Provider: "sim", Source: source})
+	must(err)
+	for turn := 1; turn <= turns; turn++ {
+		rec, err := w.StartAttempt(turn, store.AttemptMeta{Method: "POST", URL: "http://127.0.0.1/v1/responses", Stream: true})
+		must(err)
+		item := fmt.Sprintf("msg_%d", turn)
+		off := time.Duration(0)
+		app := func(st adapters.Step) {
+			off += 20 * time.Microsecond
+			must(rec.AppendAt(off, st))
+		}
+		app(adapters.Step{Index: 0, Raw: adapters.RawEvent{Event: "response.created", Data: `{"type":"response.created"}`},
+			Events: []adapters.Event{{Seq: 1, Type: adapters.EvResponseStarted, ResponseID: "resp_1", Model: "m"}}})
+		app(adapters.Step{Index: 1, Raw: adapters.RawEvent{Event: "response.output_item.added", Data: `{"type":"response.output_item.added"}`},
+			Events: []adapters.Event{{Seq: 2, Type: adapters.EvItemStarted, ItemID: item, Kind: string(adapters.KindMessage)}}})
+		for i := 2; i < perTurn-3; i++ {
+			app(adapters.Step{Index: i, Raw: adapters.RawEvent{Event: "response.output_text.delta", Data: `{"delta":" refund"}`},
+				Events: []adapters.Event{{Seq: i + 1, Type: adapters.EvTextDelta, ItemID: item, Delta: " refund"}}})
+		}
+		app(adapters.Step{Index: perTurn - 3, Raw: adapters.RawEvent{Event: "response.output_item.done", Data: `{"type":"response.output_item.done"}`},
+			Events: []adapters.Event{{Seq: perTurn - 2, Type: adapters.EvItemDone, ItemID: item}}})
+		// One raw event, two entries: the usage and the terminal.
+		app(adapters.Step{Index: perTurn - 2, Raw: adapters.RawEvent{Event: "response.completed", Data: `{"type":"response.completed"}`},
+			Events: []adapters.Event{{Seq: perTurn - 1, Type: adapters.EvUsage, Usage: &adapters.Usage{}},
+				adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, "completed")}})
+		must(rec.Finish(nil))
+		if source == store.SourceProxy {
+			st := Pass
+			if failLast && turn == turns {
+				st = Fail
+			}
+			must(w.RecordValidation(turn, []store.Validation{{Layer: LayerTransport, Status: Pass}, {Layer: LayerDomain, Status: st}}))
+		}
+	}
+	status := store.StatusDone
+	if failLast {
+		status = store.StatusFailed
+	}
+	must(w.Finish(status))
+	return w.ID()
+}
+
+func openStore(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "mw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestReplayerTurns: counts, turn boundaries and turn stepping, and the
+// state at a position equals the state reached by stepping there.
+func TestReplayerTurns(t *testing.T) {
+	db := openStore(t)
+	id := recordTurns(t, db, store.SourceRun, 3, 10, false)
+	r, err := NewReplayer(db, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Len() != 30 || r.Turns() != 3 {
+		t.Fatalf("%d entries, %d turns; want 30, 3", r.Len(), r.Turns())
+	}
+	if got := r.TurnStarts(); fmt.Sprint(got) != "[1 11 21]" {
+		t.Fatalf("turn starts %v", got)
+	}
+	for p, want := range map[int]int{0: 0, 1: 1, 10: 1, 11: 2, 20: 2, 21: 3, 30: 3} {
+		if got := r.TurnOf(p); got != want {
+			t.Errorf("entry %d is in turn %d, want %d", p, got, want)
+		}
+	}
+	if err := r.Seek(1); err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Gap(); g != 20*time.Microsecond {
+		t.Errorf("gap after entry 1: %v, recorded 20µs", g)
+	}
+	if err := r.Seek(0); err != nil {
+		t.Fatal(err)
+	}
+	var visited []int
+	for r.Pos() < r.Len() {
+		if err := r.Seek(r.NextTurn()); err != nil {
+			t.Fatal(err)
+		}
+		visited = append(visited, r.Pos())
+	}
+	if fmt.Sprint(visited) != "[1 11 21 30]" {
+		t.Fatalf("] visits %v", visited)
+	}
+	for _, want := range []int{21, 11, 1, 0} {
+		if err := r.Seek(r.PrevTurn()); err != nil || r.Pos() != want {
+			t.Fatalf("[ went to %d (%v), want %d", r.Pos(), err, want)
+		}
+	}
+	// Stepping one entry at a time ends where a jump does.
+	for r.Pos() < r.Len() {
+		if err := r.Seek(r.Pos() + 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := r.Gap(); g != 0 {
+		t.Errorf("gap at the end: %v", g)
+	}
+	stepped := r.State()
+	if len(stepped.Turns) != 3 || stepped.Status != store.StatusDone || stepped.Events != 30 {
+		t.Fatalf("after stepping: %d turns, status %q, %d events", len(stepped.Turns), stepped.Status, stepped.Events)
+	}
+	if err := r.Seek(5); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Seek(30); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.State(); got.Events != stepped.Events || got.Turns[2].Lanes[0].Text() != stepped.Turns[2].Lanes[0].Text() {
+		t.Fatalf("a jump to the end differs from stepping there")
+	}
+}
+
+// TestReplayerProxyVerdicts: a proxied conversation's verdict on each
+// exchange is a verdict, not a regeneration — a failing last exchange
+// shows no extra turn.
+func TestReplayerProxyVerdicts(t *testing.T) {
+	db := openStore(t)
+	id := recordTurns(t, db, store.SourceProxy, 2, 8, true)
+	r, err := NewReplayer(db, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Seek(r.Len()); err != nil {
+		t.Fatal(err)
+	}
+	st := r.State()
+	if len(st.Turns) != 2 || r.Turns() != 2 {
+		t.Fatalf("%d turns shown, %d counted; the conversation had 2", len(st.Turns), r.Turns())
+	}
+	for _, turn := range st.Turns {
+		if turn.Regenerates != nil {
+			t.Fatalf("turn %d shown as a regeneration", turn.N)
+		}
+	}
+	if len(st.Layers) != 2 || st.Layers[1].Status != Fail || st.Status != store.StatusFailed {
+		t.Fatalf("last verdict %+v, status %q", st.Layers, st.Status)
+	}
+}
+
+// TestReplayerMemory steps through a session of 1,000,000 entries (1,000
+// turns of 1,000) and checks that the heap after the last turn is not
+// larger than after the tenth by more than a bound far below what keeping
+// the timeline would take (the workbench's old replay held every update:
+// hundreds of MB for this session).
+func TestReplayerMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a 1,000,000-entry session")
+	}
+	db := openStore(t)
+	const turns, perTurn = 1000, 1000
+	id := recordTurns(t, db, store.SourceRun, turns, perTurn, false)
+	r, err := NewReplayer(db, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Len() != turns*perTurn || r.Turns() != turns {
+		t.Fatalf("%d entries in %d turns", r.Len(), r.Turns())
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	var early uint64
+	for t0 := 1; r.Pos() < r.Len(); t0++ {
+		// Within a turn, entry by entry for a few steps; then to the next.
+		for range 3 {
+			if err := r.Seek(r.Pos() + 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.Seek(r.NextTurn()); err != nil {
+			t.Fatal(err)
+		}
+		if t0 == 10 {
+			early = heap()
+		}
+	}
+	late := heap()
+	const bound = 16 << 20
+	t.Logf("heap after turn 10: %.1f MB, after turn %d: %.1f MB", float64(early)/(1<<20), turns, float64(late)/(1<<20))
+	if late > early+bound {
+		t.Fatalf("heap grew from %d to %d bytes stepping through the session (bound %d)", early, late, bound)
+	}
+	if st := r.State(); len(st.Turns) != turns || st.Status != store.StatusDone {
+		t.Fatalf("at the end: %d turns, status %q", len(st.Turns), st.Status)
+	}
+}
+
+// BenchmarkReplayer measures the workbench's replay keys on a session of
+// 100,000 entries (100 turns of 1,000): a step forward reads the next
+// entries; a step back folds again from the start. Run with
+//
+//	go test ./session -run '^$' -bench Replayer -benchtime 20x
+func BenchmarkReplayer(b *testing.B) {
+	db := openStore(b)
+	id := recordTurns(b, db, store.SourceRun, 100, 1000, false)
+	r, err := NewReplayer(db, id, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mid := r.Len() / 2
+	b.Run("forward", func(b *testing.B) {
+		if err := r.Seek(mid); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := range b.N {
+			if err := r.Seek(mid + 1 + i%500); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("back", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			if err := r.Seek(mid); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if err := r.Seek(mid - 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("next-turn", func(b *testing.B) {
+		for i := range b.N {
+			b.StopTimer()
+			if err := r.Seek(mid + i%10*1000); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if err := r.Seek(r.NextTurn()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
