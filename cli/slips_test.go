@@ -176,11 +176,11 @@ func TestEveryHelpExampleParses(t *testing.T) {
 	for _, line := range examples {
 		// The modelwire part of the line: after VAR=value prefixes and
 		// other programs, up to a pipe.
-		fields := strings.Fields(strings.SplitN(line, "|", 2)[0])
+		fields := shellFields(strings.SplitN(line, "|", 2)[0])
 		if i := slices.Index(fields, "modelwire"); i >= 0 {
 			fields = fields[i+1:]
 		} else if len(strings.Split(line, "| modelwire")) == 2 {
-			fields = strings.Fields(strings.Split(line, "| modelwire")[1])
+			fields = shellFields(strings.Split(line, "| modelwire")[1])
 		} else {
 			continue
 		}
@@ -291,4 +291,47 @@ func TestSessionsListProxyOrigin(t *testing.T) {
 	if strings.Contains(out, "41105") {
 		t.Errorf("the list shows the simulator's internal port:\n%s", out)
 	}
+}
+
+// shellFields splits a command line as a POSIX shell would for the
+// examples' needs: blanks separate words, single quotes keep everything,
+// double quotes keep all but a backslash's escape.
+func shellFields(line string) []string {
+	var out []string
+	var word strings.Builder
+	inWord := false
+	var quote rune
+	escaped := false
+	for _, r := range line {
+		switch {
+		case escaped:
+			word.WriteRune(r)
+			escaped = false
+		case quote == '\'' && r == '\'':
+			quote = 0
+		case quote == '\'':
+			word.WriteRune(r)
+		case r == '\\':
+			escaped, inWord = true, true
+		case quote == '"' && r == '"':
+			quote = 0
+		case quote == '"':
+			word.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				out = append(out, word.String())
+				word.Reset()
+				inWord = false
+			}
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, word.String())
+	}
+	return out
 }

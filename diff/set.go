@@ -60,7 +60,7 @@ func Set(recs []*Recording) []Tally {
 			add("output", out, id)
 		}
 		for _, v := range r.Session.FinalValidations() {
-			add("validation/"+v.Layer, v.Status, id)
+			add("validation/"+v.Layer, string(v.Status), id)
 		}
 		add("turns", strconv.Itoa(len(r.Turns)), id)
 	}
