@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -15,7 +16,7 @@ import (
 func init() { register(newBenchCmd) }
 
 func newBenchCmd(app *App) *cobra.Command {
-	var csvPath, only string
+	var csvPath, only, cpuProfile string
 	var markdown bool
 	o := bench.Options{}
 	cmd := &cobra.Command{
@@ -62,6 +63,19 @@ Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,
 			} else if _, err := os.Stat(o.Exe); err != nil {
 				return usageErr("--startup-exe %s: %v", o.Exe, unwrapPathErr(err))
 			}
+			if cpuProfile != "" {
+				// What the run spends its CPU on (go tool pprof), to find a
+				// path's hot spots in the same conditions it is measured in.
+				pf, err := os.OpenFile(cpuProfile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+				if err != nil {
+					return usageErr("cannot write --cpuprofile %s: %v", cpuProfile, unwrapPathErr(err))
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			o.Progress = app.Err
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -95,6 +109,7 @@ Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,
 	f.IntVar(&o.SizeMB, "size", 100, "decode capture size per protocol, MB")
 	f.IntVar(&o.Rounds, "rounds", 3, "decode rounds; the best is kept")
 	f.StringVar(&o.Exe, "startup-exe", "", "the modelwire binary the startup group times (default: this one; a -tags sdkbench build is larger)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to FILE (a new file)")
 	f.IntVar(&o.StoreEvents, "store-events", 1_000_000, "events in the stored session the store group opens")
 	return cmd
 }

@@ -186,7 +186,7 @@ func (p *Proxy) pass(w http.ResponseWriter, r *http.Request, x *exchange, resp *
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	_ = rc.Flush()
-	buf := make([]byte, 32<<10)
+	buf := newChunk()
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
@@ -196,7 +196,7 @@ func (p *Proxy) pass(w http.ResponseWriter, r *http.Request, x *exchange, resp *
 				return
 			}
 			_ = rc.Flush()
-			sp.write(buf[:n], now)
+			buf = sp.pass(buf, buf[:n], now)
 		}
 		if errors.Is(err, io.EOF) {
 			sp.close(nil)

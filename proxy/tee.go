@@ -27,6 +27,19 @@ import (
 // spoolLimit bounds the bytes waiting for the recorder.
 const spoolLimit = 64 << 20
 
+// chunkSize is the forward path's read buffer. A read that fills at least
+// half of one is handed to the spool whole and the copy takes a fresh
+// buffer (from chunks, where the spool returns them once read): at full
+// speed that saves the copy and the allocation of every chunk. A smaller
+// read (an event of a slow stream) is copied to a slice of its size, so
+// that the bytes kept never hold much more memory than they count.
+const chunkSize = 32 << 10
+
+var chunks = sync.Pool{New: func() any { return new([chunkSize]byte) }}
+
+// newChunk is a read buffer for the forward path.
+func newChunk() []byte { return chunks.Get().(*[chunkSize]byte)[:] }
+
 // ErrRecorderBehind ends a recording whose recorder fell too far behind.
 var ErrRecorderBehind = errors.New("modelwire: the recorder fell behind the stream by more than its buffer; the rest of the response was forwarded but not recorded")
 
@@ -37,6 +50,7 @@ type spool struct {
 	chunks  [][]byte
 	at      []time.Time
 	cur     []byte // the chunk being read
+	curBuf  []byte // cur's pooled buffer, if it is one, to return once read
 	curAt   time.Time
 	waiting int // bytes kept and not yet read
 	limit   int
@@ -56,25 +70,48 @@ func newSpool(limit int) *spool {
 
 // write hands a chunk to the recorder (copied: the caller reuses p). It
 // never blocks.
-func (s *spool) write(p []byte, at time.Time) {
+func (s *spool) write(p []byte, at time.Time) { s.add(p, at, false) }
+
+// pass hands the recorder p, a chunk read into buf (from newChunk), and
+// returns the buffer the caller reads the next chunk into: buf again when
+// p was copied, a fresh one when p was kept as it is. It never blocks.
+func (s *spool) pass(buf, p []byte, at time.Time) []byte {
+	if len(p) < chunkSize/2 {
+		s.add(p, at, false)
+		return buf
+	}
+	if !s.add(p, at, true) {
+		return buf
+	}
+	return newChunk()
+}
+
+// add keeps p for the reader; owned: p is the caller's to give away
+// (a pooled chunk), else it is copied. It reports whether p was kept
+// without a copy.
+func (s *spool) add(p []byte, at time.Time, owned bool) bool {
 	if len(p) == 0 {
-		return
+		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total += int64(len(p))
 	if s.closed || s.overrun {
-		return
+		return false
 	}
 	if s.waiting+len(p) > s.limit {
 		s.overrun = true
 		s.cond.Signal()
-		return
+		return false
 	}
-	s.chunks = append(s.chunks, append([]byte(nil), p...))
+	if !owned {
+		p = append([]byte(nil), p...)
+	}
+	s.chunks = append(s.chunks, p)
 	s.at = append(s.at, at)
 	s.waiting += len(p)
 	s.cond.Signal()
+	return owned
 }
 
 // close ends the input: err nil is a clean end of the body.
@@ -91,6 +128,10 @@ func (s *spool) close(err error) {
 // Read gives the recorder the next bytes, waiting for them.
 func (s *spool) Read(p []byte) (int, error) {
 	if len(s.cur) == 0 {
+		if s.curBuf != nil {
+			chunks.Put((*[chunkSize]byte)(s.curBuf))
+			s.curBuf = nil
+		}
 		s.mu.Lock()
 		for len(s.chunks) == 0 && !s.closed && !s.overrun {
 			s.cond.Wait()
@@ -98,6 +139,9 @@ func (s *spool) Read(p []byte) (int, error) {
 		switch {
 		case len(s.chunks) > 0:
 			s.cur, s.curAt = s.chunks[0], s.at[0]
+			if cap(s.cur) == chunkSize {
+				s.curBuf = s.cur[:chunkSize]
+			}
 			s.chunks[0] = nil
 			s.chunks, s.at = s.chunks[1:], s.at[1:]
 			s.waiting -= len(s.cur)

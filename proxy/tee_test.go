@@ -105,3 +105,32 @@ func TestOverrunIsRecorded(t *testing.T) {
 		t.Fatalf("diagnostic %v, layers %+v", diag, layers)
 	}
 }
+
+// The forward path's hand-over: a large read is kept as it is and the
+// copy reads on into a fresh buffer, a small one is copied and the buffer
+// reused; either way the recorder reads exactly the bytes forwarded, in
+// order, whatever the copy writes into its buffer afterwards.
+func TestSpoolPass(t *testing.T) {
+	sp := newSpool(1 << 20)
+	var want []byte
+	buf := newChunk()
+	for i, n := range []int{chunkSize, 10, chunkSize / 2, chunkSize/2 - 1, chunkSize} {
+		for j := range n {
+			buf[j] = byte('a' + (i+j)%26)
+		}
+		want = append(want, buf[:n]...)
+		next := sp.pass(buf, buf[:n], time.Now())
+		if kept := &next[0] != &buf[0]; kept != (n >= chunkSize/2) {
+			t.Errorf("read of %d bytes: kept as it is %v", n, kept)
+		}
+		for j := range next { // the copy's next read overwrites its buffer
+			next[j] = '!'
+		}
+		buf = next
+	}
+	sp.close(nil)
+	got, err := io.ReadAll(sp)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("read %d bytes (%v), want the %d forwarded", len(got), err, len(want))
+	}
+}

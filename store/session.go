@@ -325,7 +325,7 @@ func (r *Recorder) MarkAt(m Mark, offset time.Duration) error {
 		return nil
 	}
 	r.marked[m] = true
-	_, err := r.s.db.w.append(r.s.ls, 0, false, func(int) []op { return []op{r.markOp(m, offset)} })
+	_, err := r.s.db.w.append(r.s.ls, 0, false, func(_ int, b []op) []op { return append(b, r.markOp(m, offset)) })
 	return err
 }
 
@@ -355,7 +355,7 @@ func (r *Recorder) Response(status int, h http.Header) error {
 		r.marked[MarkFirstByte] = true
 		ops = append(ops, r.markOp(MarkFirstByte, off))
 	}
-	_, err := r.s.db.w.append(r.s.ls, 0, false, func(int) []op { return ops })
+	_, err := r.s.db.w.append(r.s.ls, 0, false, func(_ int, b []op) []op { return append(b, ops...) })
 	return err
 }
 
@@ -442,10 +442,10 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 	}
 	ls, aid, turn, attempt := r.s.ls, r.aid, r.turn, r.attempt
 	queued := false
-	_, err := r.s.db.w.append(ls, n, terminal, func(seq int) []op {
+	_, err := r.s.db.w.append(ls, n, terminal, func(seq int, ops []op) []op {
 		queued = true
-		ops := []op{&stepOp{ls: ls, aid: aid, seq: seq, n: n, turn: turn, attempt: attempt,
-			offsetUS: us, rawIndex: rawIndex, raw: raw, events: events}}
+		ops = append(ops, &stepOp{ls: ls, aid: aid, seq: seq, n: n, turn: turn, attempt: attempt,
+			offsetUS: us, rawIndex: rawIndex, raw: raw, events: events})
 		if snap != nil {
 			ops = append(ops, snapshotOp(aid, seq+n-1, snap))
 		}
@@ -551,14 +551,29 @@ func encodeEvents(evs []adapters.Event) ([]byte, error) {
 	if len(evs) == 0 {
 		return nil, nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(evs); err != nil {
+	e := encoders.Get().(*eventEncoder)
+	defer encoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(evs); err != nil {
 		return nil, fmt.Errorf("store: cannot encode events: %w", err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	// One allocation, the size of the result: the step keeps it until
+	// its commit.
+	return bytes.Clone(bytes.TrimRight(e.buf.Bytes(), "\n")), nil
 }
+
+// eventEncoder is a reusable JSON encoder of steps' events.
+type eventEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &eventEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
 
 // Session-level entries of the timeline.
 
@@ -762,11 +777,10 @@ func (s *SessionWriter) recordValidation(turn int, results []Validation, at time
 // write, and commits.
 func (s *SessionWriter) sessionEntry(turn int, off time.Duration, body []byte, table func(seq int) execOp) error {
 	ls := s.ls
-	_, err := s.db.w.append(ls, 1, true, func(seq int) []op {
-		return []op{
+	_, err := s.db.w.append(ls, 1, true, func(seq int, b []op) []op {
+		return append(b,
 			&stepOp{ls: ls, seq: seq, n: 1, turn: turn, offsetUS: off.Microseconds(), rawIndex: -1, events: body},
-			table(seq),
-		}
+			table(seq))
 	})
 	return err
 }

@@ -74,9 +74,16 @@ type writer struct {
 	upsertCall   *sql.Stmt
 	insertValRow *sql.Stmt
 	insertSnap   *sql.Stmt
+	// stmts are the ad-hoc statements of txn.exec, prepared once on conn
+	// (a few fixed texts; preparing one costs more than running it).
+	stmts map[string]*sql.Stmt
+	// free are chunk builders whose buffers a later commit reuses (only
+	// the commit in progress, under flushMu, touches them).
+	free []*chunkBuilder
 
 	mu           sync.Mutex
 	pending      []op
+	spare        []op // a committed batch's backing array, for the next one
 	pendingSteps int
 	pendingBytes int
 	timerArmed   bool
@@ -97,7 +104,7 @@ func newWriter(db *DB, interval time.Duration) (*writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{db: db, conn: conn, interval: interval, sessions: map[int64]*liveSession{}}
+	w := &writer{db: db, conn: conn, interval: interval, sessions: map[int64]*liveSession{}, stmts: map[string]*sql.Stmt{}}
 	prep := func(dst **sql.Stmt, q string) {
 		if err == nil {
 			*dst, err = conn.PrepareContext(ctx, q)
@@ -119,11 +126,12 @@ func newWriter(db *DB, interval time.Duration) (*writer, error) {
 	return w, nil
 }
 
-// append allocates n timeline seqs for ls and queues the ops build makes
-// for them, in one critical section so that the batch stays in seq order.
+// append allocates n timeline seqs for ls and queues the ops build appends
+// to the batch for them, in one critical section so that the batch stays
+// in seq order.
 // It commits at once when now is set or the batch is past its high-water
 // mark; otherwise the timer commits it.
-func (w *writer) append(ls *liveSession, n int, now bool, build func(seq int) []op) (int, error) {
+func (w *writer) append(ls *liveSession, n int, now bool, build func(seq int, batch []op) []op) (int, error) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -138,8 +146,9 @@ func (w *writer) append(ls *liveSession, n int, now bool, build func(seq int) []
 		seq = ls.nextSeq
 		ls.nextSeq += n
 	}
-	for _, o := range build(seq) {
-		w.pending = append(w.pending, o)
+	from := len(w.pending)
+	w.pending = build(seq, w.pending)
+	for _, o := range w.pending[from:] {
 		if s, ok := o.(*stepOp); ok {
 			w.pendingSteps++
 			w.pendingBytes += len(s.raw.Data) + len(s.events) + 64
@@ -195,7 +204,7 @@ func (w *writer) flush() error {
 	defer w.flushMu.Unlock()
 	w.mu.Lock()
 	batch := w.pending
-	w.pending, w.pendingSteps, w.pendingBytes = nil, 0, 0
+	w.pending, w.spare, w.pendingSteps, w.pendingBytes = w.spare, nil, 0, 0
 	w.mu.Unlock()
 	if len(batch) == 0 {
 		w.mu.Lock()
@@ -219,6 +228,10 @@ func (w *writer) flush() error {
 		}
 	} else {
 		w.err = nil
+		if w.spare == nil {
+			clear(batch) // let the steps' bytes go
+			w.spare = batch[:0]
+		}
 	}
 	hook := w.afterCommit
 	w.mu.Unlock()
@@ -291,6 +304,9 @@ func (w *writer) close() error {
 		}
 	}
 	for _, s := range []*sql.Stmt{w.insertChunk, w.updAttempt, w.updSession, w.upsertCall, w.insertValRow, w.insertSnap} {
+		s.Close()
+	}
+	for _, s := range w.stmts {
 		s.Close()
 	}
 	if e := w.conn.Close(); e != nil && err == nil {
@@ -370,7 +386,8 @@ func (t *txn) addStep(s *stepOp) error {
 		b = nil
 	}
 	if b == nil {
-		b = &chunkBuilder{sid: sid, aid: s.aid, seq: s.seq, firstRaw: -1}
+		b = t.w.chunk()
+		b.sid, b.aid, b.seq = sid, s.aid, s.seq
 		b.buf.WriteByte('[')
 		t.open[sid] = b
 	} else {
@@ -420,7 +437,21 @@ func (t *txn) closeChunk(b *chunkBuilder) error {
 		firstRaw, raws = b.firstRaw, b.raws
 	}
 	_, err := t.w.insertChunk.ExecContext(t.ctx, b.sid, b.seq, b.next-1, aid, firstRaw, b.buf.String(), raws)
+	// The driver copied the values: the buffers serve the next chunk.
+	b.buf.Reset()
+	*b = chunkBuilder{buf: b.buf, raws: b.raws[:0], firstRaw: -1}
+	t.w.free = append(t.w.free, b)
 	return err
+}
+
+// chunk returns an empty chunk builder, reusing a closed one's buffers.
+func (w *writer) chunk() *chunkBuilder {
+	if n := len(w.free); n > 0 {
+		b := w.free[n-1]
+		w.free = w.free[:n-1]
+		return b
+	}
+	return &chunkBuilder{firstRaw: -1}
 }
 
 // appendRaw appends a raw event to a chunk's raws: its event name, data and
@@ -451,9 +482,17 @@ func readRaws(b []byte) ([]adapters.RawEvent, error) {
 	return out, nil
 }
 
-// exec runs an ad-hoc statement inside the commit.
+// exec runs an ad-hoc statement inside the commit, prepared on first use.
 func (t *txn) exec(query string, args ...any) error {
-	_, err := t.w.conn.ExecContext(t.ctx, query, args...)
+	st := t.w.stmts[query]
+	if st == nil {
+		var err error
+		if st, err = t.w.conn.PrepareContext(t.ctx, query); err != nil {
+			return err
+		}
+		t.w.stmts[query] = st
+	}
+	_, err := st.ExecContext(t.ctx, args...)
 	return err
 }
 
