@@ -157,8 +157,11 @@ func (o Object) Has(key string) bool {
 // Parse reads a request body: its top-level value, false when the body is
 // not valid JSON. The body is copied once; every Value read from it after
 // is a sub-string.
-func Parse(body []byte) (Value, bool) {
-	s := string(body)
+func Parse(body []byte) (Value, bool) { return ParseString(string(body)) }
+
+// ParseString is Parse for text already held as a string (a tool result's
+// content), without a copy.
+func ParseString(s string) (Value, bool) {
 	if !gjson.Valid(s) {
 		return Value{}, false
 	}
