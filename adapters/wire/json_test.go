@@ -60,3 +60,36 @@ func TestValueAgreesWithEncodingJSON(t *testing.T) {
 		t.Errorf("empty object: %v %v", e, ok)
 	}
 }
+
+// Long strings are scanned for their closing quote in bulk: escaped quotes
+// and runs of backslashes before a quote, past the first few dozen bytes,
+// must still end the string where encoding/json ends it.
+func TestLongStringsEndWhereEncodingJSONEnds(t *testing.T) {
+	long := "0123456789012345678901234567890123456789"
+	for _, text := range []string{
+		long + `\"` + long,
+		long + `\\`,
+		long + `\\\"]}` + long + `\\\\`,
+		`\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\` + long + `\"`,
+		long + `中文\u4e2d\"x`,
+	} {
+		body := []byte(`{"s":"` + text + `","t":[1,"` + text + `"],"u":2}`)
+		v, ok := Parse(body)
+		if !ok {
+			t.Fatalf("Parse refused %s", body)
+		}
+		o, _ := v.Members()
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Keys) != 3 {
+			t.Fatalf("%s: keys %q", body, o.Keys)
+		}
+		for k, raw := range m {
+			if got := o.Get(k).Raw; got != string(raw) {
+				t.Errorf("%s: %q, encoding/json %q", k, got, raw)
+			}
+		}
+	}
+}
