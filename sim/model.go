@@ -212,6 +212,16 @@ func tokens[T string | []byte](s T) int {
 			i++
 			continue
 		}
+		// Most non-ASCII text here is Chinese: three bytes in the Unified
+		// Ideographs block, decoded without the general decoder.
+		if c := s[i]; c&0xF0 == 0xE0 && i+2 < len(s) && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
+			if r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F); r >= 0x4e00 && r <= 0x9fff {
+				n += 1 + (run+3)/4
+				run = 0
+				i += 3
+				continue
+			}
+		}
 		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		i += size
 		if isCJK(r) {
