@@ -232,9 +232,14 @@ func ArgumentText(args json.RawMessage) string {
 func JSONString(s string) string {
 	plain := utf8.ValidString(s)
 	for i := 0; plain && i < len(s); i++ {
-		// 0xe2 starts U+2028 and U+2029, which the encoder escapes.
 		c := s[i]
-		plain = c >= 0x20 && c != '"' && c != '\\' && c != 0xe2
+		plain = c >= 0x20 && c != '"' && c != '\\'
+		// The encoder escapes U+2028 and U+2029 (e2 80 a8, e2 80 a9); other
+		// characters starting with e2, as the quotes “ ” and the dash —
+		// of Chinese text, go as they are.
+		if c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
+			plain = false
+		}
 	}
 	if plain {
 		return `"` + s + `"`
