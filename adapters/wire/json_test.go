@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -90,6 +91,33 @@ func TestLongStringsEndWhereEncodingJSONEnds(t *testing.T) {
 			if got := o.Get(k).Raw; got != string(raw) {
 				t.Errorf("%s: %q, encoding/json %q", k, got, raw)
 			}
+		}
+	}
+}
+
+// AppendIndent prints what json.Indent prints with two spaces, for bodies
+// with nesting, empty objects and arrays, strings holding brackets, commas
+// and escaped quotes, white space inside and around; and refuses what
+// json.Indent refuses.
+func TestAppendIndentAsJSONIndent(t *testing.T) {
+	for _, src := range []string{
+		`{"a":[1,{"b":"x\"],{:"},[ ],{}],"c":{"d":null,"e":[true,false]},"f":"中文 \\","g":-1.5e3}`,
+		` { "a" : [ ] , "b" : { } , "c" : [ { } , [ [ ] ] ] } `,
+		"[\n\t1,\r\n2]\n",
+		`"just a string"`, `12`, `[]`, `{}`,
+	} {
+		var want bytes.Buffer
+		if err := json.Indent(&want, []byte(src), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := AppendIndent([]byte("prefix:"), src)
+		if !ok || string(got) != "prefix:"+want.String() {
+			t.Errorf("AppendIndent(%s) =\n%s\nwant\n%s", src, got, want.String())
+		}
+	}
+	for _, bad := range []string{`{"a":`, `{"a" 1}`, ``, `[1,]`} {
+		if got, ok := AppendIndent(nil, bad); ok || got != nil {
+			t.Errorf("AppendIndent(%q) accepted invalid JSON: %q", bad, got)
 		}
 	}
 }
