@@ -226,18 +226,44 @@ func ArgumentText(args json.RawMessage) string {
 }
 
 // JSONString is s as a JSON string the way the providers write one: UTF-8
-// as is (中文, not \u4e2d), no HTML escaping. Most simulated text needs
-// no escaping at all and is quoted without the encoder (a stream writes
-// thousands of these).
+// as is (中文, not \u4e2d), no HTML escaping. Simulated text is quoted
+// without the encoder (a stream writes thousands of these), quotes,
+// backslashes and line breaks escaped as the encoder escapes them; the
+// rare rest (other control characters, invalid UTF-8, U+2028 and U+2029)
+// goes through the encoder.
 func JSONString(s string) string {
-	plain := utf8.ValidString(s)
+	plain, escapes := utf8.ValidString(s), 0
 	for i := 0; plain && i < len(s); i++ {
-		// 0xe2 starts U+2028 and U+2029, which the encoder escapes.
-		c := s[i]
-		plain = c >= 0x20 && c != '"' && c != '\\' && c != 0xe2
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			escapes++
+		case c < 0x20:
+			plain = false
+		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9):
+			plain = false // other characters starting e2 (“ ” —) go as they are
+		}
+	}
+	if plain && escapes == 0 {
+		return `"` + s + `"`
 	}
 	if plain {
-		return `"` + s + `"`
+		b := make([]byte, 0, len(s)+escapes+2)
+		b = append(b, '"')
+		for i := 0; i < len(s); i++ {
+			switch c := s[i]; c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, c)
+			}
+		}
+		return string(append(b, '"'))
 	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)

@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -51,21 +53,27 @@ func wireRefund(sc *session.Scenario) error {
 
 // refundObs is what one request's tool results tell the model.
 type refundObs struct {
-	ok       map[string]map[string]any // latest successful result per tool
-	failed   map[string]bool           // the latest result of the tool is an error
-	attempts map[string]int            // results per tool, errors included
+	ok       map[string]wire.Object // latest successful result per tool
+	failed   map[string]bool        // the latest result of the tool is an error
+	attempts map[string]int         // results per tool, errors included
 	callIDs  map[string]bool
 }
 
+// readRefundObs reads each result's members once with the wire reader (a
+// json.Unmarshal into a map per result was a tenth of a request's cost);
+// a result that is not a JSON object, or says "status":"error", failed.
 func readRefundObs(results []adapters.ToolResult) refundObs {
-	o := refundObs{ok: map[string]map[string]any{}, failed: map[string]bool{}, attempts: map[string]int{}, callIDs: map[string]bool{}}
+	o := refundObs{ok: map[string]wire.Object{}, failed: map[string]bool{}, attempts: map[string]int{}, callIDs: map[string]bool{}}
 	for _, r := range results {
 		o.attempts[r.Name]++
 		o.callIDs[r.CallID] = true
-		var m map[string]any
-		if !r.IsError && json.Unmarshal([]byte(r.Content), &m) == nil && m["status"] != "error" {
-			o.ok[r.Name], o.failed[r.Name] = m, false
-			continue
+		if !r.IsError {
+			if v, valid := wire.ParseString(r.Content); valid {
+				if m, isObj := v.Members(); isObj && m.Get("status").Str() != "error" {
+					o.ok[r.Name], o.failed[r.Name] = m, false
+					continue
+				}
+			}
 		}
 		o.failed[r.Name] = true
 	}
@@ -106,13 +114,7 @@ func refundCalls(variant string, in *adapters.Inbound, obs refundObs) []adapters
 	order, haveOrder := obs.ok[toolOrder]
 	switch {
 	case haveOrder:
-		args := func(keys ...string) json.RawMessage {
-			m := map[string]any{}
-			for _, k := range keys {
-				m[k] = order[k]
-			}
-			return orderedArgs(keys, m)
-		}
+		args := func(keys ...string) json.RawMessage { return orderedArgs(keys, order) }
 		if obs.attempts[toolLedger] == 0 {
 			want = append(want, call(toolLedger, args("order_id", "line_id")))
 		}
@@ -125,7 +127,7 @@ func refundCalls(variant string, in *adapters.Inbound, obs refundObs) []adapters
 		want = append(want, call(toolOrder, json.RawMessage(`{"order_id":"`+refundOrderID+`","line_id":"`+refundLineID+`"}`)))
 	}
 	if in.Choice.Mode == adapters.ToolChoiceRequired || in.Choice.Mode == adapters.ToolChoiceNamed {
-		want = forced(in, want, order)
+		want = forced(in, want, order, haveOrder)
 	}
 	var out []adapters.OutputItem
 	for _, c := range want {
@@ -146,7 +148,7 @@ func refundCalls(variant string, in *adapters.Inbound, obs refundObs) []adapters
 
 // forced: a request that requires a call gets one even when the model has
 // what it needs — the named tool, or the first it would call anyway.
-func forced(in *adapters.Inbound, want []adapters.OutputItem, order map[string]any) []adapters.OutputItem {
+func forced(in *adapters.Inbound, want []adapters.OutputItem, order wire.Object, haveOrder bool) []adapters.OutputItem {
 	if in.Choice.Mode == adapters.ToolChoiceNamed {
 		for _, c := range want {
 			if c.Name == in.Choice.Name {
@@ -159,7 +161,7 @@ func forced(in *adapters.Inbound, want []adapters.OutputItem, order map[string]a
 	}
 	args := json.RawMessage(`{"order_id":"` + refundOrderID + `","line_id":"` + refundLineID + `"}`)
 	all := []adapters.OutputItem{call(toolOrder, args), call(toolLedger, args)}
-	if order != nil {
+	if haveOrder {
 		all = append(all, call(toolPolicy, orderedArgs([]string{"category", "received_at", "reason"}, order)))
 	}
 	for _, c := range all {
@@ -174,23 +176,41 @@ func call(name string, args json.RawMessage) adapters.OutputItem {
 	return adapters.OutputItem{Kind: adapters.KindToolCall, Name: name, Arguments: args}
 }
 
-// orderedArgs writes an argument object with its keys in the given order,
-// as the chapter prints them.
-func orderedArgs(keys []string, m map[string]any) json.RawMessage {
-	var b strings.Builder
-	b.WriteByte('{')
+// orderedArgs writes an argument object with the result's values under
+// the given keys (the model's own names, plain ASCII), in that order, as
+// the chapter prints them.
+func orderedArgs(keys []string, from wire.Object) json.RawMessage {
+	b := []byte{'{'}
 	for i, k := range keys {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		kb, _ := json.Marshal(k)
-		vb, _ := json.Marshal(m[k])
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+		b = appendArg(b, from.Get(k))
 	}
-	b.WriteByte('}')
-	return json.RawMessage(b.String())
+	return append(b, '}')
+}
+
+// appendArg writes a value as json.Marshal writes it after a decode (the
+// arguments' bytes stay as they were when results were decoded into maps):
+// a plain string is its own text; anything else — numbers, escapes, HTML
+// characters json.Marshal escapes, objects with keys to sort — takes the
+// decode-and-marshal round trip.
+func appendArg(b []byte, v wire.Value) []byte {
+	if !v.Present() {
+		return append(b, "null"...)
+	}
+	if v.Kind() == wire.KindString && !strings.ContainsAny(v.Raw, "\\<>&\u2028\u2029") && utf8.ValidString(v.Raw) {
+		return append(b, v.Raw...)
+	}
+	var x any
+	if json.Unmarshal([]byte(v.Raw), &x) != nil {
+		return append(b, "null"...)
+	}
+	out, _ := json.Marshal(x)
+	return append(b, out...)
 }
 
 // callIDs are the chapter's ids for each protocol: Responses
@@ -238,25 +258,25 @@ func assess(variant string, obs refundObs) assessment {
 	for _, src := range []struct {
 		name, what string
 		ok         bool
-		res        map[string]any
+		res        wire.Object
 	}{{toolOrder, "商品行信息", okO, order}, {toolLedger, "账务记录", okL, ledger}, {toolPolicy, "适用政策", okP, policy}} {
 		if !src.ok {
 			a.unavailable = append(a.unavailable, src.what)
 			continue
 		}
-		if id, ok := src.res["evidence_id"].(string); ok {
-			a.evidence = append(a.evidence, id)
+		if id := src.res.Get("evidence_id"); id.Kind() == wire.KindString {
+			a.evidence = append(a.evidence, id.Str())
 		}
 	}
 	if okO && okL {
-		c := cents(order["paid_cents"]) - cents(ledger["successful_refund_cents"]) - cents(ledger["pending_hold_cents"])
+		c := cents(order.Get("paid_cents")) - cents(ledger.Get("successful_refund_cents")) - cents(ledger.Get("pending_hold_cents"))
 		a.cap = &c
 	}
 	if variant == "wrong-cap" {
 		c := int64(refundHistoryCents)
 		a.cap = &c
 	}
-	a.evidenceMissing = okO && order["quality_evidence"] == "missing" && (!okP || policy["quality_evidence_required"] == true)
+	a.evidenceMissing = okO && order.Get("quality_evidence").Str() == "missing" && (!okP || policy.Get("quality_evidence_required").Bool())
 	if a.cap != nil && refundRequestedCents > *a.cap {
 		a.issues = append(a.issues, "requested_amount_exceeds_cap")
 	}
@@ -288,8 +308,8 @@ func assess(variant string, obs refundObs) assessment {
 	return a
 }
 
-func cents(v any) int64 {
-	f, _ := v.(float64)
+func cents(v wire.Value) int64 {
+	f, _ := v.Float()
 	return int64(f)
 }
 

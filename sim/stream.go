@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
@@ -190,9 +188,9 @@ func arrayPiece(i int, data string) string {
 	if i == 0 {
 		lead = "["
 	}
-	var b bytes.Buffer
-	if json.Indent(&b, []byte(data), "", "  ") != nil {
+	b, ok := wire.AppendIndent([]byte(lead), data)
+	if !ok {
 		return lead + data
 	}
-	return lead + b.String()
+	return string(b)
 }

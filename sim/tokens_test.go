@@ -17,3 +17,57 @@ func TestTokens(t *testing.T) {
 		t.Errorf("prefixTokens = %q", got)
 	}
 }
+
+// The bulk paths (eight ASCII bytes at a time, quotes found by IndexByte)
+// count as a byte-by-byte reading does: runs of ASCII broken by CJK at
+// every offset, escaped quotes and backslash runs in long strings, a body
+// cut inside a string.
+func TestTokensBulkAgreesWithByteByByte(t *testing.T) {
+	oneByOne := func(s string) int {
+		n, run := 0, 0
+		for _, r := range s {
+			if isCJK(r) {
+				n += 1 + (run+3)/4
+				run = 0
+				continue
+			}
+			run += len(string(r))
+		}
+		return n + (run+3)/4
+	}
+	inputByteByByte := func(body string) int {
+		n := 0
+		for i := 0; i < len(body); i++ {
+			if body[i] != '"' {
+				continue
+			}
+			j := i + 1
+			for j < len(body) && body[j] != '"' {
+				if body[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			n += oneByOne(body[i+1 : min(j, len(body))])
+			i = j
+		}
+		return n
+	}
+	long := "abcdefghijklmnopqrstuvwxyz0123456789"
+	for k := range 12 {
+		s := long[:k] + "退款" + long[k:] + "é" + long[:2*k] + "中"
+		if got, want := Tokens(s), oneByOne(s); got != want {
+			t.Errorf("Tokens(%q) = %d, byte by byte %d", s, got, want)
+		}
+	}
+	for _, body := range []string{
+		`{"a":"` + long + `\"` + long + `","b":["退款` + long + `\\\\"],"c":"\\\"` + long + `"}`,
+		`{"a":"` + long + `\\`,
+		`{"a":"` + long + `\`,
+		`["x\\\\\\\"y` + long + `", 12, "z"]`,
+	} {
+		if got, want := inputTokens([]byte(body)), inputByteByByte(body); got != want {
+			t.Errorf("inputTokens(%s) = %d, byte by byte %d", body, got, want)
+		}
+	}
+}

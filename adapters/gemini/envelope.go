@@ -109,10 +109,9 @@ func simStreamJSON(v any) string {
 
 // simPrettyJSON prints v as Google's bodies are: two-space indentation.
 func simPrettyJSON(v any) []byte {
-	var b bytes.Buffer
-	_ = json.Indent(&b, simMarshal(v), "", "  ")
-	b.WriteByte('\n')
-	return b.Bytes()
+	compact := simMarshal(v)
+	b, _ := wire.AppendIndent(make([]byte, 0, len(compact)*5/4), string(compact))
+	return append(b, '\n')
 }
 
 // ---- rendering a turn -----------------------------------------------------

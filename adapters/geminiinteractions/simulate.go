@@ -332,10 +332,9 @@ func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 		}
 		steps = append(steps, s)
 	}
-	var b bytes.Buffer
-	_ = json.Indent(&b, []byte(simMarshal(st.final(steps))), "", "  ")
-	b.WriteByte('\n')
-	return b.Bytes()
+	compact := simMarshal(st.final(steps))
+	b, _ := wire.AppendIndent(make([]byte, 0, len(compact)*5/4), compact)
+	return append(b, '\n')
 }
 
 // AssignCallIDs gives every call of t the id its rendering will carry, so

@@ -210,10 +210,10 @@ func (p protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte 
 	} else {
 		body.ServiceTier = "default"
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	_ = enc.Encode(body)
-	return b.Bytes()
+	out, _ := wire.AppendIndent(make([]byte, 0, compact.Len()*5/4), compact.String()) // keeps Encode's trailing newline
+	return out
 }

@@ -283,12 +283,11 @@ func (st simTurn) object(final bool) string {
 // same ids, items and usage as StreamEvents for the same seed.
 func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 	compact := simRender(t, o).object(true)
-	var b bytes.Buffer
-	if err := json.Indent(&b, []byte(compact), "", "  "); err != nil {
+	b, ok := wire.AppendIndent(make([]byte, 0, len(compact)*5/4), compact)
+	if !ok {
 		return []byte(compact)
 	}
-	b.WriteByte('\n')
-	return b.Bytes()
+	return append(b, '\n')
 }
 
 func hasKind(items []adapters.OutputItem, k adapters.ItemKind) bool {

@@ -157,8 +157,11 @@ func (o Object) Has(key string) bool {
 // Parse reads a request body: its top-level value, false when the body is
 // not valid JSON. The body is copied once; every Value read from it after
 // is a sub-string.
-func Parse(body []byte) (Value, bool) {
-	s := string(body)
+func Parse(body []byte) (Value, bool) { return ParseString(string(body)) }
+
+// ParseString is Parse for text already held as a string (a tool result's
+// content), without a copy.
+func ParseString(s string) (Value, bool) {
 	if !gjson.Valid(s) {
 		return Value{}, false
 	}
@@ -184,15 +187,7 @@ func skipValue(s string, i int) int {
 	}
 	switch s[i] {
 	case '"':
-		for j := i + 1; j < len(s); j++ {
-			switch s[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
-			}
-		}
-		return len(s)
+		return skipString(s, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(s); j++ {
@@ -215,4 +210,38 @@ func skipValue(s string, i int) int {
 		j++
 	}
 	return j
+}
+
+// skipString is the index just after the string that starts at i. Keys
+// and short values are scanned byte by byte; past a few dozen bytes (the
+// texts that are most of a request) IndexByte finds the next quote faster,
+// which ends the string unless an odd run of backslashes escapes it.
+func skipString(s string, i int) int {
+	j := i + 1
+	for n := 0; j < len(s) && n < 32; n++ {
+		switch s[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			j += 2
+			continue
+		}
+		j++
+	}
+	for j < len(s) {
+		k := strings.IndexByte(s[j:], '"')
+		if k < 0 {
+			return len(s)
+		}
+		j += k
+		n := 0
+		for b := j - 1; b > i && s[b] == '\\'; b-- {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			return j
+		}
+	}
+	return len(s)
 }

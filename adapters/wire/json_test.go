@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -58,5 +59,65 @@ func TestValueAgreesWithEncodingJSON(t *testing.T) {
 	}
 	if e, ok := o.Get("e").Members(); !ok || len(e.Keys) != 0 {
 		t.Errorf("empty object: %v %v", e, ok)
+	}
+}
+
+// Long strings are scanned for their closing quote in bulk: escaped quotes
+// and runs of backslashes before a quote, past the first few dozen bytes,
+// must still end the string where encoding/json ends it.
+func TestLongStringsEndWhereEncodingJSONEnds(t *testing.T) {
+	long := "0123456789012345678901234567890123456789"
+	for _, text := range []string{
+		long + `\"` + long,
+		long + `\\`,
+		long + `\\\"]}` + long + `\\\\`,
+		`\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\` + long + `\"`,
+		long + `中文\u4e2d\"x`,
+	} {
+		body := []byte(`{"s":"` + text + `","t":[1,"` + text + `"],"u":2}`)
+		v, ok := Parse(body)
+		if !ok {
+			t.Fatalf("Parse refused %s", body)
+		}
+		o, _ := v.Members()
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Keys) != 3 {
+			t.Fatalf("%s: keys %q", body, o.Keys)
+		}
+		for k, raw := range m {
+			if got := o.Get(k).Raw; got != string(raw) {
+				t.Errorf("%s: %q, encoding/json %q", k, got, raw)
+			}
+		}
+	}
+}
+
+// AppendIndent prints what json.Indent prints with two spaces, for bodies
+// with nesting, empty objects and arrays, strings holding brackets, commas
+// and escaped quotes, white space inside and around; and refuses what
+// json.Indent refuses.
+func TestAppendIndentAsJSONIndent(t *testing.T) {
+	for _, src := range []string{
+		`{"a":[1,{"b":"x\"],{:"},[ ],{}],"c":{"d":null,"e":[true,false]},"f":"中文 \\","g":-1.5e3}`,
+		` { "a" : [ ] , "b" : { } , "c" : [ { } , [ [ ] ] ] } `,
+		"[\n\t1,\r\n2]\n",
+		`"just a string"`, `12`, `[]`, `{}`,
+	} {
+		var want bytes.Buffer
+		if err := json.Indent(&want, []byte(src), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := AppendIndent([]byte("prefix:"), src)
+		if !ok || string(got) != "prefix:"+want.String() {
+			t.Errorf("AppendIndent(%s) =\n%s\nwant\n%s", src, got, want.String())
+		}
+	}
+	for _, bad := range []string{`{"a":`, `{"a" 1}`, ``, `[1,]`} {
+		if got, ok := AppendIndent(nil, bad); ok || got != nil {
+			t.Errorf("AppendIndent(%q) accepted invalid JSON: %q", bad, got)
+		}
 	}
 }

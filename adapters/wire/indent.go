@@ -1,0 +1,62 @@
+package wire
+
+import "github.com/tidwall/gjson"
+
+// AppendIndent appends src pretty-printed as json.Indent(dst, src, "", "  ")
+// prints it — the providers' two-space bodies — and false (dst unchanged)
+// when src is not valid JSON. json.Indent runs the decoder's state machine
+// over every byte; the simulator's bodies are tens of kilobytes, and
+// printing them this way was a good part of a body's cost.
+func AppendIndent(dst []byte, src string) ([]byte, bool) {
+	if !gjson.Valid(src) {
+		return dst, false
+	}
+	depth := 0
+	open := false // just after { or [: the line break waits for a member
+	newline := func() {
+		dst = append(dst, '\n')
+		for range depth {
+			dst = append(dst, ' ', ' ')
+		}
+	}
+	i := skipWS(src, 0) // json.Indent drops leading space
+	for ; i < len(src); i++ {
+		c := src[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			if depth == 0 {
+				break // trailing space after the value is kept, as json.Indent keeps it
+			}
+			continue
+		}
+		if open && c != '}' && c != ']' {
+			open = false
+			newline()
+		}
+		switch c {
+		case '"':
+			end := skipString(src, i)
+			dst = append(dst, src[i:end]...)
+			i = end - 1
+		case '{', '[':
+			dst = append(dst, c)
+			depth++
+			open = true
+		case '}', ']':
+			depth--
+			if open {
+				open = false // an empty object or array stays {} or []
+			} else {
+				newline()
+			}
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, ':', ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, src[i:]...), true
+}
