@@ -28,7 +28,7 @@ type forkChoice struct {
 	// edit is false for "no edit"; body picks the request body, else ref
 	// (TURN:CALL_ID) names the tool result.
 	edit, body bool
-	ref        string
+	ref, name  string
 	// original is the text the editor opens on; json whether it parsed,
 	// so the edited text must too.
 	original string
@@ -103,7 +103,7 @@ func (m *Model) openFork() tea.Cmd {
 		for _, p := range t.Proposals {
 			if r := p.Result; r != nil {
 				choices = append(choices, forkChoice{label: fmt.Sprintf("edit the result of %s (%s, turn %d) in $EDITOR", r.Name, r.CallID, t.N),
-					edit: true, ref: fmt.Sprintf("%d:%s", t.N, r.CallID), original: r.Content, json: json.Valid([]byte(r.Content))})
+					edit: true, ref: fmt.Sprintf("%d:%s", t.N, r.CallID), name: r.Name + " (" + r.CallID + ")", original: r.Content, json: json.Valid([]byte(r.Content))})
 			}
 		}
 	}
@@ -191,7 +191,7 @@ func (m *Model) forkEdited(msg forkEditedMsg) tea.Cmd {
 	if ch.json {
 		what := "the edited request body"
 		if !ch.body {
-			what = "the edited result of " + ch.ref
+			what = "the edited result of " + ch.name
 		}
 		if p := jsonProblem(msg.text, ch.body); p != "" {
 			d.problem = what + " " + p + " — enter edits it again, esc drops it"
