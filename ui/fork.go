@@ -86,6 +86,10 @@ func (m *Model) openFork() tea.Cmd {
 	if m.opts.Backend == nil || m.opts.Library == nil {
 		return m.setStatus(levelWarn, "forking needs live sessions and the session store")
 	}
+	if info := m.rep.Info; info.Scenario == "" || info.Source == "proxy" {
+		// The planner refuses these too; say so before any editing.
+		return m.setStatus(levelWarn, "session "+info.ID+" is an application's ("+info.Origin()+"): its tools are the application's, so it cannot be forked here; `modelwire serve --session "+info.ID+"` plays it back")
+	}
 	turn := m.cur.turnOf(m.cur.pos)
 	st := m.d.state
 	if turn < 1 || turn > len(st.Turns) {

@@ -57,10 +57,34 @@ func TestForkFromTheReplay(t *testing.T) {
 		t.Fatalf("no order result to edit among %+v", d.choices)
 	}
 
+	// The body must stay an object; an edited one is planned as an edit
+	// of each request the fork sends.
+	if !d.choices[1].body {
+		t.Fatalf("the second row is %q, want the body", d.choices[1].label)
+	}
+	m.Update(forkEditedMsg{gen: d.gen, idx: 1, text: "[1]"})
+	if m.top() != d || !strings.Contains(m.status.text, "the edited request body is not a JSON object") {
+		t.Fatalf("a body that is not an object: top %T, status %q", m.top(), m.status.text)
+	}
+	body := strings.Replace(d.choices[1].original, `"store": false`, `"store": true`, 1)
+	if body == d.choices[1].original {
+		body = strings.Replace(body, "{", `{"temperature": 0.5,`, 1)
+	}
+	_, cmd := m.Update(forkEditedMsg{gen: d.gen, idx: 1, text: body})
+	planned := false
+	for _, msg := range run(cmd) {
+		if p, ok := msg.(forkPlannedMsg); ok {
+			planned = p.err == nil && p.setup.Fork != nil && p.setup.Fork.Edit != nil
+		}
+	}
+	if !planned {
+		t.Fatal("the edited body was not planned as an edit of the fork's requests")
+	}
+
 	// Broken JSON from the editor: one line naming the problem, the
 	// dialog stays, nothing is planned, the text is kept.
 	broken := strings.Replace(d.choices[order].original, `"paid_cents":18000`, `"paid_cents":20000,,`, 1)
-	_, cmd := m.Update(forkEditedMsg{gen: d.gen, idx: order, text: broken})
+	_, cmd = m.Update(forkEditedMsg{gen: d.gen, idx: order, text: broken})
 	for _, msg := range run(cmd) {
 		if _, planned := msg.(forkPlannedMsg); planned {
 			t.Fatal("a fork was planned from JSON that does not parse")
@@ -83,16 +107,16 @@ func TestForkFromTheReplay(t *testing.T) {
 	// The fixed text: the fork is planned, and runs live.
 	fixed := strings.Replace(broken, ",,", "", 1)
 	_, cmd = m.Update(forkEditedMsg{gen: d.gen, idx: order, text: fixed})
-	var planned forkPlannedMsg
+	var plan forkPlannedMsg
 	for _, msg := range run(cmd) {
 		if p, ok := msg.(forkPlannedMsg); ok {
-			planned = p
+			plan = p
 		}
 	}
-	if planned.err != nil || planned.setup.Fork == nil {
-		t.Fatalf("planned %+v", planned)
+	if plan.err != nil || plan.setup.Fork == nil {
+		t.Fatalf("planned %+v", plan)
 	}
-	_, cmd = m.Update(planned)
+	_, cmd = m.Update(plan)
 	if m.mode != modeLive || m.top() != nil || m.d.rc.Parent != parent {
 		t.Fatalf("after planning: mode %v, top %T, parent %q", m.mode, m.top(), m.d.rc.Parent)
 	}
