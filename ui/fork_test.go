@@ -35,6 +35,9 @@ func TestForkFromTheReplay(t *testing.T) {
 	if m.mode != modeReplay {
 		t.Fatal("not replaying")
 	}
+	press(m, "?")
+	contains(t, m.View(), "fork from this turn")
+	press(m, "esc")
 	press(m, "F")
 	if m.top() != nil {
 		t.Fatalf("F before the first turn opened %T", m.top())
