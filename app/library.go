@@ -19,6 +19,17 @@ type Library struct{ DB *store.DB }
 // List lists the stored sessions, newest first.
 func (l Library) List() ([]session.SessionInfo, error) { return l.DB.ListSessions(store.Filter{}) }
 
+// Search names the sessions whose exchanges contain text (store.Filter's
+// Content), newest first.
+func (l Library) Search(text string) ([]string, error) {
+	list, err := l.DB.ListSessions(store.Filter{Content: text})
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	return ids, err
+}
+
 // Delete deletes a session.
 func (l Library) Delete(id string) error { return l.DB.DeleteSession(id) }
 

@@ -11,6 +11,9 @@ import (
 // (app.Library).
 type Library interface {
 	List() ([]session.SessionInfo, error)
+	// Search names the sessions whose requests, tool calls or events
+	// contain text.
+	Search(text string) ([]string, error)
 	Delete(id string) error
 	// Export writes the session as JSON Lines into dir and returns the path.
 	Export(id, dir string) (string, error)

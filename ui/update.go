@@ -179,7 +179,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if m.opts.Library == nil {
 			return m.setStatus(levelWarn, "no session store is open")
 		}
-		m.dialogs = append(m.dialogs, newSessionsDialog(m.c, &m.km))
+		d := newSessionsDialog(m.c, &m.km)
+		d.search = m.opts.Library.Search
+		m.dialogs = append(m.dialogs, d)
 		return m.loadSessions()
 	case key.Matches(msg, km.Global.Options):
 		if m.opts.Backend == nil {
