@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -223,7 +224,7 @@ names the line (JSONL) or the entry (HAR).`,
 			case "claude-code":
 				res, err = importTranscript(db, f, path)
 			default:
-				res, err = db.ImportHAR(f, path, registry.Lookup)
+				res, err = session.ImportHAR(db, f, path, registry.Lookup)
 			}
 			if err != nil {
 				return storeErr(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -16,7 +17,7 @@ import (
 // says whether its attempts stream.
 func NewStoreJournal(db *store.DB, meta store.SessionMeta, stream bool) *StoreJournal {
 	return &StoreJournal{db: db, meta: meta, stream: stream, requests: map[int]*adapters.HTTPRequest{},
-		recs: map[[2]int]*store.Recorder{}}
+		recs: map[[2]int]*store.Recorder{}, ends: map[[2]int]time.Duration{}}
 }
 
 // StoreJournal is the one place a session's updates become stored events:
@@ -48,6 +49,7 @@ type StoreJournal struct {
 	w        *store.SessionWriter
 	requests map[int]*adapters.HTTPRequest // by turn
 	recs     map[[2]int]*store.Recorder    // open attempts by (turn, attempt)
+	ends     map[[2]int]time.Duration      // an imported attempt's end, from its file
 	stream   bool
 	// inherit copies a fork's parent turns in when the session is created.
 	inherit func(w *store.SessionWriter) error
@@ -119,6 +121,18 @@ func (j *StoreJournal) Finish(status store.Status) error {
 	}
 	j.finishAll(errors.New("the session ended before the response did"))
 	return j.w.Finish(status)
+}
+
+// FinishAt is Finish with the session's end at a given time: an import
+// ends it when its file says.
+func (j *StoreJournal) FinishAt(status store.Status, at time.Time) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.w == nil {
+		return errors.New("the journal has no session")
+	}
+	j.finishAll(errors.New("the session ended before the response did"))
+	return j.w.FinishAt(status, at)
 }
 
 // Record implements Journal.
@@ -205,6 +219,56 @@ func (j *StoreJournal) RecordAttempt(u Update, m store.AttemptMeta) error {
 	return j.attempt(u, m)
 }
 
+// AttemptTimes place an imported attempt where its file says; a live
+// attempt is placed by the clock. Sent, FirstByte and End are from the
+// attempt's start.
+type AttemptTimes struct {
+	Started              time.Time
+	Offset               time.Duration // from the session's start
+	Sent, FirstByte, End time.Duration
+}
+
+// ImportAttempt records an HTTP attempt read from a file (a HAR entry)
+// that got a response: u numbers it and gives the status and headers, m
+// the request, t its times. Its steps and its end follow as UpStep and
+// UpResponse updates, as for a live attempt; the end is recorded at t.End.
+func (j *StoreJournal) ImportAttempt(u Update, m store.AttemptMeta, t AttemptTimes) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.w == nil {
+		return errors.New("the journal has no session")
+	}
+	key := [2]int{u.Turn, u.Attempt}
+	if j.recs[key] != nil {
+		return nil
+	}
+	rec, err := j.w.StartAttemptAt(u.Turn, u.Attempt, m, t.Started, t.Offset)
+	if err != nil {
+		return err
+	}
+	j.recs[key], j.ends[key] = rec, t.End
+	_ = rec.MarkAt(store.MarkSent, t.Sent)
+	_ = rec.MarkAt(store.MarkFirstByte, t.FirstByte)
+	if err := rec.Response(u.HTTPStatus, u.Header); err != nil {
+		return err
+	}
+	// The file keeps no time per event: the terminal is placed at the end
+	// of the transfer, before the steps would place it at their offset.
+	return rec.MarkAt(store.MarkTerminal, t.End)
+}
+
+// RestoreEntries writes back the session-level entries a modelwire HAR
+// export carries after exchange x (decisions, tool results, verdicts), as
+// they were stored.
+func (j *StoreJournal) RestoreEntries(x *store.HARExchange) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.w == nil {
+		return errors.New("the journal has no session")
+	}
+	return x.RestoreEntries(j.w)
+}
+
 // attempt records an HTTP attempt: a new one when the (turn, attempt)
 // pair is new; a notice about an attempt already recorded changes nothing.
 // An attempt that got no response is finished at once with its error.
@@ -240,6 +304,10 @@ func (j *StoreJournal) finish(key [2]int, err error) error {
 		return nil
 	}
 	delete(j.recs, key)
+	if end, ok := j.ends[key]; ok {
+		delete(j.ends, key)
+		return rec.FinishAt(err, end)
+	}
 	return rec.Finish(err)
 }
 
@@ -260,5 +328,6 @@ func validJSON(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// ms converts the engine's float milliseconds to a duration.
-func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+// ms converts the engine's float milliseconds to a duration, rounded so
+// that a duration converted to milliseconds comes back the same.
+func ms(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }

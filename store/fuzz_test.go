@@ -38,7 +38,7 @@ func FuzzImportHAR(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.ImportHAR(bytes.NewReader(b), "fuzz.har", registry.Lookup); err != nil {
+		if _, err := importHAR(db, bytes.NewReader(b), "fuzz.har", registry.Lookup); err != nil {
 			after, _ := db.ListSessions(Filter{})
 			if len(after) != len(before) {
 				t.Fatalf("a failed import wrote %d session(s)", len(after)-len(before))

@@ -283,10 +283,6 @@ func harHeaders(h http.Header) []harNV {
 	return out
 }
 
-// Lookup finds a protocol's adapter by name (registry.Lookup); the store
-// takes it as a function so that it does not depend on every adapter.
-type Lookup func(protocol string) (adapters.Protocol, error)
-
 // harPlan is one HAR entry to import: an attempt of a turn of a
 // conversation.
 type harPlan struct {
@@ -308,27 +304,57 @@ type harPlan struct {
 	retry         string // why this attempt repeats the one before
 }
 
-// ImportHAR imports a HAR file: each conversation among the entries whose
-// request is one of the five protocols (by its URL path) becomes one
-// session, each entry an attempt of one of its turns, the response body
-// decoded with that protocol's adapter, streamed bodies included (see
+// HARConversation is one conversation of a HAR file, to be recorded as
+// one session: its exchanges in the order they started, numbered by turn
+// and attempt (see linkHAR).
+type HARConversation struct {
+	Meta SessionMeta
+	// Status is the session's status as a modelwire export says it ("" for
+	// a foreign HAR): its verdicts decided it, not HTTP alone.
+	Status    Status
+	Exchanges []HARExchange
+}
+
+// HARExchange is one HAR entry as an attempt: the request as sent, the
+// response as received, and where it sits in time. HAR keeps no time per
+// event; Sent, FirstByte and End are from the attempt's start.
+type HARExchange struct {
+	Entry         int // its index in log.entries
+	Turn, Attempt int
+	Request       AttemptMeta
+	Started       time.Time
+	Offset        time.Duration // from the session's start
+	Sent          time.Duration
+	FirstByte     time.Duration
+	End           time.Duration
+	Status        int
+	Header        http.Header
+	MimeType      string // the response's media type, without parameters
+	Body          []byte // the response body, decoded from base64 when it was
+	entries       []harSessionEntry
+}
+
+// ReadHAR reads a HAR file into its conversations: each conversation
+// among the entries whose request is one of the protocols (by its URL
+// path) is one session, each entry an attempt of one of its turns (see
 // linkHAR for how entries are linked). Other entries are skipped and
-// counted. The whole file is checked before
-// anything is written; a malformed file is reported with the entry at
-// fault and imports nothing.
-func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, error) {
+// counted in the result. The whole file is checked here, before anything
+// is written: a malformed file is reported with the entry at fault.
+// Turning the exchanges into stored events is the session journal's
+// (session.ImportHAR).
+func (db *DB) ReadHAR(r io.Reader, name string) ([]HARConversation, ImportResult, error) {
 	var res ImportResult
 	if db.w == nil {
-		return res, errors.New("store: the database is open read-only")
+		return nil, res, errors.New("store: the database is open read-only")
 	}
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return res, &InputError{File: name, Entry: -1, Msg: err.Error()}
+		return nil, res, &InputError{File: name, Entry: -1, Msg: err.Error()}
 	}
 	if !utf8.Valid(data) {
 		// JSON is UTF-8 (RFC 8259); encoding/json would quietly turn bad
 		// bytes into U+FFFD and import a body that was never sent.
-		return res, &InputError{File: name, Entry: -1, Msg: fmt.Sprintf("not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
+		return nil, res, &InputError{File: name, Entry: -1, Msg: fmt.Sprintf("not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
 	}
 	var top struct {
 		Log *struct {
@@ -336,10 +362,10 @@ func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, 
 		} `json:"log"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
-		return res, jsonInputError(name, data, err)
+		return nil, res, jsonInputError(name, data, err)
 	}
 	if top.Log == nil || top.Log.Entries == nil {
-		return res, &InputError{File: name, Entry: -1, Msg: "not a HAR file: it has no log.entries"}
+		return nil, res, &InputError{File: name, Entry: -1, Msg: "not a HAR file: it has no log.entries"}
 	}
 	var plans []harPlan
 	for i, raw := range top.Log.Entries {
@@ -348,14 +374,14 @@ func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, 
 		}
 		var e harEntry
 		if err := json.Unmarshal(raw, &e); err != nil {
-			return res, bad("%v", err)
+			return nil, res, bad("%v", err)
 		}
 		if e.Request.URL == "" || e.Request.Method == "" {
-			return res, bad("request.method and request.url are required")
+			return nil, res, bad("request.method and request.url are required")
 		}
 		u, err := url.Parse(e.Request.URL)
 		if err != nil || u.Host == "" {
-			return res, bad("request.url %q is not an absolute URL", Redact(e.Request.URL))
+			return nil, res, bad("request.url %q is not an absolute URL", Redact(e.Request.URL))
 		}
 		res.Entries++
 		protocol := protocolOfPath(u)
@@ -365,18 +391,18 @@ func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, 
 		}
 		started, err := time.Parse(time.RFC3339Nano, e.StartedDateTime)
 		if err != nil {
-			return res, bad("startedDateTime %q is not a date", e.StartedDateTime)
+			return nil, res, bad("startedDateTime %q is not a date", e.StartedDateTime)
 		}
 		if e.Response.Status == 0 && e.Response.Content.Text == "" {
-			return res, bad("the response is missing (status 0, no content): the request may not have completed")
+			return nil, res, bad("the response is missing (status 0, no content): the request may not have completed")
 		}
 		body := []byte(e.Response.Content.Text)
 		if strings.EqualFold(e.Response.Content.Encoding, "base64") {
 			if body, err = base64.StdEncoding.DecodeString(e.Response.Content.Text); err != nil {
-				return res, bad("response.content.text is not valid base64: %v", err)
+				return nil, res, bad("response.content.text is not valid base64: %v", err)
 			}
 		} else if e.Response.Content.Encoding != "" {
-			return res, bad("response.content.encoding %q is not supported (only base64)", e.Response.Content.Encoding)
+			return nil, res, bad("response.content.encoding %q is not supported (only base64)", e.Response.Content.Encoding)
 		}
 		p := harPlan{index: i, entry: e, protocol: protocol, provider: providerOfHost(u.Hostname()), body: body, started: started,
 			baseURL: baseURLOf(u, protocol)}
@@ -392,22 +418,11 @@ func (db *DB) ImportHAR(r io.Reader, name string, lookup Lookup) (ImportResult, 
 		}
 		plans = append(plans, p)
 	}
-	for _, p := range plans {
-		if _, err := lookup(p.protocol); err != nil {
-			return res, fmt.Errorf("cannot decode %s: %w", p.protocol, err)
-		}
+	var convs []HARConversation
+	for _, plans := range linkHAR(plans) {
+		convs = append(convs, harConversation(plans))
 	}
-	for _, conv := range linkHAR(plans) {
-		id, err := db.importHARConversation(conv, lookup)
-		if err != nil {
-			for _, done := range res.Sessions {
-				_ = db.DeleteSession(done)
-			}
-			return ImportResult{}, fmt.Errorf("%s: %w", name, err)
-		}
-		res.Sessions = append(res.Sessions, id)
-	}
-	return res, nil
+	return convs, res, nil
 }
 
 // linkHAR groups entries into conversations, in the order they started,
@@ -566,60 +581,30 @@ func baseURLOf(u *url.URL, protocol string) string {
 	return u.Scheme + "://" + u.Host + p
 }
 
-// importHARConversation records the entries of one conversation as one
-// session; it is failed when the last attempt of any turn failed.
-func (db *DB) importHARConversation(plans []harPlan, lookup Lookup) (string, error) {
+// harConversation describes the linked entries of one conversation.
+func harConversation(plans []harPlan) HARConversation {
 	first := plans[0]
 	u, _ := url.Parse(first.entry.Request.URL)
-	meta := SessionMeta{Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
-		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started}
+	c := HARConversation{Meta: SessionMeta{Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
+		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started}}
 	if x := first.entry.Modelwire; x != nil {
-		meta.Scenario, meta.Variant = x.Scenario, x.Variant
+		c.Meta.Scenario, c.Meta.Variant = x.Scenario, x.Variant
 		if x.Provider != "" {
-			meta.Provider = x.Provider
+			c.Meta.Provider = x.Provider
+		}
+		if x.Status == StatusDone || x.Status == StatusFailed {
+			c.Status = x.Status
 		}
 	}
-	w, err := db.createSession(meta, "", StatusRunning)
-	if err != nil {
-		return "", err
-	}
-	failedTurns := map[int]bool{}
-	var end time.Time
 	for _, p := range plans {
-		failed, done, err := w.importHARAttempt(p, p.started.Sub(first.started), lookup)
-		if err != nil {
-			_ = db.DeleteSession(w.ID())
-			return "", fmt.Errorf("log.entries[%d]: %w", p.index, err)
-		}
-		failedTurns[p.turn] = failed
-		if done.After(end) {
-			end = done
-		}
-		if err := w.importHARSessionEntries(p); err != nil {
-			_ = db.DeleteSession(w.ID())
-			return "", fmt.Errorf("log.entries[%d]._modelwire.entries: %w", p.index, err)
-		}
+		c.Exchanges = append(c.Exchanges, harExchange(p, p.started.Sub(first.started)))
 	}
-	status := StatusDone
-	for _, failed := range failedTurns {
-		if failed {
-			status = StatusFailed
-		}
-	}
-	if x := first.entry.Modelwire; x != nil && (x.Status == StatusDone || x.Status == StatusFailed) {
-		status = x.Status // the verdicts (exported with it) decided it, not HTTP alone
-	}
-	return w.ID(), w.finish(status, end)
+	return c
 }
 
-// importHARAttempt records one entry as an attempt that started startOff
-// into the session. It reports whether the attempt failed and when it
-// ended.
-func (w *SessionWriter) importHARAttempt(p harPlan, startOff time.Duration, lookup Lookup) (bool, time.Time, error) {
-	proto, err := lookup(p.protocol)
-	if err != nil {
-		return false, time.Time{}, err
-	}
+// harExchange describes one entry as an attempt that started offset into
+// its session.
+func harExchange(p harPlan, offset time.Duration) HARExchange {
 	e := p.entry
 	reqH, respH := http.Header{}, http.Header{}
 	for _, h := range e.Request.Headers {
@@ -629,7 +614,7 @@ func (w *SessionWriter) importHARAttempt(p harPlan, startOff time.Duration, look
 		respH.Add(h.Name, h.Value)
 	}
 	var reqBody []byte
-	stream := strings.Contains(p.entry.Request.URL, ":streamGenerateContent")
+	stream := strings.Contains(e.Request.URL, ":streamGenerateContent")
 	if e.Request.PostData != nil {
 		reqBody = []byte(e.Request.PostData.Text)
 		var req struct {
@@ -644,56 +629,23 @@ func (w *SessionWriter) importHARAttempt(p harPlan, startOff time.Duration, look
 	sent := time.Duration((pos(t.Blocked) + pos(t.DNS) + pos(t.Connect) + pos(t.Send)) * float64(time.Millisecond))
 	firstByte := sent + time.Duration(pos(t.Wait)*float64(time.Millisecond))
 	end := firstByte + time.Duration(pos(t.Receive)*float64(time.Millisecond))
-
-	rec, err := w.startAttempt(p.turn, p.attempt, AttemptMeta{Protocol: p.protocol, Method: e.Request.Method, URL: e.Request.URL,
-		Header: reqH, Body: reqBody, Stream: stream, RetryReason: p.retry}, p.started, startOff, time.Now())
-	if err != nil {
-		return false, time.Time{}, err
-	}
-	rec.MarkAt(MarkSent, sent)
-	rec.MarkAt(MarkFirstByte, firstByte)
-	if err := rec.Response(e.Response.Status, respH); err != nil {
-		return false, time.Time{}, err
-	}
-	// HAR keeps no time per event: every event is placed at the first
-	// byte, and the terminal at the end of the transfer.
-	rec.MarkAt(MarkTerminal, end)
-	st := adapters.NewStream(proto)
 	mt, _, _ := mime.ParseMediaType(e.Response.Content.MimeType)
-	failed := e.Response.Status >= 400
-	switch {
-	case failed:
-		apiErr := proto.DecodeError(e.Response.Status, respH, p.body)
-		evs := st.Reducer().Apply([]adapters.Event{{Type: adapters.EvTerminal, Status: adapters.StatusFailed,
-			StopReason: adapters.StopError, Error: apiErr}})
-		err = rec.AppendAt(firstByte, adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(p.body)}, Events: evs})
-	case mt == "text/event-stream" || proto.Framing() == adapters.FramingNDJSON || (len(p.body) > 0 && adapters.LooksLikeStream(p.body)):
-		err = adapters.ReadStream(proto, st, bytes.NewReader(p.body), func(step adapters.Step) error {
-			return rec.AppendAt(firstByte, step)
-		})
-	default:
-		evs := st.FeedBody(p.body)
-		err = rec.AppendAt(firstByte, adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(p.body)}, Events: evs})
+	x := HARExchange{Entry: p.index, Turn: p.turn, Attempt: p.attempt, Started: p.started, Offset: offset,
+		Request: AttemptMeta{Protocol: p.protocol, Method: e.Request.Method, URL: e.Request.URL, Header: reqH, Body: reqBody,
+			Stream: stream, RetryReason: p.retry},
+		Sent: sent, FirstByte: firstByte, End: end, Status: e.Response.Status, Header: respH, MimeType: mt, Body: p.body}
+	if e.Modelwire != nil {
+		x.entries = e.Modelwire.Entries
 	}
-	if err != nil {
-		return false, time.Time{}, err
-	}
-	if err := rec.finish("", end, ""); err != nil {
-		return false, time.Time{}, err
-	}
-	if term := st.Reducer().Terminal(); term != nil && term.Status == adapters.StatusFailed {
-		failed = true
-	}
-	return failed, p.started.Add(end), nil
+	return x
 }
 
-// importHARSessionEntries records the session-level entries a modelwire
-// HAR entry carries after its attempt.
-func (w *SessionWriter) importHARSessionEntries(p harPlan) error {
-	if p.entry.Modelwire == nil {
-		return nil
-	}
-	for _, se := range p.entry.Modelwire.Entries {
+// RestoreEntries writes back the session-level entries (decisions, tool
+// results, verdicts) a modelwire export carries after this exchange, as
+// they were stored: like a JSONL import, it restores rows rather than
+// converting an exchange.
+func (x *HARExchange) RestoreEntries(w *SessionWriter) error {
+	for _, se := range x.entries {
 		// Stored compact, as the live writer stores it (the HAR is
 		// indented).
 		var compact bytes.Buffer

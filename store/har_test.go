@@ -54,7 +54,7 @@ func TestHARImportLinksTurnsIntoOneSession(t *testing.T) {
 		chatEntry(t, 5, 200, u1, a1again, r1),
 		chatEntry(t, 7, 200, u1, a1, r1, a2, u2),
 	)
-	res, err := db.ImportHAR(bytes.NewReader(har), "three-turns.har", fakeLookup)
+	res, err := importHAR(db, bytes.NewReader(har), "three-turns.har", fakeLookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestHARImportLinksTurnsIntoOneSession(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &h); err != nil || len(h.Log.Entries) != 4 {
 		t.Fatalf("exported %d entries (%v), want 4", len(h.Log.Entries), err)
 	}
-	again, err := db.ImportHAR(bytes.NewReader(out.Bytes()), "again.har", fakeLookup)
+	again, err := importHAR(db, bytes.NewReader(out.Bytes()), "again.har", fakeLookup)
 	if err != nil || len(again.Sessions) != 1 {
 		t.Fatalf("re-import: %+v %v", again, err)
 	}

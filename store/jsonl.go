@@ -205,6 +205,11 @@ type jsonlSession struct {
 // checked before anything is written, so a malformed file (reported with
 // its line) imports nothing. Sessions whose id the database already has
 // are skipped, never overwritten.
+//
+// It stays in store, not with the session journal that HAR imports and
+// live runs record through: a JSONL export is a dump of stored events, and
+// importing it restores rows as they were, with their ids and offsets; it
+// converts no exchange into events.
 func (db *DB) ImportJSONL(r io.ReadSeeker, name string) (ImportResult, error) {
 	var res ImportResult
 	if db.w == nil {

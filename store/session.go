@@ -160,10 +160,16 @@ func (s *SessionWriter) Flush() error { return s.db.w.flush() }
 
 // Finish commits everything and ends the session as done or failed.
 func (s *SessionWriter) Finish(status Status) error {
+	return s.FinishAt(status, time.Now())
+}
+
+// FinishAt is Finish with the session's end at a given time (an
+// import's, from its file).
+func (s *SessionWriter) FinishAt(status Status, at time.Time) error {
 	if status != StatusDone && status != StatusFailed {
 		return fmt.Errorf("store: a session finishes as %q or %q, not %q", StatusDone, StatusFailed, status)
 	}
-	return s.finish(status, time.Now())
+	return s.finish(status, at)
 }
 
 // Interrupt ends a session that was stopped before its end (cancelled,
@@ -259,6 +265,12 @@ type Recorder struct {
 func (s *SessionWriter) StartAttempt(turn int, m AttemptMeta) (*Recorder, error) {
 	now := time.Now()
 	return s.startAttempt(turn, 0, m, now, s.sessionOffset(), now)
+}
+
+// StartAttemptAt records attempt (1-based) of turn as an import found it:
+// started at startedAt, startOff into the session.
+func (s *SessionWriter) StartAttemptAt(turn, attempt int, m AttemptMeta, startedAt time.Time, startOff time.Duration) (*Recorder, error) {
+	return s.startAttempt(turn, attempt, m, startedAt, startOff, time.Now())
 }
 
 // startAttempt inserts the attempt row. attempt 0 means the next number;
@@ -520,6 +532,16 @@ func (r *Recorder) Finish(err error) error {
 		msg = err.Error()
 	}
 	return r.finish(msg, r.offset(), "")
+}
+
+// FinishAt is Finish at offset from the attempt's start (an import's
+// attempt ended when its file says).
+func (r *Recorder) FinishAt(err error, offset time.Duration) error {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	return r.finish(msg, offset, "")
 }
 
 // finish ends the attempt with an error text, at offset; state "" derives

@@ -493,7 +493,7 @@ func TestSnapshotsImported(t *testing.T) {
 	data = append(data, `{"finish":"stop"}`, "[DONE]")
 	har := harJSON(t, harEntryMap("POST", "https://api.openai.com/v1/chat/completions", 200, "text/event-stream", sseBody(data...), ""))
 	c, _ := openTemp(t)
-	hres, err := c.ImportHAR(bytes.NewReader(har), "cap.har", fakeLookup)
+	hres, err := importHAR(c, bytes.NewReader(har), "cap.har", fakeLookup)
 	if err != nil || len(hres.Sessions) != 1 {
 		t.Fatalf("%+v %v", hres, err)
 	}

@@ -291,7 +291,7 @@ func TestHARImportExport(t *testing.T) {
 			429, "application/json", `{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}`, ""),
 		harEntryMap("POST", "https://api.deepseek.com/chat/completions", 200, "text/event-stream", sseBody(`{"d":"深"}`), ""),
 	)
-	res, err := db.ImportHAR(bytes.NewReader(har), "cap.har", fakeLookup)
+	res, err := importHAR(db, bytes.NewReader(har), "cap.har", fakeLookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestHARImportExport(t *testing.T) {
 		e.Response.Status != 200 || e.StartedDateTime != "2026-03-04T05:06:07.123Z" || e.Timings.Wait != 30 {
 		t.Errorf("exported entry %+v", e)
 	}
-	again, err := db.ImportHAR(bytes.NewReader(out.Bytes()), "again.har", fakeLookup)
+	again, err := importHAR(db, bytes.NewReader(out.Bytes()), "again.har", fakeLookup)
 	if err != nil || len(again.Sessions) != 1 {
 		t.Fatalf("re-import: %+v %v", again, err)
 	}
@@ -399,7 +399,7 @@ func TestHARImportRejectsMalformed(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			db, _ := openTemp(t)
-			_, err := db.ImportHAR(bytes.NewReader(c.body), "cap.har", fakeLookup)
+			_, err := importHAR(db, bytes.NewReader(c.body), "cap.har", fakeLookup)
 			var ie *InputError
 			if !errors.As(err, &ie) || ie.Line != c.line || ie.Entry != c.entry || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("got %v (%+v), want line %d entry %d saying %q", err, ie, c.line, c.entry, c.msg)

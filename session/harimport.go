@@ -1,0 +1,128 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/store"
+)
+
+// ImportHAR imports a HAR file: store reads it into conversations (the
+// file format, see store.ReadHAR) and each conversation is recorded as one
+// session through the journal every session records through, each
+// exchange converted into stored events the way the proxy's are. lookup
+// finds a protocol's adapter (registry.Lookup). The whole file is checked
+// before anything is written; an import that fails part way deletes the
+// sessions it wrote.
+func ImportHAR(db *store.DB, r io.Reader, name string, lookup func(protocol string) (adapters.Protocol, error)) (store.ImportResult, error) {
+	convs, res, err := db.ReadHAR(r, name)
+	if err != nil {
+		return res, err
+	}
+	for _, c := range convs {
+		for _, x := range c.Exchanges {
+			if _, err := lookup(x.Request.Protocol); err != nil {
+				return store.ImportResult{}, fmt.Errorf("cannot decode %s: %w", x.Request.Protocol, err)
+			}
+		}
+	}
+	for _, c := range convs {
+		id, err := importHARConversation(db, c, lookup)
+		if err != nil {
+			for _, done := range res.Sessions {
+				_ = db.DeleteSession(done)
+			}
+			return store.ImportResult{}, fmt.Errorf("%s: %w", name, err)
+		}
+		res.Sessions = append(res.Sessions, id)
+	}
+	return res, nil
+}
+
+// importHARConversation records one conversation as one session; it is
+// failed when the last attempt of any turn failed, unless a modelwire
+// export says how it ended.
+func importHARConversation(db *store.DB, c store.HARConversation, lookup func(string) (adapters.Protocol, error)) (string, error) {
+	j := NewStoreJournal(db, c.Meta, false)
+	id, err := j.Start()
+	if err != nil {
+		return "", err
+	}
+	fail := func(err error) (string, error) {
+		_ = j.Interrupt()
+		_ = db.DeleteSession(id)
+		return "", err
+	}
+	failedTurns := map[int]bool{}
+	var end time.Time
+	for i := range c.Exchanges {
+		x := &c.Exchanges[i]
+		failed, err := importHARExchange(j, x, lookup)
+		if err != nil {
+			return fail(fmt.Errorf("log.entries[%d]: %w", x.Entry, err))
+		}
+		failedTurns[x.Turn] = failed
+		if done := x.Started.Add(x.End); done.After(end) {
+			end = done
+		}
+		if err := j.RestoreEntries(x); err != nil {
+			return fail(fmt.Errorf("log.entries[%d]._modelwire.entries: %w", x.Entry, err))
+		}
+	}
+	status := c.Status
+	if status == "" {
+		status = store.StatusDone
+		for _, failed := range failedTurns {
+			if failed {
+				status = store.StatusFailed
+			}
+		}
+	}
+	return id, j.FinishAt(status, end)
+}
+
+// importHARExchange records one exchange as an attempt: its response body
+// decoded with the protocol's adapter (an HTTP error as the API error it
+// carries, a stream event by event, a whole body as one step), every
+// event placed at the first byte. It reports whether the attempt failed.
+func importHARExchange(j *StoreJournal, x *store.HARExchange, lookup func(string) (adapters.Protocol, error)) (bool, error) {
+	proto, err := lookup(x.Request.Protocol)
+	if err != nil {
+		return false, err
+	}
+	u := Update{Kind: UpAttempt, Turn: x.Turn, Attempt: x.Attempt, URL: x.Request.URL, HTTPStatus: x.Status, Header: x.Header}
+	if err := j.ImportAttempt(u, x.Request, AttemptTimes{Started: x.Started, Offset: x.Offset, Sent: x.Sent,
+		FirstByte: x.FirstByte, End: x.End}); err != nil {
+		return false, err
+	}
+	at := float64(x.FirstByte) / float64(time.Millisecond)
+	step := func(s adapters.Step) error {
+		return j.Record(Update{Kind: UpStep, Turn: x.Turn, Attempt: x.Attempt, Step: &s, OffsetMS: at})
+	}
+	st := adapters.NewStream(proto)
+	failed := x.Status >= 400
+	switch {
+	case failed:
+		apiErr := proto.DecodeError(x.Status, x.Header, x.Body)
+		evs := st.Reducer().Apply([]adapters.Event{{Type: adapters.EvTerminal, Status: adapters.StatusFailed,
+			StopReason: adapters.StopError, Error: apiErr}})
+		err = step(adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(x.Body)}, Events: evs})
+	case x.MimeType == "text/event-stream" || proto.Framing() == adapters.FramingNDJSON || (len(x.Body) > 0 && adapters.LooksLikeStream(x.Body)):
+		err = adapters.ReadStream(proto, st, bytes.NewReader(x.Body), step)
+	default:
+		err = step(adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(x.Body)}, Events: st.FeedBody(x.Body)})
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := j.Record(Update{Kind: UpResponse, Turn: x.Turn, Attempt: x.Attempt}); err != nil {
+		return false, err
+	}
+	if term := st.Reducer().Terminal(); term != nil && term.Status == adapters.StatusFailed {
+		failed = true
+	}
+	return failed, nil
+}
