@@ -499,7 +499,7 @@ func (b *timelineBuilder) emit(u Update) {
 		// being shown only, so the replay's memory stays bounded by a
 		// turn, not the session; earlier turns keep their request,
 		// attempts, summary, usage and proposals.
-		b.st.DropDetail()
+		b.st.dropDetail()
 	}
 }
 

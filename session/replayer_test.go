@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -220,54 +221,97 @@ func TestReplayerMemory(t *testing.T) {
 	}
 }
 
-// BenchmarkReplayer measures the workbench's replay keys on a session of
-// 100,000 entries (100 turns of 1,000): a step forward reads the next
-// entries; a step back folds again from the start. Run with
+// BenchmarkReplayer measures the workbench's replay keys on sessions of
+// 100,000 and 1,000,000 entries (turns of 1,000 entries), after one pass to
+// the end, which leaves the checkpoints a replay keeps as it goes:
+//
+//   - forward: a step on from a random entry (reads the next entry);
+//   - back: a step back after a jump (folds from the checkpoint before);
+//   - back-again: the step back after that (from a fine checkpoint);
+//   - seek: a jump to a random entry from the last one;
+//   - next-turn: ] from a random entry;
+//   - open-seek: opening the session and a jump to a random entry, cold
+//     (no checkpoints yet: the fold runs from the start).
+//
+// Run with
 //
 //	go test ./session -run '^$' -bench Replayer -benchtime 20x
 func BenchmarkReplayer(b *testing.B) {
-	db := openStore(b)
-	id := recordTurns(b, db, store.SourceRun, 100, 1000, false)
-	r, err := NewReplayer(db, id, nil)
-	if err != nil {
-		b.Fatal(err)
+	for _, size := range []struct {
+		name  string
+		turns int
+	}{{"100k", 100}, {"1M", 1000}} {
+		b.Run(size.name, func(b *testing.B) {
+			db := openStore(b)
+			id := recordTurns(b, db, store.SourceRun, size.turns, 1000, false)
+			r, err := NewReplayer(db, id, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := r.Seek(r.Len()); err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			pick := func() int { return 2 + rng.IntN(r.Len()-3) }
+			seek := func(p int) {
+				if err := r.Seek(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Run("forward", func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					p := pick()
+					seek(p)
+					b.StartTimer()
+					seek(p + 1)
+				}
+			})
+			b.Run("back", func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					p := pick()
+					seek(p)
+					b.StartTimer()
+					seek(p - 1)
+				}
+			})
+			b.Run("back-again", func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					p := pick()
+					seek(p)
+					seek(p - 1)
+					b.StartTimer()
+					seek(p - 2)
+				}
+			})
+			b.Run("seek", func(b *testing.B) {
+				for range b.N {
+					seek(pick())
+				}
+			})
+			b.Run("next-turn", func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					seek(pick())
+					b.StartTimer()
+					seek(r.NextTurn())
+				}
+			})
+			b.Run("open-seek", func(b *testing.B) {
+				for range b.N {
+					r, err := NewReplayer(db, id, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := r.Seek(pick()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
 	}
-	mid := r.Len() / 2
-	b.Run("forward", func(b *testing.B) {
-		if err := r.Seek(mid); err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for i := range b.N {
-			if err := r.Seek(mid + 1 + i%500); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("back", func(b *testing.B) {
-		for range b.N {
-			b.StopTimer()
-			if err := r.Seek(mid); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-			if err := r.Seek(mid - 1); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("next-turn", func(b *testing.B) {
-		for i := range b.N {
-			b.StopTimer()
-			if err := r.Seek(mid + i%10*1000); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-			if err := r.Seek(r.NextTurn()); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
 // dump is what a person sees of a state: its JSON and every lane's text.

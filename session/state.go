@@ -195,9 +195,9 @@ func (l *Lane) clone() *Lane {
 	return &c
 }
 
-// DropDetail forgets the lanes and event log of every turn before the
+// dropDetail forgets the lanes and event log of every turn before the
 // last (a long replay keeps only the shown turn's).
-func (s *State) DropDetail() {
+func (s *State) dropDetail() {
 	for i := range max(0, len(s.Turns)-1) {
 		if t := s.Turns[i]; t.Lanes != nil || t.Log != nil || t.lastClosed != nil {
 			t = s.Turn(i + 1)
