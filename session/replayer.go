@@ -62,12 +62,12 @@ type Replayer struct {
 	pos int
 	b   *timelineBuilder // nil: fold again from the start
 
-	// Checkpoints, by position: spaced at least every entries apart;
-	// fine ones every every/fineParts within the interval [fineFrom,
-	// fineFrom+every) that the last seek back went into.
-	cps, fine []*timelineBuilder
-	every     int
-	fineFrom  int
+	// Checkpoints, by position: spaced about every entries apart; fine
+	// ones, fineParts of them, in [fineFrom, fineTo): the stretch the
+	// last step back had to fold, so that the next steps back fold little.
+	cps, fine        []*timelineBuilder
+	every            int
+	fineFrom, fineTo int
 }
 
 // Checkpoint spacing. A fold costs ~10-15 µs an entry (reading and
@@ -89,7 +89,7 @@ func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
 		return nil, err
 	}
 	r := &Replayer{db: db, sess: s, sc: sc, history: adapters.HistoryFull, attempt: map[[2]int]*store.Attempt{},
-		every: checkpointEvery, fineFrom: -1}
+		every: checkpointEvery}
 	slices.SortStableFunc(s.Attempts, func(a, b store.Attempt) int {
 		if a.Turn != b.Turn {
 			return a.Turn - b.Turn
@@ -220,12 +220,15 @@ func (r *Replayer) State() *State {
 func (r *Replayer) Seek(p int) error {
 	p = max(0, min(p, r.n))
 	back := r.b != nil && p < r.pos
-	if back && (p < r.fineFrom || p >= r.fineFrom+r.every) {
-		// Stepping back into another interval: keep fine checkpoints in
-		// that one, so that the next steps back cost a fine interval.
-		r.fine, r.fineFrom = nil, p-p%r.every
-	}
 	cp := r.checkpoint(p)
+	if back && (p < r.fineFrom || p >= r.fineTo) {
+		// A step back outside the stretch of fine checkpoints: keep fine
+		// ones on the stretch this fold covers.
+		r.fine, r.fineFrom, r.fineTo = nil, 0, p
+		if cp = r.checkpoint(p); cp != nil {
+			r.fineFrom = cp.pos
+		}
+	}
 	if r.b == nil || back || r.b.partial || (cp != nil && cp.pos > r.b.pos) {
 		if cp != nil {
 			r.b = cp.clone()
@@ -282,8 +285,8 @@ func (r *Replayer) keep(b *timelineBuilder, turnStart bool) {
 	if r.cps, added = add(r.cps, r.every); added && len(r.cps) > r.most() {
 		r.thin()
 	}
-	if !added && b.pos >= r.fineFrom && b.pos < r.fineFrom+r.every {
-		r.fine, _ = add(r.fine, max(1, r.every/fineParts))
+	if !added && b.pos >= r.fineFrom && b.pos < r.fineTo {
+		r.fine, _ = add(r.fine, max(1, (r.fineTo-r.fineFrom)/fineParts))
 	}
 }
 
@@ -310,7 +313,7 @@ func (r *Replayer) thin() {
 		clear(r.cps[len(kept):])
 		r.cps = kept
 	}
-	r.fine, r.fineFrom = nil, -1
+	r.fine, r.fineFrom, r.fineTo = nil, 0, 0
 }
 
 // Gap is the recorded time between the current entry and the next (0 at
