@@ -1,7 +1,9 @@
 package adapters
 
 import (
+	"bytes"
 	"net/http"
+	"strings"
 )
 
 // Framing is how a protocol's stream is cut into raw events.
@@ -19,6 +21,21 @@ type RawEvent struct {
 	Event string `json:"event,omitempty"` // SSE event name, "" when none
 	Data  string `json:"data"`
 	ID    string `json:"id,omitempty"` // set only when this event carried an id field
+}
+
+// WriteSSE writes the event to b as one SSE event (id, event, a data line
+// for each line of Data, a blank line), as a recording is played back.
+func (r RawEvent) WriteSSE(b *bytes.Buffer) {
+	if r.ID != "" {
+		b.WriteString("id: " + r.ID + "\n")
+	}
+	if r.Event != "" {
+		b.WriteString("event: " + r.Event + "\n")
+	}
+	for line := range strings.SplitSeq(r.Data, "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteByte('\n')
 }
 
 // Decoder turns one protocol's raw events into canonical events (without

@@ -1,8 +1,10 @@
 package app
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/modelwire/modelwire/diff"
 	"github.com/modelwire/modelwire/samples"
@@ -16,6 +18,17 @@ type Library struct{ DB *store.DB }
 
 // List lists the stored sessions, newest first.
 func (l Library) List() ([]session.SessionInfo, error) { return l.DB.ListSessions(store.Filter{}) }
+
+// Search names the sessions whose exchanges contain text (store.Filter's
+// Content), newest first.
+func (l Library) Search(text string) ([]string, error) {
+	list, err := l.DB.ListSessions(store.Filter{Content: text})
+	ids := make([]string, len(list))
+	for i, s := range list {
+		ids[i] = s.ID
+	}
+	return ids, err
+}
 
 // Delete deletes a session.
 func (l Library) Delete(id string) error { return l.DB.DeleteSession(id) }
@@ -54,4 +67,20 @@ func (l Library) Load(id string) (*session.Replayer, error) {
 // Diff compares two stored sessions by turn and call_id (package diff).
 func (l Library) Diff(a, b string) (*diff.Result, error) {
 	return diff.Compare(l.DB, a, b, diff.Options{})
+}
+
+// Fork plans a fork of session id from turn (PlanFork) for the
+// workbench: body, when set, is the turn's whole request body edited;
+// results replace earlier tool results by TURN:CALL_ID. It returns the
+// setup the workbench runs.
+func (l Library) Fork(id string, turn int, body []byte, results map[string]string) (session.Setup, error) {
+	e := ForkEdits{Body: body, BodyName: "(edited in the workbench)"}
+	for _, ref := range slices.Sorted(maps.Keys(results)) {
+		e.Results = append(e.Results, ForkResult{Ref: ref, Content: results[ref]})
+	}
+	p, err := PlanFork(l.DB, id, turn, e)
+	if err != nil {
+		return session.Setup{}, err
+	}
+	return p.Setup()
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -87,24 +86,11 @@ func printDiff(w io.Writer, a, b *store.Session, changes []diff.Change) {
 	}
 	group := ""
 	for _, c := range changes {
-		g := "session"
-		switch {
-		case c.Turn > 0:
-			g = fmt.Sprintf("turn %d", c.Turn)
-		case c.Kind == diff.KindOutput:
-			g = "final object"
-		case c.Kind == diff.KindValidation:
-			g = "validation"
-		}
-		if g != group {
+		if g := c.Group(); g != group {
 			fmt.Fprintf(w, "\n%s\n", g)
 			group = g
 		}
-		path := c.Path
-		if c.Turn > 0 {
-			path = strings.TrimPrefix(path, fmt.Sprintf("turns/%d/", c.Turn))
-		}
-		path = strings.TrimPrefix(strings.TrimPrefix(path, "output/"), "validation/")
+		path := c.LocalPath()
 		switch c.Op {
 		case diff.OpAdded:
 			fmt.Fprintf(w, "  %-11s + %s: %s\n", c.Kind, path, oneLine(diff.Text(c.B)))

@@ -121,6 +121,12 @@ func TestForkAtTurnThreeChangesTheCap(t *testing.T) {
 				}
 			}
 
+			// The edited result finds the fork by content, and only it.
+			_, found, _ := mw(t, "sessions", "--db", db, "--json", "--content", `paid_cents":20000`)
+			if ls := lines(t, found); len(ls) != 1 || ls[0]["id"] != fork {
+				t.Errorf("sessions --content with the edited result listed %v, want only the fork %s", ls, fork)
+			}
+
 			code, changes := diffJSON(t, db, parent, fork)
 			if code != 1 {
 				t.Errorf("diff exit %d, want 1 (they differ)", code)

@@ -169,8 +169,8 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		Stream: stream, History: history, Faults: strings.Split(f.fault, ","), Pace: f.pace, Policy: policy,
 		Timeouts: f.timeouts, NoRegeneration: !f.regenerate, Params: params}
 	if f.fork != nil {
-		params["fork"] = f.fork.record()
-		setup.Parent, setup.Fork, setup.ForkResults = f.fork.parent, f.fork.config(), f.fork.results
+		params["fork"] = f.fork.Record()
+		setup.Parent, setup.Fork, setup.ForkResults = f.fork.Parent.ID, f.fork.Fork(), f.fork.Results
 		f.fork.announce(app.Out, f.json)
 	}
 	res, err := eng.Run(ctx, setup, session.Hooks{Observe: printer.observe, Decider: decider})

@@ -33,7 +33,8 @@ A session whose recording process died shows as interrupted. Any unique prefix o
 an id names a session in replay and export.`,
 		Example: `  modelwire sessions
   modelwire sessions --status failed --protocol anthropic-messages
-  modelwire sessions --search 退款 --json`,
+  modelwire sessions --search 退款 --json
+  modelwire sessions --content 'paid_cents":20000'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch f.Status {
@@ -79,6 +80,7 @@ an id names a session in replay and export.`,
 	fl.StringVar(&f.Provider, "provider", "", "only this provider")
 	fl.StringVar((*string)(&f.Status), "status", "", "only this status: running, done, failed or interrupted")
 	fl.StringVar(&f.Search, "search", "", "only sessions whose title contains this text")
+	fl.StringVar(&f.Content, "content", "", "only sessions whose requests, tool calls or events contain this text")
 	return cmd
 }
 

@@ -37,6 +37,30 @@ type Change struct {
 	B any `json:"b"`
 }
 
+// Group is the heading a person reads the change under: its turn, the
+// final object, validation, or the session.
+func (c Change) Group() string {
+	switch {
+	case c.Turn > 0:
+		return fmt.Sprintf("turn %d", c.Turn)
+	case c.Kind == KindOutput:
+		return "final object"
+	case c.Kind == KindValidation:
+		return "validation"
+	}
+	return "session"
+}
+
+// LocalPath is Path within its group (without turns/N/, output/ or
+// validation/).
+func (c Change) LocalPath() string {
+	path := c.Path
+	if c.Turn > 0 {
+		path = strings.TrimPrefix(path, fmt.Sprintf("turns/%d/", c.Turn))
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(path, "output/"), "validation/")
+}
+
 // Parse reads JSON keeping numbers exact (json.Number), so 18000 never
 // becomes 1.8e+04 in a diff.
 func Parse(b []byte) (any, error) {
@@ -59,17 +83,7 @@ func Values(path string, a, b any, out []Change) []Change {
 	switch x := a.(type) {
 	case map[string]any:
 		if y, ok := b.(map[string]any); ok {
-			keys := make([]string, 0, len(x)+len(y))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			for k := range y {
-				if _, ok := x[k]; !ok {
-					keys = append(keys, k)
-				}
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
+			for _, k := range unionKeys(x, y) {
 				va, inA := x[k]
 				vb, inB := y[k]
 				p := join(path, escape(k))
@@ -282,4 +296,19 @@ func join(path, seg string) string {
 // Pointer's escaping).
 func escape(k string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+}
+
+// unionKeys is every key of x or y, sorted.
+func unionKeys(x, y map[string]any) []string {
+	keys := make([]string, 0, len(x)+len(y))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	for k := range y {
+		if _, ok := x[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }

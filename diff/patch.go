@@ -38,17 +38,7 @@ func patch(path []string, a, b any, out []Op) []Op {
 	switch x := a.(type) {
 	case map[string]any:
 		if y, ok := b.(map[string]any); ok {
-			keys := make([]string, 0, len(x)+len(y))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			for k := range y {
-				if _, ok := x[k]; !ok {
-					keys = append(keys, k)
-				}
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
+			for _, k := range unionKeys(x, y) {
 				va, inA := x[k]
 				vb, inB := y[k]
 				switch {

@@ -174,7 +174,7 @@ func (db *DB) ExportHAR(w io.Writer, id, creator string) error {
 			b.buf.WriteString(st.Raw.Data)
 			b.buf.WriteByte('\n')
 		case b.sse:
-			writeSSE(&b.buf, *st.Raw)
+			st.Raw.WriteSSE(&b.buf)
 		default:
 			b.buf.WriteString(st.Raw.Data)
 		}
@@ -204,20 +204,6 @@ func isStreamed(a *Attempt) bool {
 		return mt == "text/event-stream"
 	}
 	return a.Stream && a.StatusCode < 400
-}
-
-// writeSSE writes one raw event as an SSE event.
-func writeSSE(b *bytes.Buffer, raw adapters.RawEvent) {
-	if raw.ID != "" {
-		b.WriteString("id: " + raw.ID + "\n")
-	}
-	if raw.Event != "" {
-		b.WriteString("event: " + raw.Event + "\n")
-	}
-	for _, line := range strings.Split(raw.Data, "\n") {
-		b.WriteString("data: " + line + "\n")
-	}
-	b.WriteByte('\n')
 }
 
 func ms(d *time.Duration) float64 {

@@ -102,6 +102,10 @@ type Filter struct {
 	Status   Status
 	// Search is text in the title (or the scenario).
 	Search string
+	// Content is text anywhere in what was exchanged: a request body, a
+	// tool call's arguments or result, a stored event (an answer's text
+	// matches where one event carries it whole).
+	Content string
 	// Limit caps the result (0: no cap).
 	Limit int
 }
@@ -160,6 +164,12 @@ func faultList(v string) []string {
 	return out
 }
 
+// likePattern matches text anywhere, its own %, _ and \ taken literally
+// (LIKE is case-insensitive for ASCII letters only).
+func likePattern(text string) string {
+	return "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(text) + "%"
+}
+
 // ListSessions lists sessions newest first. Sessions whose writer is gone
 // are reported (and, unless read-only, marked) interrupted first.
 func (db *DB) ListSessions(f Filter) ([]SessionInfo, error) {
@@ -185,9 +195,16 @@ func (db *DB) ListSessions(f Filter) ([]SessionInfo, error) {
 		args = append(args, f.Status)
 	}
 	if f.Search != "" {
-		pat := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(f.Search) + "%"
+		pat := likePattern(f.Search)
 		where = append(where, `(title LIKE ? ESCAPE '\' OR scenario LIKE ? ESCAPE '\')`)
 		args = append(args, pat, pat)
+	}
+	if f.Content != "" {
+		pat := likePattern(f.Content)
+		where = append(where, `(EXISTS (SELECT 1 FROM attempts a WHERE a.sid = sessions.sid AND CAST(a.request_body AS TEXT) LIKE ? ESCAPE '\')
+			OR EXISTS (SELECT 1 FROM tool_calls t WHERE t.sid = sessions.sid AND (t.arguments LIKE ? ESCAPE '\' OR t.result LIKE ? ESCAPE '\'))
+			OR EXISTS (SELECT 1 FROM chunks c WHERE c.sid = sessions.sid AND c.steps LIKE ? ESCAPE '\'))`)
+		args = append(args, pat, pat, pat, pat)
 	}
 	q := `SELECT ` + db.sessionCols() + ` FROM sessions`
 	if len(where) > 0 {

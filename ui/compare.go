@@ -234,14 +234,7 @@ func (d *compareDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) 
 	case key.Matches(msg, km.Dialog.Right), key.Matches(msg, km.Global.NextPanel):
 		d.tab = (d.tab + 1) % max(1, len(d.cols))
 		d.off = 0
-	case key.Matches(msg, km.Nav.Up):
-		d.off = max(0, d.off-1)
-	case key.Matches(msg, km.Nav.Down):
-		d.off++
-	case key.Matches(msg, km.Nav.PageDown):
-		d.off += 10
-	case key.Matches(msg, km.Nav.PageUp):
-		d.off = max(0, d.off-10)
+	case dialogScroll(msg, km, &d.off):
 	}
 	return nil, nil
 }

@@ -28,6 +28,7 @@ const (
 	dlgSource
 	dlgInspector
 	dlgDiff
+	dlgFork
 )
 
 // dialog is one overlay.

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -75,16 +74,7 @@ func (d *diffDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
 	switch {
 	case key.Matches(msg, km.Dialog.Close):
 		return actClose{}, nil
-	case key.Matches(msg, km.Nav.Up):
-		d.scroll = max(0, d.scroll-1)
-	case key.Matches(msg, km.Nav.Down):
-		d.scroll++
-	case key.Matches(msg, km.Nav.PageUp):
-		d.scroll = max(0, d.scroll-10)
-	case key.Matches(msg, km.Nav.PageDown):
-		d.scroll += 10
-	case key.Matches(msg, km.Nav.Top):
-		d.scroll = 0
+	case dialogScroll(msg, km, &d.scroll):
 	}
 	return nil, nil
 }
@@ -102,23 +92,11 @@ func (d *diffDialog) lines(inner int) []string {
 	}
 	group := ""
 	for _, c := range d.res.Changes {
-		g := "session"
-		switch {
-		case c.Turn > 0:
-			g = fmt.Sprintf("turn %d", c.Turn)
-		case c.Kind == diff.KindOutput:
-			g = "final object"
-		case c.Kind == diff.KindValidation:
-			g = "validation"
-		}
-		if g != group {
+		if g := c.Group(); g != group {
 			out = append(out, "", s.Accent.Render(g))
 			group = g
 		}
-		path := c.Path
-		if c.Turn > 0 {
-			path = strings.TrimPrefix(path, fmt.Sprintf("turns/%d/", c.Turn))
-		}
+		path := c.LocalPath()
 		out = append(out, s.Muted.Render(cut(c.Kind+"  "+path, inner)))
 		left, right := valueLines(c.A, c.Op == diff.OpAdded, half), valueLines(c.B, c.Op == diff.OpRemoved, half)
 		for i := range max(len(left), len(right)) {

@@ -87,16 +87,7 @@ func (d *inspectorDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd
 	switch {
 	case key.Matches(msg, km.Dialog.Close), key.Matches(msg, km.Global.Inspect):
 		return actClose{}, nil
-	case key.Matches(msg, km.Nav.Up):
-		d.scroll = max(0, d.scroll-1)
-	case key.Matches(msg, km.Nav.Down):
-		d.scroll++
-	case key.Matches(msg, km.Nav.PageUp):
-		d.scroll = max(0, d.scroll-10)
-	case key.Matches(msg, km.Nav.PageDown):
-		d.scroll += 10
-	case key.Matches(msg, km.Nav.Top):
-		d.scroll = 0
+	case dialogScroll(msg, km, &d.scroll):
 	case key.Matches(msg, km.Dialog.Filter):
 		d.typing = true
 		d.search.Focus()

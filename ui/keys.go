@@ -42,6 +42,8 @@ type ApprovalKeys struct {
 // ReplayKeys drive the replay cursor.
 type ReplayKeys struct {
 	Forward, Back, NextTurn, PrevTurn, Start, End, Play, Speed, Faster, Slower key.Binding
+	// Fork sends the session again from the current turn (fork.go).
+	Fork key.Binding
 }
 
 // DialogKeys are shared by the dialogs.
@@ -101,6 +103,7 @@ func DefaultKeyMap() KeyMap {
 			Speed:    b("x", "next speed", "x"),
 			Faster:   b("+", "faster (up to ×16)", "+", "="),
 			Slower:   b("-", "slower (down to ×0.25)", "-"),
+			Fork:     b("F", "fork from this turn", "F"),
 		},
 		Inspect: InspectKeys{
 			Next:     b("n", "next match", "n"),

@@ -35,6 +35,9 @@ type RunConfig struct {
 	// follow the lanes fill (0: as fast as it can; the workbench's
 	// --pace, 30 by default).
 	Pace float64
+	// Fork, when set, is a fork planned from the store (fork.go): the
+	// session it runs, as Library.Fork set it up.
+	Fork *session.Setup
 }
 
 // DefaultRunConfig is the refund walkthrough on the simulator.
@@ -80,6 +83,11 @@ func (b *EngineBackend) Run(ctx context.Context, sc *session.Scenario, rc RunCon
 // setup is the session the options describe: every decision is asked
 // for, and what the person chose is recorded with it.
 func (rc RunConfig) setup(sc *session.Scenario) session.Setup {
+	if rc.Fork != nil {
+		s := *rc.Fork
+		s.Pace = rc.Pace
+		return s
+	}
 	return session.Setup{Scenario: sc, Protocol: rc.Protocol, Provider: rc.Provider, Stream: rc.Stream, History: rc.History,
 		Faults: rc.Faults, Pace: rc.Pace, Policy: session.PolicyManual, Parent: rc.Parent,
 		Params: map[string]any{"step_mode": rc.StepMode, "edited_sources": keys(rc.Edits)}}
@@ -91,6 +99,9 @@ func keys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 // loadScenario loads the scenario a run config names, with the assembly
 // panel's source edits applied.
 func loadScenario(cat Catalog, rc RunConfig) (*session.Scenario, error) {
+	if rc.Fork != nil {
+		return rc.Fork.Scenario, nil // the parent's, loaded when the fork was planned
+	}
 	if rc.Scenario == RecordingScenario {
 		return nil, nil // a recording has no scenario
 	}

@@ -102,8 +102,9 @@ type Model struct {
 	// teach shows the selected element's explanation (E).
 	teach bool
 
-	// diffGen numbers comparisons (diff.go).
+	// diffGen numbers comparisons (diff.go); forkGen fork dialogs (fork.go).
 	diffGen int
+	forkGen int
 
 	// Replay bookkeeping.
 	repGen  int
@@ -294,8 +295,8 @@ func (m *Model) launch() tea.Cmd {
 
 // preview encodes the first request before it is sent (pure: no I/O).
 func preview(sc *session.Scenario, rc RunConfig) *adapters.HTTPRequest {
-	if sc == nil {
-		return nil // a recording: the requests come as they are sent
+	if sc == nil || rc.Fork != nil {
+		return nil // a recording, or a fork from a later turn: the requests come as they are sent
 	}
 	p, err := registry.Lookup(rc.Protocol)
 	if err != nil {

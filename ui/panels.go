@@ -118,3 +118,25 @@ func (s *scroller) window(lines []string) []string {
 
 // section renders a small heading line.
 func (c *Common) section(title string) string { return c.Styles.Muted.Render(strings.ToUpper(title)) }
+
+// dialogScroll moves a full-screen dialog's offset *off by a scroll key
+// (a line, ten lines, the top) and reports whether msg was one; the
+// dialog's view clamps the bottom, since only it knows its length.
+func dialogScroll(msg tea.KeyMsg, km *KeyMap, off *int) bool {
+	switch {
+	case key.Matches(msg, km.Nav.Up):
+		*off--
+	case key.Matches(msg, km.Nav.Down):
+		*off++
+	case key.Matches(msg, km.Nav.PageUp):
+		*off -= 10
+	case key.Matches(msg, km.Nav.PageDown):
+		*off += 10
+	case key.Matches(msg, km.Nav.Top):
+		*off = 0
+	default:
+		return false
+	}
+	*off = max(0, *off)
+	return true
+}

@@ -13,12 +13,19 @@ import (
 // (app.Library).
 type Library interface {
 	List() ([]session.SessionInfo, error)
+	// Search names the sessions whose requests, tool calls or events
+	// contain text.
+	Search(text string) ([]string, error)
 	Delete(id string) error
 	// Export writes the session as JSON Lines into dir and returns the path.
 	Export(id, dir string) (string, error)
 	Load(id string) (*session.Replayer, error)
 	// Diff compares two sessions (diff.go).
 	Diff(a, b string) (*DiffResult, error)
+	// Fork plans a fork of session id from turn (fork.go): body, when
+	// set, is that turn's request body edited; results replace earlier
+	// turns' tool results by TURN:CALL_ID.
+	Fork(id string, turn int, body []byte, results map[string]string) (session.Setup, error)
 }
 
 // Replay is a stored session as the workbench steps through it: the

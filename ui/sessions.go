@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -29,12 +30,28 @@ type sessionsDialog struct {
 	editing bool
 	// marked are the sessions marked for a diff (m), in marking order.
 	marked []string
+	// search finds the sessions whose content holds a text (the
+	// library's, run in a command); hits are its answer for hitsFor.
+	search  func(text string) ([]string, error)
+	hits    map[string]bool
+	hitsFor string
+}
+
+// minContentSearch is the shortest query also looked for in sessions'
+// content (shorter ones match almost everything).
+const minContentSearch = 3
+
+// contentHitsMsg is the library's answer to a content search.
+type contentHitsMsg struct {
+	text string
+	ids  []string
+	err  error
 }
 
 func newSessionsDialog(c *Common, km *KeyMap) *sessionsDialog {
 	d := &sessionsDialog{c: c, km: km, loading: true, filter: newEditor(true), sortBy: colCreated, desc: true}
 	d.filter.prompt = "/"
-	d.filter.holder = "search: / then type (fuzzy: title, model, scenario or app, protocol, status, fault, layer)"
+	d.filter.holder = "search: / then type (fuzzy: title, model, scenario or app, protocol, status, fault, layer; 3+ characters: also text sent or received)"
 	return d
 }
 
@@ -50,7 +67,7 @@ func (d *sessionsDialog) visible() []session.SessionInfo {
 	q := strings.TrimSpace(d.filter.Value())
 	var out []session.SessionInfo
 	for _, s := range d.all {
-		if q == "" || fuzzyMatch(q, searchText(s)) {
+		if q == "" || fuzzyMatch(q, searchText(s)) || (d.hitsFor == q && d.hits[s.ID]) {
 			out = append(out, s)
 		}
 	}
@@ -116,7 +133,7 @@ func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd)
 		}
 		d.filter.Update(msg)
 		d.sel = 0
-		return nil, nil
+		return nil, d.searchContent()
 	}
 	n := len(d.visible())
 	switch {
@@ -201,7 +218,30 @@ func (d *sessionsDialog) gutter(id string, selected bool) string {
 	return "  "
 }
 
-func (d *sessionsDialog) Update(tea.Msg) tea.Cmd { return nil }
+// searchContent looks for the query in the sessions' content, off the
+// UI's goroutine; the answer counts only while the query is unchanged.
+func (d *sessionsDialog) searchContent() tea.Cmd {
+	q := strings.TrimSpace(d.filter.Value())
+	if d.search == nil || utf8.RuneCountInString(q) < minContentSearch || q == d.hitsFor {
+		return nil
+	}
+	search := d.search
+	return func() tea.Msg {
+		ids, err := search(q)
+		return contentHitsMsg{text: q, ids: ids, err: err}
+	}
+}
+
+func (d *sessionsDialog) Update(msg tea.Msg) tea.Cmd {
+	if m, ok := msg.(contentHitsMsg); ok && m.err == nil && m.text == strings.TrimSpace(d.filter.Value()) {
+		d.hitsFor, d.hits = m.text, make(map[string]bool, len(m.ids))
+		for _, id := range m.ids {
+			d.hits[id] = true
+		}
+		d.sel = min(d.sel, max(0, len(d.visible())-1))
+	}
+	return nil
+}
 
 func (d *sessionsDialog) View(w, h int) string {
 	s := d.c.Styles

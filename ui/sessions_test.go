@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/modelwire/modelwire/app"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -124,4 +127,63 @@ func TestSessionsListFuzzySearch(t *testing.T) {
 	if strings.Contains(s, "no stored sessions") {
 		t.Error("an empty search result says there are no sessions")
 	}
+}
+
+// A query of three characters or more also finds sessions by what was
+// exchanged: a tool result edited to paid_cents 20000 finds that session
+// only, through the real store, searched in a command.
+func TestSessionsSearchContent(t *testing.T) {
+	db, parent, ups, sc := recordFixture(t)
+	rc := DefaultRunConfig()
+	j := session.NewStoreJournal(db, app.Meta(rc.setup(sc), session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test"), rc.Stream)
+	for _, u := range ups {
+		if u.Kind == session.UpResult && u.Result.Name == "get_order_line" {
+			r := *u.Result
+			r.Content = strings.Replace(r.Content, `"paid_cents":18000`, `"paid_cents":20000`, 1)
+			u.Result = &r
+		}
+		if err := j.Record(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edited := j.SessionID()
+	lib := app.Library{DB: db}
+	list, err := lib.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	km := DefaultKeyMap()
+	d := newSessionsDialog(newCommon("dark", true, false, nil), &km)
+	d.search = lib.Search
+	d.setList(list, nil)
+	found := func(q string) []string {
+		t.Helper()
+		d.HandleKey(key1("/"), &km)
+		for d.filter.Value() != "" {
+			d.HandleKey(key1("backspace"), &km)
+		}
+		var cmd tea.Cmd
+		for _, r := range q {
+			_, cmd = d.HandleKey(key1(string(r)), &km)
+		}
+		d.HandleKey(key1("enter"), &km)
+		if cmd != nil {
+			d.Update(cmd())
+		}
+		var ids []string
+		for _, s := range d.visible() {
+			ids = append(ids, s.ID)
+		}
+		return ids
+	}
+	if got := found(`paid_cents":20000`); len(got) != 1 || got[0] != edited {
+		t.Errorf("content search for the edited result found %v, want only %s (not %s)", got, edited, parent)
+	}
+	if got := found(`paid_cents":18000`); len(got) != 1 || got[0] != parent {
+		t.Errorf("content search for the original result found %v, want only %s", got, parent)
+	}
+	if got := found(`nowhere-in-any-session`); len(got) != 0 {
+		t.Errorf("a text in no session found %v", got)
+	}
+	contains(t, d.View(200, 30), `no session matches "nowhere-in-any-session" (of 2 stored)`)
 }

@@ -75,6 +75,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onSeek(msg)
 	case diffMsg:
 		return m, m.onDiff(msg)
+	case forkFileMsg:
+		return m, m.forkFile(msg)
+	case forkEditedMsg:
+		return m, m.forkEdited(msg)
+	case forkPlannedMsg:
+		return m, m.forkPlanned(msg)
 	case deletedMsg:
 		if msg.err != nil {
 			return m, m.setStatus(levelError, "delete "+msg.id+": "+msg.err.Error())
@@ -175,7 +181,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		if m.opts.Library == nil {
 			return m.setStatus(levelWarn, "no session store is open")
 		}
-		m.dialogs = append(m.dialogs, newSessionsDialog(m.c, &m.km))
+		d := newSessionsDialog(m.c, &m.km)
+		d.search = m.opts.Library.Search
+		m.dialogs = append(m.dialogs, d)
 		return m.loadSessions()
 	case key.Matches(msg, km.Global.Options):
 		if m.opts.Backend == nil {
@@ -342,6 +350,12 @@ func (m *Model) do(act action) tea.Cmd {
 		return func() tea.Msg { return deletedMsg{id: id, err: lib.Delete(id)} }
 	case actOpenDiff:
 		return m.loadDiff(a.a, a.b)
+	case actForkEdit:
+		return m.editFork(a)
+	case actFork:
+		if d := m.forkDlg(a.gen); d != nil {
+			return m.planFork(d, nil, nil)
+		}
 	case actExport:
 		lib, id, dir := m.opts.Library, a.id, m.opts.ExportDir
 		return func() tea.Msg {
@@ -514,6 +528,8 @@ func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 	case key.Matches(msg, km.Replay.Speed):
 		m.speed = (m.speed + 1) % len(replaySpeeds)
 		return nil, true
+	case key.Matches(msg, km.Replay.Fork):
+		return m.openFork(), true
 	case key.Matches(msg, km.Global.Live):
 		if m.opts.Replay != "" {
 			return nil, true // opened on a stored session: there is no live one to go back to

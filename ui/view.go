@@ -276,6 +276,9 @@ func (m *Model) bindings() (short []key.Binding, groups []helpGroup) {
 	} else {
 		ctx = append(ctx, km.Replay.Forward, km.Replay.Back, km.Replay.NextTurn, km.Replay.PrevTurn,
 			km.Replay.Start, km.Replay.End, km.Replay.Play, km.Replay.Faster, km.Replay.Slower)
+		if m.opts.Backend != nil && m.opts.Library != nil {
+			ctx = append(ctx, km.Replay.Fork)
+		}
 		if m.opts.Replay == "" {
 			ctx = append(ctx, km.Global.Live)
 		}

@@ -261,7 +261,7 @@ func play(w http.ResponseWriter, r *http.Request, resp response, opt Options) {
 		}
 		var b bytes.Buffer
 		if resp.stream {
-			writeSSE(&b, ev.raw)
+			ev.raw.WriteSSE(&b)
 		} else {
 			b.WriteString(ev.raw.Data)
 		}
@@ -272,20 +272,6 @@ func play(w http.ResponseWriter, r *http.Request, resp response, opt Options) {
 			flusher.Flush()
 		}
 	}
-}
-
-// writeSSE writes one raw event as an SSE event.
-func writeSSE(b *bytes.Buffer, raw adapters.RawEvent) {
-	if raw.ID != "" {
-		b.WriteString("id: " + raw.ID + "\n")
-	}
-	if raw.Event != "" {
-		b.WriteString("event: " + raw.Event + "\n")
-	}
-	for _, line := range strings.Split(raw.Data, "\n") {
-		b.WriteString("data: " + line + "\n")
-	}
-	b.WriteByte('\n')
 }
 
 // writeMismatch answers 409 in the provider's own error shape, so an SDK
