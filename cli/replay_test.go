@@ -93,16 +93,19 @@ func TestReplayTUIMatchesJSON(t *testing.T) {
 				t.Fatalf("the workbench opens at entry %d/%d, turn %d; replay --json has %d entries", pos, n, turn, len(turnOf))
 			}
 			for p := 1; p <= n; p++ {
-				m.Update(tea.KeyMsg{Type: tea.KeyRight})
+				_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRight})
+				drain(m, cmd) // the seek runs in a command
 				pos, _, turn = header(t, m)
 				if pos != p || turn != turnOf[p-1] {
 					t.Fatalf("→ to entry %d: the workbench shows entry %d, turn %d; replay --json says turn %d", p, pos, turn, turnOf[p-1])
 				}
 			}
-			m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'g'}})
+			_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'g'}})
+			drain(m, cmd)
 			var visited []int
 			for range starts {
-				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{']'}})
+				_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{']'}})
+				drain(m, cmd)
 				pos, _, _ = header(t, m)
 				visited = append(visited, pos)
 			}

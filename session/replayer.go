@@ -29,10 +29,20 @@ import (
 // Memory does not grow with the timeline: opening reads the entries once,
 // a chunk at a time, to count them and keep the positions of turn starts,
 // proposals and errors; the state is folded from the entries as they are
-// read. Stepping forward reads only the new entries; stepping back, or on
-// from inside an entry group (one raw event's entries), folds again from
-// the start. The state keeps every turn's lanes and event log, as live,
-// up to detailedUpTo entries; beyond, only the current turn's.
+// read. Stepping forward reads only the new entries. Folding keeps
+// checkpoints (a copy of the fold, cheap: State.Clone shares the turns
+// that do not change) every checkpointEvery entries, at most
+// maxCheckpoints of them (beyond, the spacing doubles), and finer ones
+// within the interval of the last seek back; stepping back, or a jump,
+// folds from the last checkpoint at or before the target. The state keeps
+// every turn's lanes and event log, as live, up to detailedUpTo entries;
+// beyond, only the current turn's.
+//
+// The store's Cursor cannot serve this: its snapshots hold the reducer of
+// one response (items, usage, terminal), while the workbench's State is
+// the fold of every update — each turn's request, attempts, lanes with
+// their timings and delta counts, event log, proposals, decisions,
+// results and verdicts — none of which the reducer keeps.
 type Replayer struct {
 	db   *store.DB
 	sess *store.Session
@@ -51,7 +61,24 @@ type Replayer struct {
 
 	pos int
 	b   *timelineBuilder // nil: fold again from the start
+
+	// Checkpoints, by position: spaced about every entries apart; fine
+	// ones, fineParts of them, in [fineFrom, fineTo): the stretch the
+	// last step back had to fold, so that the next steps back fold little.
+	cps, fine        []*timelineBuilder
+	every            int
+	fineFrom, fineTo int
 }
+
+// Checkpoint spacing. A fold costs ~10-15 µs an entry (reading and
+// decoding it), so an interval of 512 is ~5-8 ms; a checkpoint of a
+// session of T turns costs ~20·T bytes plus the copy of the turn it is in.
+var (
+	checkpointEvery = 512
+	maxCheckpoints  = 1024
+	checkpointBytes = 8 << 20
+	fineParts       = 16
+)
 
 // NewReplayer opens a replayer on a stored session, before its first
 // entry. sc, when known, gives the source map and the proposals' schema
@@ -61,7 +88,8 @@ func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replayer{db: db, sess: s, sc: sc, history: adapters.HistoryFull, attempt: map[[2]int]*store.Attempt{}}
+	r := &Replayer{db: db, sess: s, sc: sc, history: adapters.HistoryFull, attempt: map[[2]int]*store.Attempt{},
+		every: checkpointEvery}
 	slices.SortStableFunc(s.Attempts, func(a, b store.Attempt) int {
 		if a.Turn != b.Turn {
 			return a.Turn - b.Turn
@@ -153,29 +181,34 @@ func (r *Replayer) TurnOf(p int) int {
 
 // NextTurn is the first entry of the turn after the current one, or the
 // end.
-func (r *Replayer) NextTurn() int {
-	for _, s := range r.turnStarts {
-		if s > r.pos {
-			return s
-		}
+func (r *Replayer) NextTurn() int { return r.NextTurnFrom(r.pos) }
+
+// PrevTurn is the first entry of the current turn, or of the one before
+// when already there; 0 before the first turn.
+func (r *Replayer) PrevTurn() int { return r.PrevTurnFrom(r.pos) }
+
+// NextTurnFrom is NextTurn from position p. It reads only what opening
+// read, so it may run while a Seek runs in another goroutine.
+func (r *Replayer) NextTurnFrom(p int) int {
+	if i, _ := slices.BinarySearch(r.turnStarts, p+1); i < len(r.turnStarts) {
+		return r.turnStarts[i]
 	}
 	return r.n
 }
 
-// PrevTurn is the first entry of the current turn, or of the one before
-// when already there; 0 before the first turn.
-func (r *Replayer) PrevTurn() int {
-	best := 0
-	for _, s := range r.turnStarts {
-		if s < r.pos {
-			best = s
-		}
+// PrevTurnFrom is PrevTurn from position p (as NextTurnFrom, safe beside
+// a Seek).
+func (r *Replayer) PrevTurnFrom(p int) int {
+	i, _ := slices.BinarySearch(r.turnStarts, p)
+	if i == 0 {
+		return 0
 	}
-	return best
+	return r.turnStarts[i-1]
 }
 
 // State is the session right after the current entry. It is the
-// replayer's own: it changes on the next Seek.
+// replayer's own: it changes on the next Seek (State.Clone makes a copy
+// that does not).
 func (r *Replayer) State() *State {
 	if r.b == nil {
 		return NewState() // the last Seek failed
@@ -186,8 +219,22 @@ func (r *Replayer) State() *State {
 // Seek moves to position p (clamped to 0…Len).
 func (r *Replayer) Seek(p int) error {
 	p = max(0, min(p, r.n))
-	if r.b == nil || p < r.pos || r.b.partial {
-		r.b = r.newBuilder()
+	back := r.b != nil && p < r.pos
+	cp := r.checkpoint(p)
+	if back && (p < r.fineFrom || p >= r.fineTo) {
+		// A step back outside the stretch of fine checkpoints: keep fine
+		// ones on the stretch this fold covers.
+		r.fine, r.fineFrom, r.fineTo = nil, 0, p
+		if cp = r.checkpoint(p); cp != nil {
+			r.fineFrom = cp.pos
+		}
+	}
+	if r.b == nil || back || r.b.partial || (cp != nil && cp.pos > r.b.pos) {
+		if cp != nil {
+			r.b = cp.clone()
+		} else {
+			r.b = r.newBuilder()
+		}
 	}
 	if err := r.b.advance(p); err != nil {
 		r.b = nil
@@ -195,6 +242,78 @@ func (r *Replayer) Seek(p int) error {
 	}
 	r.pos = p
 	return nil
+}
+
+// byPos orders checkpoints by position.
+func byPos(c *timelineBuilder, p int) int { return c.pos - p }
+
+// checkpoint is the last checkpoint at or before p, nil if none.
+func (r *Replayer) checkpoint(p int) *timelineBuilder {
+	var best *timelineBuilder
+	for _, l := range [][]*timelineBuilder{r.cps, r.fine} {
+		i, _ := slices.BinarySearchFunc(l, p+1, byPos)
+		if i > 0 && (best == nil || l[i-1].pos > best.pos) {
+			best = l[i-1]
+		}
+	}
+	return best
+}
+
+// keep takes a checkpoint of b, folded to the end of an entry group, when
+// the last one before it is far enough. A checkpoint holds the event log
+// of the turn it is in (a long session's state keeps no other), so they
+// are taken where a turn starts (turnStart: b has folded the turn's
+// assembly), half an interval apart; inside a turn only when the next
+// turn's start is an interval away or more.
+func (r *Replayer) keep(b *timelineBuilder, turnStart bool) {
+	add := func(l []*timelineBuilder, every int) ([]*timelineBuilder, bool) {
+		i, _ := slices.BinarySearchFunc(l, b.pos+1, byPos)
+		if i < len(l) && l[i].pos-b.pos < every/2 {
+			return l, false // the one after is near
+		}
+		if !turnStart && r.NextTurnFrom(b.pos)-b.pos < every {
+			return l, false
+		} else if turnStart {
+			every /= 2
+		}
+		if (i > 0 && b.pos-l[i-1].pos < every) || (i == 0 && b.pos < every) {
+			return l, false
+		}
+		return slices.Insert(l, i, b.clone()), true
+	}
+	var added bool
+	if r.cps, added = add(r.cps, r.every); added && len(r.cps) > r.most() {
+		r.thin()
+	}
+	if !added && b.pos >= r.fineFrom && b.pos < r.fineTo {
+		r.fine, _ = add(r.fine, max(1, (r.fineTo-r.fineFrom)/fineParts))
+	}
+}
+
+// most is how many checkpoints to keep: each holds a pointer or two per
+// turn, so a session of many turns keeps fewer (checkpointBytes in all,
+// roughly), at least 16 and at most maxCheckpoints.
+func (r *Replayer) most() int {
+	return min(maxCheckpoints, max(16, checkpointBytes/(24*len(r.turnStarts)+1)))
+}
+
+// thin doubles the spacing until the checkpoints are few enough, keeping
+// those spaced by half the new interval (turn starts are kept at half).
+func (r *Replayer) thin() {
+	for len(r.cps) > r.most() {
+		r.every *= 2
+		kept := r.cps[:0]
+		last := 0
+		for _, c := range r.cps {
+			if c.pos-last >= r.every/2 {
+				kept = append(kept, c)
+				last = c.pos
+			}
+		}
+		clear(r.cps[len(kept):])
+		r.cps = kept
+	}
+	r.fine, r.fineFrom, r.fineTo = nil, 0, 0
 }
 
 // Gap is the recorded time between the current entry and the next (0 at
@@ -250,11 +369,10 @@ type timelineBuilder struct {
 	r  *Replayer
 	st *State
 
-	emitted   int // attempts emitted
-	assembled map[int]bool
-	responded map[int]bool
-	terminal  map[int]*adapters.Event
-	proposed  map[string]bool // turn/call_id
+	emitted int // attempts emitted
+	// By turn (index turn-1): assembled, responded, the terminal event.
+	assembled, responded []bool
+	terminal             []*adapters.Event
 
 	pos     int // entries folded
 	prelude int // the entry whose prelude (updates before it) is folded
@@ -268,10 +386,35 @@ type timelineBuilder struct {
 }
 
 func (r *Replayer) newBuilder() *timelineBuilder {
-	b := &timelineBuilder{r: r, st: NewState(), assembled: map[int]bool{}, responded: map[int]bool{},
-		terminal: map[int]*adapters.Event{}, proposed: map[string]bool{}}
+	b := &timelineBuilder{r: r, st: NewState()}
 	b.emit(Update{Kind: UpStarted})
 	return b
+}
+
+// clone copies the fold: a checkpoint, or a fold restored from one.
+func (b *timelineBuilder) clone() *timelineBuilder {
+	c := *b
+	c.st = b.st.Clone()
+	c.assembled, c.responded, c.terminal = slices.Clone(b.assembled), slices.Clone(b.responded), slices.Clone(b.terminal)
+	return &c
+}
+
+// turnFlag reports flags[turn-1].
+func turnFlag(flags []bool, turn int) bool { return turn >= 1 && turn <= len(flags) && flags[turn-1] }
+
+// setTurn sets s[turn-1], growing s.
+func setTurn[T any](s []T, turn int, v T) []T {
+	for len(s) < turn {
+		var zero T
+		s = append(s, zero)
+	}
+	s[turn-1] = v
+	return s
+}
+
+// proposed reports whether the state shows the proposal of call id in turn.
+func (b *timelineBuilder) proposed(turn int, id string) bool {
+	return turn >= 1 && turn <= len(b.st.Turns) && b.st.Turns[turn-1].proposal(id) != nil
 }
 
 // errStop ends an EachEntry walk early.
@@ -296,12 +439,19 @@ func (b *timelineBuilder) advance(p int) error {
 			if b.partial {
 				return errStop
 			}
+			b.r.keep(b, false)
 		}
 		if b.prelude != e.Seq {
 			if err := b.before(e); err != nil {
 				return fmt.Errorf("entry %d: %w", e.Seq, err)
 			}
 			b.prelude = e.Seq
+			if b.pos == e.Seq-1 && !b.partial {
+				b.next, b.hasNext = b.r.at(e), true
+				if _, start := slices.BinarySearch(b.r.turnStarts, e.Seq); start {
+					b.r.keep(b, true)
+				}
+			}
 		}
 		if b.pos >= p {
 			b.next, b.hasNext = b.r.at(e), true
@@ -352,9 +502,7 @@ func (b *timelineBuilder) emit(u Update) {
 		// being shown only, so the replay's memory stays bounded by a
 		// turn, not the session; earlier turns keep their request,
 		// attempts, summary, usage and proposals.
-		for _, t := range b.st.Turns[:len(b.st.Turns)-1] {
-			t.Lanes, t.Log, t.byItem, t.lastClosed = nil, nil, map[string]*Lane{}, nil
-		}
+		b.st.dropDetail()
 	}
 }
 
@@ -378,8 +526,7 @@ func (b *timelineBuilder) before(e store.Entry) error {
 		}
 		b.flushAttempts(func(a store.Attempt) bool { return a.Turn <= d.Turn })
 		b.respond(d.Turn + 1)
-		if key := fmt.Sprint(d.Turn, "/", d.CallID); !b.proposed[key] {
-			b.proposed[key] = true
+		if !b.proposed(d.Turn, d.CallID) {
 			p := b.proposal(d)
 			b.emit(Update{Kind: UpProposal, Turn: d.Turn, Proposal: &p})
 		}
@@ -421,7 +568,7 @@ func (b *timelineBuilder) fold(es []store.Entry, p int) error {
 		}
 		if ev.Type == adapters.EvTerminal {
 			evc := ev
-			b.terminal[e.Turn] = &evc // a later attempt's terminal wins
+			b.terminal = setTurn(b.terminal, e.Turn, &evc) // a later attempt's terminal wins
 		}
 		st.Events = append(st.Events, ev)
 	}
@@ -442,9 +589,9 @@ func (b *timelineBuilder) flushAttempts(upto func(store.Attempt) bool) {
 	for b.emitted < len(atts) && upto(atts[b.emitted]) {
 		a := atts[b.emitted]
 		b.emitted++
-		if !b.assembled[a.Turn] {
+		if !turnFlag(b.assembled, a.Turn) {
 			b.respond(a.Turn)
-			b.assembled[a.Turn] = true
+			b.assembled = setTurn(b.assembled, a.Turn, true)
 			b.emit(Update{Kind: UpAssembled, Turn: a.Turn, Request: b.request(a)})
 		}
 		b.emit(Update{Kind: UpAttempt, Turn: a.Turn, Attempt: a.Attempt, URL: a.URL, HTTPStatus: a.StatusCode,
@@ -456,12 +603,13 @@ func (b *timelineBuilder) flushAttempts(upto func(store.Attempt) bool) {
 // one: the engine reports a turn's response before its proposals.
 func (b *timelineBuilder) respond(turn int) {
 	for t := 1; t < turn; t++ {
-		if b.responded[t] || !b.assembled[t] {
+		if turnFlag(b.responded, t) || !turnFlag(b.assembled, t) {
 			continue
 		}
-		b.responded[t] = true
+		b.responded = setTurn(b.responded, t, true)
 		sum := &adapters.Summary{Protocol: b.r.sess.Protocol, Terminal: adapters.StatusUnknown, StopReason: adapters.StopUnknown}
-		if ev := b.terminal[t]; ev != nil {
+		if t <= len(b.terminal) && b.terminal[t-1] != nil {
+			ev := b.terminal[t-1]
 			sum.Terminal, sum.StopReason, sum.ProviderStopReason = ev.Status, ev.StopReason, ev.ProviderStopReason
 		}
 		b.emit(Update{Kind: UpResponse, Turn: t, Summary: sum})

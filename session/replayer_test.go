@@ -1,7 +1,9 @@
 package session
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -219,52 +221,206 @@ func TestReplayerMemory(t *testing.T) {
 	}
 }
 
-// BenchmarkReplayer measures the workbench's replay keys on a session of
-// 100,000 entries (100 turns of 1,000): a step forward reads the next
-// entries; a step back folds again from the start. Run with
+// BenchmarkReplayer measures the workbench's replay keys on sessions of
+// 100,000 and 1,000,000 entries (turns of 1,000 entries), after one pass to
+// the end, which leaves the checkpoints a replay keeps as it goes:
+//
+//   - forward: a step on from a random entry (reads the next entry);
+//   - back: a step back after a jump (folds from the checkpoint before);
+//   - back-again: the step back after that (from a fine checkpoint);
+//   - seek: a jump to a random entry from the last one;
+//   - next-turn: ] from a random entry;
+//   - open-seek: opening the session and a jump to a random entry, cold
+//     (no checkpoints yet: the fold runs from the start).
+//
+// Run with
 //
 //	go test ./session -run '^$' -bench Replayer -benchtime 20x
 func BenchmarkReplayer(b *testing.B) {
-	db := openStore(b)
-	id := recordTurns(b, db, store.SourceRun, 100, 1000, false)
+	for _, size := range []struct {
+		name  string
+		turns int
+	}{{"100k", 100}, {"1M", 1000}} {
+		b.Run(size.name, func(b *testing.B) {
+			db := openStore(b)
+			id := recordTurns(b, db, store.SourceRun, size.turns, 1000, false)
+			r, err := NewReplayer(db, id, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := r.Seek(r.Len()); err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			pick := func() int { return 2 + rng.IntN(r.Len()-3) }
+			seek := func(p int) {
+				if err := r.Seek(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Run("forward", func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					p := pick()
+					seek(p)
+					b.StartTimer()
+					seek(p + 1)
+				}
+			})
+			b.Run("back", func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					p := pick()
+					seek(p)
+					b.StartTimer()
+					seek(p - 1)
+				}
+			})
+			b.Run("back-again", func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					p := pick()
+					seek(p)
+					seek(p - 1)
+					b.StartTimer()
+					seek(p - 2)
+				}
+			})
+			b.Run("seek", func(b *testing.B) {
+				for range b.N {
+					seek(pick())
+				}
+			})
+			b.Run("next-turn", func(b *testing.B) {
+				for range b.N {
+					b.StopTimer()
+					seek(pick())
+					b.StartTimer()
+					seek(r.NextTurn())
+				}
+			})
+			b.Run("open-seek", func(b *testing.B) {
+				for range b.N {
+					r, err := NewReplayer(db, id, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := r.Seek(pick()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// dump is what a person sees of a state: its JSON and every lane's text.
+func dump(t testing.TB, st *State) string {
+	t.Helper()
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(b)
+	for _, turn := range st.Turns {
+		for _, l := range turn.Lanes {
+			out += "\n" + l.ItemID + ": " + l.Text()
+		}
+	}
+	return out
+}
+
+// smallCheckpoints spaces checkpoints every few entries for one test.
+func smallCheckpoints(t *testing.T, every, most int) {
+	e, m := checkpointEvery, maxCheckpoints
+	checkpointEvery, maxCheckpoints = every, most
+	t.Cleanup(func() { checkpointEvery, maxCheckpoints = e, m })
+}
+
+// TestReplayerCheckpoints: the state at every position is the same
+// whether folded from the start, reached by steps back (from checkpoints,
+// fine ones included), or by jumps in any order; and a state handed out
+// as a clone does not change when the replayer moves on.
+func TestReplayerCheckpoints(t *testing.T) {
+	smallCheckpoints(t, 8, 4) // 4 at most: the spacing doubles on the way
+	db := openStore(t)
+	id := recordTurns(t, db, store.SourceProxy, 6, 12, true)
+	want := map[int]string{}
+	fresh := func(p int) string {
+		r, err := NewReplayer(db, id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Seek(p); err != nil {
+			t.Fatal(err)
+		}
+		return dump(t, r.State())
+	}
 	r, err := NewReplayer(db, id, nil)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	mid := r.Len() / 2
-	b.Run("forward", func(b *testing.B) {
-		if err := r.Seek(mid); err != nil {
-			b.Fatal(err)
+	for p := 0; p <= r.Len(); p++ {
+		want[p] = fresh(p)
+	}
+	if err := r.Seek(r.Len()); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.cps) == 0 || len(r.cps) > 4 || r.every == 8 {
+		t.Fatalf("%d checkpoints every %d entries after the whole session; want 1-4, spaced wider than 8", len(r.cps), r.every)
+	}
+	end := r.State().Clone()
+	endDump := dump(t, end)
+	for p := r.Len() - 1; p >= 0; p-- {
+		if err := r.Seek(p); err != nil {
+			t.Fatal(err)
 		}
-		b.ResetTimer()
-		for i := range b.N {
-			if err := r.Seek(mid + 1 + i%500); err != nil {
-				b.Fatal(err)
-			}
+		if got := dump(t, r.State()); got != want[p] {
+			t.Fatalf("stepping back to %d:\n%s\nwant\n%s", p, got, want[p])
 		}
-	})
-	b.Run("back", func(b *testing.B) {
-		for range b.N {
-			b.StopTimer()
-			if err := r.Seek(mid); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-			if err := r.Seek(mid - 1); err != nil {
-				b.Fatal(err)
-			}
+	}
+	if dump(t, end) != endDump {
+		t.Fatal("a cloned state changed when the replayer moved")
+	}
+	for _, p := range []int{40, 3, 71, 72, 13, 12, 60, 0, 59, 25} {
+		if err := r.Seek(p); err != nil {
+			t.Fatal(err)
 		}
-	})
-	b.Run("next-turn", func(b *testing.B) {
-		for i := range b.N {
-			b.StopTimer()
-			if err := r.Seek(mid + i%10*1000); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-			if err := r.Seek(r.NextTurn()); err != nil {
-				b.Fatal(err)
-			}
+		if got := dump(t, r.State()); got != want[p] {
+			t.Fatalf("jumping to %d:\n%s\nwant\n%s", p, got, want[p])
 		}
-	})
+	}
+}
+
+// TestStateClone: a clone and its original change independently, the
+// turns they share included.
+func TestStateClone(t *testing.T) {
+	st := NewState()
+	item := func(turn int, id string) {
+		st.Apply(Update{Kind: UpStep, Turn: turn, Step: &adapters.Step{Index: 1, Events: []adapters.Event{
+			{Type: adapters.EvItemStarted, ItemID: id, Kind: string(adapters.KindMessage)},
+			{Type: adapters.EvTextDelta, ItemID: id, Delta: "refund "}}}})
+	}
+	item(1, "a")
+	st.Apply(Update{Kind: UpProposal, Turn: 1, Proposal: &Proposal{CallID: "c1", Name: "get_order"}})
+	c := st.Clone()
+	before := dump(t, c)
+	// The original goes on: more text, a decision, a new turn.
+	st.Apply(Update{Kind: UpStep, Turn: 1, Step: &adapters.Step{Index: 2, Events: []adapters.Event{{Type: adapters.EvTextDelta, ItemID: "a", Delta: "150"}}}})
+	st.Apply(Update{Kind: UpDecision, Turn: 1, Proposal: &Proposal{CallID: "c1"}, Decision: &Decision{Kind: Approved}})
+	item(2, "b")
+	if got := dump(t, c); got != before {
+		t.Fatalf("the clone changed with its original:\n%s\nwas\n%s", got, before)
+	}
+	if st.Turns[0].Lanes[0].Text() != "refund 150" || st.Turns[0].Proposals[0].Decision == nil || len(st.Turns) != 2 {
+		t.Fatalf("the original lost its updates: %s", dump(t, st))
+	}
+	// The clone goes on its own way.
+	c.Apply(Update{Kind: UpStep, Turn: 1, Step: &adapters.Step{Index: 2, Events: []adapters.Event{{Type: adapters.EvTextDelta, ItemID: "a", Delta: "yuan"}}}})
+	if c.Turns[0].Lanes[0].Text() != "refund yuan" || st.Turns[0].Lanes[0].Text() != "refund 150" {
+		t.Fatalf("clone %q, original %q", c.Turns[0].Lanes[0].Text(), st.Turns[0].Lanes[0].Text())
+	}
+	if len(c.Turns[0].Log) != 2 || len(st.Turns[0].Log) != 2 || c.Turns[0].Log[1].Events[0].Delta != "yuan" || st.Turns[0].Log[1].Events[0].Delta != "150" {
+		t.Fatal("the clone's and the original's event logs are mixed")
+	}
 }

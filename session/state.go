@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +25,14 @@ type State struct {
 	// Applied counts the updates folded in; Events the canonical events.
 	Applied int `json:"applied"`
 	Events  int `json:"events"`
+	// own marks the turns this state may change in place (see Clone).
+	own *owner
 }
+
+// owner is a token: a TurnState whose own is not its State's was shared
+// by Clone and is copied before it changes. Not zero-sized, so that two
+// tokens never share an address.
+type owner struct{ _ byte }
 
 // TurnState is one request and its response.
 type TurnState struct {
@@ -48,6 +56,7 @@ type TurnState struct {
 	// answer it asks again for, and the message sent.
 	Regenerates *Regeneration `json:"regenerates,omitempty"`
 	byItem      map[string]*Lane
+	own         *owner
 	// lastClosed is the lane of the latest item.done: the reducer reports
 	// a call's proposal or invalid arguments right after it.
 	lastClosed *Lane
@@ -118,12 +127,83 @@ func (p *ProposalState) Waiting() bool { return p.Decision == nil }
 // NewState starts an empty state.
 func NewState() *State { return &State{Status: "running"} }
 
-// Turn returns turn n (1-based), creating it (and any before it).
+// Turn returns turn n (1-based) for changing, creating it (and any before
+// it); a turn shared with a clone is copied first.
 func (s *State) Turn(n int) *TurnState {
 	for len(s.Turns) < n {
-		s.Turns = append(s.Turns, &TurnState{N: len(s.Turns) + 1, byItem: map[string]*Lane{}})
+		s.Turns = append(s.Turns, &TurnState{N: len(s.Turns) + 1, byItem: map[string]*Lane{}, own: s.own})
 	}
-	return s.Turns[n-1]
+	t := s.Turns[n-1]
+	if t.own != s.own {
+		t = t.copyFor(s.own)
+		s.Turns[n-1] = t
+	}
+	return t
+}
+
+// Clone returns a copy that later updates to either state do not change,
+// for a replay's checkpoints and for handing a state to another goroutine.
+// It copies only the list of turns: the turns are shared until one side
+// changes one (Turn copies it then), so a clone costs a pointer per turn
+// and a step after it copies the one turn it changes.
+func (s *State) Clone() *State {
+	c := *s
+	c.Turns = slices.Clone(s.Turns)
+	c.own, s.own = new(owner), new(owner)
+	return &c
+}
+
+// copyFor copies a shared turn for the state that owns own: what Apply
+// changes in place (lanes, attempts, proposals) is copied; the log is
+// shared with its capacity clipped, so that an append copies it rather
+// than write where the other state could see.
+func (t *TurnState) copyFor(own *owner) *TurnState {
+	c := *t
+	c.own = own
+	c.Attempts = slices.Clone(t.Attempts)
+	c.Log = slices.Clip(t.Log)
+	c.byItem = make(map[string]*Lane, len(t.byItem))
+	c.lastClosed = nil
+	if t.Lanes != nil {
+		c.Lanes = make([]*Lane, len(t.Lanes))
+	}
+	for i, l := range t.Lanes {
+		nl := l.clone()
+		c.Lanes[i] = nl
+		if t.byItem[l.ItemID] == l {
+			c.byItem[l.ItemID] = nl
+		}
+		if t.lastClosed == l {
+			c.lastClosed = nl
+		}
+	}
+	if t.Proposals != nil {
+		c.Proposals = make([]*ProposalState, len(t.Proposals))
+	}
+	for i, p := range t.Proposals {
+		np := *p
+		c.Proposals[i] = &np
+	}
+	return &c
+}
+
+// clone copies a lane with its text.
+func (l *Lane) clone() *Lane {
+	c := *l
+	c.text = strings.Builder{} // a Builder copied by value must not be written to
+	c.text.WriteString(l.Text())
+	return &c
+}
+
+// dropDetail forgets the lanes and event log of every turn before the
+// last (a long replay keeps only the shown turn's).
+func (s *State) dropDetail() {
+	for i := range max(0, len(s.Turns)-1) {
+		if t := s.Turns[i]; t.Lanes != nil || t.Log != nil || t.lastClosed != nil {
+			t = s.Turn(i + 1)
+			t.Lanes, t.Log, t.byItem, t.lastClosed = nil, nil, map[string]*Lane{}, nil
+		}
+	}
 }
 
 // Current is the latest turn, or nil.

@@ -44,7 +44,8 @@ func TestForkFromTheReplay(t *testing.T) {
 	}
 	contains(t, m.View(), "step into a turn first")
 
-	press(m, "G", "F")
+	settle(m, press(m, "G")) // the seek runs in a command
+	press(m, "F")
 	d, ok := m.top().(*forkDialog)
 	if !ok {
 		t.Fatalf("F on the last turn opened %T, want the fork dialog", m.top())

@@ -63,6 +63,16 @@ type replayMsg struct {
 	err error
 }
 
+// seekMsg is where a replay seek landed: the position, a copy of the
+// state there and the recorded gap to the next entry.
+type seekMsg struct {
+	gen   int
+	pos   int
+	state *session.State
+	gap   time.Duration
+	err   error
+}
+
 // deletedMsg says a stored session was deleted (or why not).
 type deletedMsg struct {
 	id  string

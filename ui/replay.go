@@ -3,6 +3,8 @@ package ui
 import (
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 )
@@ -40,11 +42,15 @@ type Replay struct {
 	TurnStarts, Proposals, Errors []int
 	Stream                        bool
 	History                       adapters.HistoryMode
+	// state and gap are the replayer's at opening (position 0), read by
+	// the command that loaded it.
+	state *session.State
+	gap   time.Duration
 }
 
 func newReplay(r *session.Replayer) *Replay {
 	rep := &Replay{r: r, Info: r.Info(), Scenario: r.Scenario(), Entries: r.Len(), Proposals: r.Proposals(), Errors: r.Errors(),
-		Stream: r.Stream(), History: r.History()}
+		Stream: r.Stream(), History: r.History(), state: r.State().Clone(), gap: r.Gap()}
 	for _, s := range r.TurnStarts() {
 		rep.TurnStarts = append(rep.TurnStarts, s-1)
 	}
@@ -52,42 +58,51 @@ func newReplay(r *session.Replayer) *Replay {
 }
 
 // cursor is a replay's position with the state there, as the replayer
-// folded it.
+// folded it. Seeks read the store, so they run in a command (seekCmd)
+// that hands back a copy of the state; the screen shows the last state
+// until it lands. One seek runs at a time: keys pressed meanwhile move the
+// target (want), and when the running seek lands the latest target is
+// sought, so held keys coalesce.
 type cursor struct {
 	rep   *Replay
 	pos   int
 	state *session.State
-	err   error // the last seek's, if it failed (the state stays as it was)
+	gap   time.Duration // recorded time between the entry at pos and the next
+	want  int           // the position asked for last
+	busy  bool          // a seek is running
+	err   error         // the last seek's, if it failed (the state stays as it was)
 }
 
 func newCursor(rep *Replay) *cursor {
-	c := &cursor{rep: rep}
-	c.seek(0)
-	return c
+	st := rep.state
+	if st == nil {
+		st = session.NewState()
+	}
+	return &cursor{rep: rep, state: st, gap: rep.gap}
 }
 
-func (c *cursor) seek(p int) {
-	if c.err = c.rep.r.Seek(p); c.err != nil {
-		if c.state == nil {
-			c.state = session.NewState()
+// seekCmd moves the replayer to p in a command. The replayer is the
+// command's alone while it runs (the cursor starts one at a time); the
+// state it returns is a copy the replayer no longer changes.
+func seekCmd(gen int, r *session.Replayer, p int) tea.Cmd {
+	return func() tea.Msg {
+		if err := r.Seek(p); err != nil {
+			return seekMsg{gen: gen, err: err}
 		}
-		return
+		return seekMsg{gen: gen, pos: r.Pos(), state: r.State().Clone(), gap: r.Gap()}
 	}
-	c.pos, c.state = c.rep.r.Pos(), c.rep.r.State()
 }
 
 // turnOf is the turn whose entries contain position p (0 before any).
 func (c *cursor) turnOf(p int) int { return c.rep.r.TurnOf(p) }
 
-// nextTurn is the position after the first entry of the next turn.
-func (c *cursor) nextTurn() int { return c.rep.r.NextTurn() }
+// nextTurn is the position after the first entry of the turn after the
+// target's.
+func (c *cursor) nextTurn() int { return c.rep.r.NextTurnFrom(c.want) }
 
-// prevTurn is the start of the current turn, or of the one before when
+// prevTurn is the start of the target's turn, or of the one before when
 // already there.
-func (c *cursor) prevTurn() int { return c.rep.r.PrevTurn() }
-
-// gap is the recorded time between the cursor's entry and the next.
-func (c *cursor) gap() time.Duration { return c.rep.r.Gap() }
+func (c *cursor) prevTurn() int { return c.rep.r.PrevTurnFrom(c.want) }
 
 // replaySpeeds are the playback speeds + and - step through.
 var replaySpeeds = []float64{0.25, 0.5, 1, 2, 4, 8, 16}

@@ -104,7 +104,7 @@ func TestReplayEqualsLive(t *testing.T) {
 		if i+1 < len(ups) && entriesOf(ups[i+1]) == 0 {
 			continue
 		}
-		replay.seek(n)
+		settle(replay, replay.seek(n))
 		lp, rp := panelsOf(live), panelsOf(replay)
 		for id := range lp {
 			if lp[id] != rp[id] {
@@ -137,29 +137,29 @@ func TestReplayCursorKeys(t *testing.T) {
 	if m.mode != modeReplay || m.cur == nil {
 		t.Fatal("not replaying")
 	}
-	press(m, "right", "l")
+	settle(m, press(m, "right", "l"))
 	if m.cur.pos != 2 {
 		t.Fatalf("pos %d after two steps", m.cur.pos)
 	}
-	press(m, "left")
+	settle(m, press(m, "left"))
 	if m.cur.pos != 1 {
 		t.Fatalf("pos %d after a step back", m.cur.pos)
 	}
-	press(m, "]")
+	settle(m, press(m, "]"))
 	t2 := m.cur.pos
 	if m.cur.turnOf(t2) != 2 {
 		t.Fatalf("] went to %d (turn %d), want turn 2", t2, m.cur.turnOf(t2))
 	}
-	press(m, "[")
+	settle(m, press(m, "["))
 	if m.cur.turnOf(m.cur.pos) != 1 {
 		t.Fatalf("[ went to turn %d", m.cur.turnOf(m.cur.pos))
 	}
-	press(m, "G")
+	settle(m, press(m, "G"))
 	if m.cur.pos != m.rep.Entries {
 		t.Fatal("G should go to the end")
 	}
 	contains(t, m.View(), "needs_review", "13000")
-	press(m, "g")
+	settle(m, press(m, "g"))
 	if m.cur.pos != 0 || len(m.d.state.Layers) != 0 {
 		t.Fatal("g should go to the start")
 	}
@@ -186,11 +186,13 @@ func TestReplayCursorKeys(t *testing.T) {
 	if !m.playing {
 		t.Fatal("space should play")
 	}
-	m.Update(playTickMsg{gen: m.repGen, play: m.play})
+	_, cmd := m.Update(playTickMsg{gen: m.repGen, play: m.play})
+	settle(m, cmd)
 	if m.cur.pos != 1 {
 		t.Fatalf("a tick moved to %d", m.cur.pos)
 	}
-	m.Update(playTickMsg{gen: m.repGen, play: m.play - 1})
+	_, cmd = m.Update(playTickMsg{gen: m.repGen, play: m.play - 1})
+	settle(m, cmd)
 	if m.cur.pos != 1 {
 		t.Fatal("a stale tick moved the cursor")
 	}
@@ -294,7 +296,7 @@ func TestReplayEventOrder(t *testing.T) {
 	m := New(Options{Library: app.Library{DB: db}})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.Update(replayMsg{gen: m.repGen, rep: newReplay(r)})
-	press(m, "G")
+	settle(m, press(m, "G"))
 	var got []string
 	for _, turn := range m.d.state.Turns {
 		for _, l := range turn.Log {
@@ -305,5 +307,72 @@ func TestReplayEventOrder(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the workbench's event log (%d events) differs from the stored timeline (%d)", len(got), len(want))
+	}
+}
+
+// settle runs cmd and feeds back the replay seeks it starts, and those
+// they start, until none is left (other messages are dropped).
+func settle(m *Model, cmd tea.Cmd) {
+	for _, msg := range run(cmd) {
+		if s, ok := msg.(seekMsg); ok {
+			_, next := m.Update(s)
+			settle(m, next)
+		}
+	}
+}
+
+// TestReplaySeeksOffTheUpdate: a replay key starts a seek in a command and
+// the screen keeps the last state until it lands; keys pressed while it
+// runs start no second seek, and the latest target is sought when it
+// lands.
+func TestReplaySeeksOffTheUpdate(t *testing.T) {
+	db, id, _, _ := recordFixture(t)
+	m := New(Options{Library: app.Library{DB: db}})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	for _, msg := range run(m.loadReplay(id)) {
+		m.Update(msg)
+	}
+	shown := m.d.state
+	first := press(m, "right")
+	if first == nil || m.cur.pos != 0 || m.d.state != shown {
+		t.Fatalf("a step changed the screen before its seek ran (pos %d)", m.cur.pos)
+	}
+	// Four more steps and a turn while the first seek runs: no command.
+	if cmd := press(m, "right", "right", "right", "right"); run(cmd) != nil {
+		t.Fatalf("keys pressed during a seek started %v", run(cmd))
+	}
+	msgs := run(first)
+	if len(msgs) != 1 {
+		t.Fatalf("the seek gave %v", msgs)
+	}
+	landed := msgs[0].(seekMsg)
+	if landed.pos != 1 {
+		t.Fatalf("the first seek landed at %d", landed.pos)
+	}
+	_, next := m.Update(landed)
+	if m.cur.pos != 1 || m.d.state != landed.state || next == nil {
+		t.Fatalf("at %d after the first seek landed; the next target should be sought", m.cur.pos)
+	}
+	settle(m, next)
+	if m.cur.pos != 5 || m.cur.busy {
+		t.Fatalf("at %d after five steps (busy %v)", m.cur.pos, m.cur.busy)
+	}
+	// The state shown is the one a seek straight there gives.
+	r, err := app.Library{DB: db}.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Seek(5); err != nil {
+		t.Fatal(err)
+	}
+	if m.d.state.Applied != r.State().Applied || m.d.state.Events != r.State().Events {
+		t.Fatalf("shown: %d updates, %d events; the replayer at 5: %d, %d", m.d.state.Applied, m.d.state.Events,
+			r.State().Applied, r.State().Events)
+	}
+	// A seek of a session replaced meanwhile lands nowhere.
+	m.repGen++
+	m.Update(seekMsg{gen: m.repGen - 1, pos: 9, state: session.NewState()})
+	if m.cur.pos != 5 {
+		t.Fatal("a stale seek moved the cursor")
 	}
 }

@@ -71,6 +71,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onReplay(msg)
 	case playTickMsg:
 		return m, m.onTick(msg)
+	case seekMsg:
+		return m, m.onSeek(msg)
 	case diffMsg:
 		return m, m.onDiff(msg)
 	case forkFileMsg:
@@ -443,42 +445,80 @@ func (m *Model) onReplay(msg replayMsg) tea.Cmd {
 	return m.setStatus(levelInfo, "replaying "+msg.rep.Info.ID+": → step, ] turn, G end, space play")
 }
 
-// seek moves the replay cursor.
-func (m *Model) seek(p int) {
-	m.cur.seek(p)
-	m.d.state = m.cur.state
-	m.logP.sync()
+// seek asks for replay position p. One seek runs at a time (seekCmd):
+// while one runs, p becomes the target that onSeek seeks next, so the
+// latest target wins.
+func (m *Model) seek(p int) tea.Cmd {
+	c := m.cur
+	c.want = max(0, min(p, m.rep.Entries))
+	if c.busy || c.want == c.pos {
+		return nil
+	}
+	c.busy = true
+	return seekCmd(m.repGen, m.rep.r, c.want)
 }
 
-// replayKey handles the replay cursor keys.
+// onSeek shows where a seek landed, and seeks the latest target if it
+// moved meanwhile; a playing replay schedules its next step from here.
+func (m *Model) onSeek(msg seekMsg) tea.Cmd {
+	c := m.cur
+	if msg.gen != m.repGen || c == nil {
+		return nil
+	}
+	c.busy, c.err = false, msg.err
+	if msg.err != nil {
+		c.want = c.pos // go on from what is shown
+		m.playing = false
+		return m.seekStatus()
+	}
+	c.pos, c.state, c.gap = msg.pos, msg.state, msg.gap
+	m.d.state = c.state
+	m.logP.sync()
+	if c.want != c.pos {
+		return m.seek(c.want)
+	}
+	if m.playing {
+		return m.tick()
+	}
+	return nil
+}
+
+// replayKey handles the replay cursor keys. Steps count from the target
+// of the seek running, if any, so that each press moves one step.
 func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 	km := &m.km
 	if m.cur == nil {
 		return nil, false
 	}
+	var to int
 	switch {
 	case key.Matches(msg, km.Replay.Forward):
-		m.seek(m.cur.pos + 1)
+		to = m.cur.want + 1
 	case key.Matches(msg, km.Replay.Back):
-		m.seek(m.cur.pos - 1)
+		to = m.cur.want - 1
 	case key.Matches(msg, km.Replay.NextTurn):
-		m.seek(m.cur.nextTurn())
+		to = m.cur.nextTurn()
 	case key.Matches(msg, km.Replay.PrevTurn):
-		m.seek(m.cur.prevTurn())
+		to = m.cur.prevTurn()
 	case key.Matches(msg, km.Replay.Start):
-		m.seek(0)
+		to = 0
 	case key.Matches(msg, km.Replay.End):
-		m.seek(m.rep.Entries)
+		to = m.rep.Entries
 	case key.Matches(msg, km.Replay.Play):
 		m.playing = !m.playing
 		m.play++
-		if m.playing {
-			if m.cur.pos >= m.rep.Entries {
-				m.seek(0)
-			}
-			return m.tick(), true
+		if !m.playing {
+			return nil, true
 		}
-		return nil, true
+		if m.cur.want >= m.rep.Entries {
+			if cmd := m.seek(0); cmd != nil {
+				return cmd, true // onSeek goes on playing
+			}
+		}
+		if m.cur.busy {
+			return nil, true // onSeek goes on playing
+		}
+		return m.tick(), true
 	case key.Matches(msg, km.Replay.Faster):
 		m.speed = min(m.speed+1, len(replaySpeeds)-1)
 		return nil, true
@@ -503,7 +543,7 @@ func (m *Model) replayKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		m.playing = false
 		m.play++
 	}
-	return m.seekStatus(), true
+	return m.seek(to), true
 }
 
 // seekStatus reports a seek the store could not serve (the screen keeps
@@ -517,20 +557,19 @@ func (m *Model) seekStatus() tea.Cmd {
 
 // tick schedules the next playback step after the recorded gap.
 func (m *Model) tick() tea.Cmd {
-	gap := time.Duration(float64(m.cur.gap()) / replaySpeeds[m.speed])
+	gap := time.Duration(float64(m.cur.gap) / replaySpeeds[m.speed])
 	gap = max(tickEvery, min(gap, 2*time.Second))
 	gen, play := m.repGen, m.play
 	return tea.Tick(gap, func(time.Time) tea.Msg { return playTickMsg{gen: gen, play: play} })
 }
 
 func (m *Model) onTick(msg playTickMsg) tea.Cmd {
-	if msg.gen != m.repGen || msg.play != m.play || !m.playing || m.cur == nil {
+	if msg.gen != m.repGen || msg.play != m.play || !m.playing || m.cur == nil || m.cur.busy {
 		return nil
 	}
 	if m.cur.pos >= m.rep.Entries {
 		m.playing = false
 		return nil
 	}
-	m.seek(m.cur.pos + 1)
-	return m.tick()
+	return m.seek(m.cur.pos + 1) // onSeek schedules the next tick
 }

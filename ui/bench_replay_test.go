@@ -1,0 +1,92 @@
+package ui
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/app"
+	"github.com/modelwire/modelwire/store"
+)
+
+// recordLong records a streamed session of turns responses of perTurn
+// entries each (one message of deltas) and returns the store and its id.
+func recordLong(tb testing.TB, turns, perTurn int) (*store.DB, string) {
+	tb.Helper()
+	must := func(err error) {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	db, err := store.Open(filepath.Join(tb.TempDir(), "mw.db"))
+	must(err)
+	tb.Cleanup(func() { db.Close() })
+	w, err := db.CreateSession(store.SessionMeta{Title: "long", Protocol: adapters.OpenAIResponses, Provider: "sim", Source: store.SourceRun})
+	must(err)
+	for turn := 1; turn <= turns; turn++ {
+		rec, err := w.StartAttempt(turn, store.AttemptMeta{Method: "POST", URL: "http://127.0.0.1/v1/responses", Stream: true})
+		must(err)
+		item := fmt.Sprintf("msg_%d", turn)
+		off := time.Duration(0)
+		app := func(st adapters.Step) {
+			off += 20 * time.Microsecond
+			must(rec.AppendAt(off, st))
+		}
+		app(adapters.Step{Index: 0, Raw: adapters.RawEvent{Event: "response.output_item.added", Data: `{}`},
+			Events: []adapters.Event{{Seq: 1, Type: adapters.EvItemStarted, ItemID: item, Kind: string(adapters.KindMessage)}}})
+		for i := 1; i < perTurn-1; i++ {
+			app(adapters.Step{Index: i, Raw: adapters.RawEvent{Event: "response.output_text.delta", Data: `{"delta":" 退款"}`},
+				Events: []adapters.Event{{Seq: i + 1, Type: adapters.EvTextDelta, ItemID: item, Delta: " 退款"}}})
+		}
+		app(adapters.Step{Index: perTurn - 1, Raw: adapters.RawEvent{Event: "response.completed", Data: `{}`},
+			Events: []adapters.Event{adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, "completed")}})
+		must(rec.Finish(nil))
+	}
+	must(w.Finish(store.StatusDone))
+	return db, w.ID()
+}
+
+// BenchmarkReplayStepFrame measures what the workbench's own goroutine
+// does for a replay step in a session of 100,000 entries at 200×60: the
+// key (which only starts a seek), then the landed seek folded in and the
+// frame drawn — the 16 ms budget is a frame at 60 Hz. The seek itself runs
+// in its command, off that goroutine, and is not timed here (session's
+// BenchmarkReplayer measures it). Run:
+// go test ./ui -run '^$' -bench ReplayStepFrame -benchtime 50x
+func BenchmarkReplayStepFrame(b *testing.B) {
+	db, id := recordLong(b, 100, 1000)
+	m := New(Options{Library: app.Library{DB: db}})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+	r, err := app.Library{DB: db}.Load(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Update(replayMsg{gen: m.repGen, rep: newReplay(r)})
+	if m.cur == nil {
+		b.Fatal("not replaying")
+	}
+	for cmd := m.seek(m.rep.Entries / 2); cmd != nil; {
+		_, cmd = m.Update(cmd())
+	}
+	_ = m.View()
+	b.ResetTimer()
+	for i := range b.N {
+		k := "right"
+		if i%2 == 1 {
+			k = "left"
+		}
+		_, cmd := m.Update(key1(k))
+		if cmd == nil {
+			b.Fatal("a step started no seek")
+		}
+		b.StopTimer()
+		msg := cmd()
+		b.StartTimer()
+		m.Update(msg)
+		_ = m.View()
+	}
+}
