@@ -16,21 +16,7 @@ import (
 // sessions with m compares those two, the first marked as a.
 func TestDiffViewFromTheSessionsList(t *testing.T) {
 	db, parent, ups, sc := recordFixture(t)
-	rc := DefaultRunConfig()
-	setup := rc.setup(sc)
-	setup.Parent = parent
-	j := session.NewStoreJournal(db, app.Meta(setup, session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test"), rc.Stream)
-	for _, u := range ups {
-		if u.Kind == session.UpResult && u.Result.Name == "get_order_line" {
-			r := *u.Result
-			r.Content = strings.Replace(r.Content, `"paid_cents":18000`, `"paid_cents":20000`, 1)
-			u.Result = &r
-		}
-		if err := j.Record(u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fork := j.SessionID()
+	fork := recordEditedOrder(t, db, sc, ups, parent)
 
 	m := New(Options{Library: app.Library{DB: db}})
 	m.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
@@ -85,4 +71,26 @@ func TestDiffViewFromTheSessionsList(t *testing.T) {
 	if d.res.A.ID != fork || d.res.B.ID != parent {
 		t.Errorf("marked diff of %s → %s, want the fork → the parent", d.res.A.ID, d.res.B.ID)
 	}
+}
+
+// recordEditedOrder records the fixture's updates again as a new session
+// made from parent ("" for none), with the order result's paid_cents
+// 18000 edited to 20000, and returns its id.
+func recordEditedOrder(t *testing.T, db *store.DB, sc *session.Scenario, ups []session.Update, parent string) string {
+	t.Helper()
+	rc := DefaultRunConfig()
+	setup := rc.setup(sc)
+	setup.Parent = parent
+	j := session.NewStoreJournal(db, app.Meta(setup, session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test"), rc.Stream)
+	for _, u := range ups {
+		if u.Kind == session.UpResult && u.Result.Name == "get_order_line" {
+			r := *u.Result
+			r.Content = strings.Replace(r.Content, `"paid_cents":18000`, `"paid_cents":20000`, 1)
+			u.Result = &r
+		}
+		if err := j.Record(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return j.SessionID()
 }

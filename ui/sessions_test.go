@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/modelwire/modelwire/app"
-	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -134,19 +133,7 @@ func TestSessionsListFuzzySearch(t *testing.T) {
 // only, through the real store, searched in a command.
 func TestSessionsSearchContent(t *testing.T) {
 	db, parent, ups, sc := recordFixture(t)
-	rc := DefaultRunConfig()
-	j := session.NewStoreJournal(db, app.Meta(rc.setup(sc), session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test"), rc.Stream)
-	for _, u := range ups {
-		if u.Kind == session.UpResult && u.Result.Name == "get_order_line" {
-			r := *u.Result
-			r.Content = strings.Replace(r.Content, `"paid_cents":18000`, `"paid_cents":20000`, 1)
-			u.Result = &r
-		}
-		if err := j.Record(u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	edited := j.SessionID()
+	edited := recordEditedOrder(t, db, sc, ups, "")
 	lib := app.Library{DB: db}
 	list, err := lib.List()
 	if err != nil {
