@@ -2,10 +2,7 @@ package ui
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,67 +36,58 @@ func storedSessions(t *testing.T, bin, db string) []map[string]any {
 // as interrupted at once, not left running.
 func TestE2ESessionHygiene(t *testing.T) {
 	bin := e2eBinary(t)
-	for _, c := range []struct {
-		w, h int
-		env  []string
-	}{{80, 24, []string{"NO_COLOR=1"}}, {200, 60, nil}} {
-		t.Run(fmt.Sprintf("%dx%d%s", c.w, c.h, strings.Join(c.env, "")), func(t *testing.T) {
-			dir := t.TempDir()
-			db := filepath.Join(dir, "mw.db")
-			tm := &tmux{t: t, name: fmt.Sprintf("mwhyg%d%d", os.Getpid(), c.w), sock: filepath.Join(dir, "tmux.sock"), w: c.w, h: c.h, env: c.env}
-			t.Cleanup(tm.kill)
+	eachTerminal(t, "mwhyg", func(t *testing.T, tm *tmux, dir, db string) {
 
-			// Open and quit: nothing was started, so nothing is asked or stored.
-			tm.start(bin, db, dir)
-			tm.waitFor("the walkthrough", 20*time.Second, func(s string) bool { return strings.Contains(s, "⏸ assembled") })
-			tm.send("q")
-			tm.waitExit(10 * time.Second)
-			if list := storedSessions(t, bin, db); len(list) != 0 {
-				t.Fatalf("opening and quitting stored %d session(s): %v", len(list), list)
-			}
+		// Open and quit: nothing was started, so nothing is asked or stored.
+		tm.start(bin, db, dir)
+		tm.waitFor("the walkthrough", 20*time.Second, func(s string) bool { return strings.Contains(s, "⏸ assembled") })
+		tm.send("q")
+		tm.waitExit(10 * time.Second)
+		if list := storedSessions(t, bin, db); len(list) != 0 {
+			t.Fatalf("opening and quitting stored %d session(s): %v", len(list), list)
+		}
 
-			// n starts the session; an edited source re-sends as a new one.
-			tm.start(bin, db, dir)
-			tm.waitFor("the walkthrough", 20*time.Second, func(s string) bool { return strings.Contains(s, "⏸ assembled") })
-			tm.send("n")
-			tm.waitFor("the request sent", 20*time.Second, func(s string) bool { return strings.Contains(s, "⏸ sent") })
-			first := storedSessions(t, bin, db)
-			if len(first) != 1 || first[0]["status"] != "running" {
-				t.Fatalf("after n: %v", first)
-			}
-			tm.send("BTab") // from the stream lanes back to the assembly
-			tm.send("Enter")
-			tm.waitFor("the source editor", 10*time.Second, func(s string) bool { return strings.Contains(s, "Edit source") })
-			tm.sendText(" 请用中文回答。")
-			tm.send("C-s")
-			tm.waitFor("the re-sent request", 20*time.Second, func(s string) bool {
-				return strings.Contains(s, "⏸ assembled") && !strings.Contains(s, "Edit source")
-			})
-			var list []map[string]any
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				list = storedSessions(t, bin, db)
-				if len(list) == 2 && list[1]["status"] == "interrupted" {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("after the edit: %v", list)
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			// Newest first: the re-sent session names the first as its parent.
-			if list[0]["parent_id"] != first[0]["id"] || list[0]["status"] != "running" {
-				t.Errorf("the re-sent session: %v; want parent %v", list[0], first[0]["id"])
-			}
-			tm.send("q")
-			tm.waitFor("the quit question", 10*time.Second, func(s string) bool { return strings.Contains(s, "Quit?") })
-			tm.send("y")
-			tm.waitExit(10 * time.Second)
-			for _, s := range storedSessions(t, bin, db) {
-				if s["status"] == "running" {
-					t.Errorf("session %v left running after quitting", s["id"])
-				}
-			}
+		// n starts the session; an edited source re-sends as a new one.
+		tm.start(bin, db, dir)
+		tm.waitFor("the walkthrough", 20*time.Second, func(s string) bool { return strings.Contains(s, "⏸ assembled") })
+		tm.send("n")
+		tm.waitFor("the request sent", 20*time.Second, func(s string) bool { return strings.Contains(s, "⏸ sent") })
+		first := storedSessions(t, bin, db)
+		if len(first) != 1 || first[0]["status"] != "running" {
+			t.Fatalf("after n: %v", first)
+		}
+		tm.send("BTab") // from the stream lanes back to the assembly
+		tm.send("Enter")
+		tm.waitFor("the source editor", 10*time.Second, func(s string) bool { return strings.Contains(s, "Edit source") })
+		tm.sendText(" 请用中文回答。")
+		tm.send("C-s")
+		tm.waitFor("the re-sent request", 20*time.Second, func(s string) bool {
+			return strings.Contains(s, "⏸ assembled") && !strings.Contains(s, "Edit source")
 		})
-	}
+		var list []map[string]any
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			list = storedSessions(t, bin, db)
+			if len(list) == 2 && list[1]["status"] == "interrupted" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after the edit: %v", list)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		// Newest first: the re-sent session names the first as its parent.
+		if list[0]["parent_id"] != first[0]["id"] || list[0]["status"] != "running" {
+			t.Errorf("the re-sent session: %v; want parent %v", list[0], first[0]["id"])
+		}
+		tm.send("q")
+		tm.waitFor("the quit question", 10*time.Second, func(s string) bool { return strings.Contains(s, "Quit?") })
+		tm.send("y")
+		tm.waitExit(10 * time.Second)
+		for _, s := range storedSessions(t, bin, db) {
+			if s["status"] == "running" {
+				t.Errorf("session %v left running after quitting", s["id"])
+			}
+		}
+	})
 }
