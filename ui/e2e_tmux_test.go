@@ -151,9 +151,11 @@ func (x *tmux) start(bin, db, dir string, args ...string) {
 	if w == 0 {
 		w, h = 120, 40
 	}
-	// 256 colours as issue 16 asks (TERM=screen-256color, COLORTERM
-	// unset, whatever the test's own terminal is), unless env says else.
-	shell := fmt.Sprintf("TERM=screen-256color COLORTERM= %s XDG_STATE_HOME=%q %q --db %q", strings.Join(x.env, " "), dir, bin, db)
+	// 256 colours as issue 16 asks (TERM=screen-256color), whatever the
+	// test's own environment is, unless env says else: COLORTERM and the
+	// colour switches cleared, and CI too (termenv takes a set CI for "not
+	// a terminal" and draws no colour; CI systems export it).
+	shell := fmt.Sprintf("TERM=screen-256color COLORTERM= NO_COLOR= CLICOLOR= CLICOLOR_FORCE= CI= %s XDG_STATE_HOME=%q %q --db %q", strings.Join(x.env, " "), dir, bin, db)
 	for _, a := range args {
 		shell += fmt.Sprintf(" %q", a)
 	}
