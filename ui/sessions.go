@@ -218,11 +218,27 @@ func (d *sessionsDialog) gutter(id string, selected bool) string {
 	return "  "
 }
 
-// searchContent looks for the query in the sessions' content, off the
-// UI's goroutine; the answer counts only while the query is unchanged.
+// searchDelay is how long typing pauses before the content search runs:
+// a scan per keystroke would queue searches that the next key makes stale.
+const searchDelay = 200 * time.Millisecond
+
+// contentSearchDueMsg says typing paused on text.
+type contentSearchDueMsg struct{ text string }
+
+// searchContent schedules the content search of the query; it runs
+// (searchDue) only if the query is still the same when the delay is up.
 func (d *sessionsDialog) searchContent() tea.Cmd {
 	q := strings.TrimSpace(d.filter.Value())
 	if d.search == nil || utf8.RuneCountInString(q) < minContentSearch || q == d.hitsFor {
+		return nil
+	}
+	return tea.Tick(searchDelay, func(time.Time) tea.Msg { return contentSearchDueMsg{text: q} })
+}
+
+// searchDue looks for the query in the sessions' content, off the UI's
+// goroutine; the answer counts only while the query is unchanged.
+func (d *sessionsDialog) searchDue(q string) tea.Cmd {
+	if q != strings.TrimSpace(d.filter.Value()) || q == d.hitsFor {
 		return nil
 	}
 	search := d.search
@@ -233,6 +249,9 @@ func (d *sessionsDialog) searchContent() tea.Cmd {
 }
 
 func (d *sessionsDialog) Update(msg tea.Msg) tea.Cmd {
+	if m, ok := msg.(contentSearchDueMsg); ok {
+		return d.searchDue(m.text)
+	}
 	if m, ok := msg.(contentHitsMsg); ok && m.err == nil && m.text == strings.TrimSpace(d.filter.Value()) {
 		d.hitsFor, d.hits = m.text, make(map[string]bool, len(m.ids))
 		for _, id := range m.ids {

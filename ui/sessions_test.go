@@ -130,7 +130,8 @@ func TestSessionsListFuzzySearch(t *testing.T) {
 
 // A query of three characters or more also finds sessions by what was
 // exchanged: a tool result edited to paid_cents 20000 finds that session
-// only, through the real store, searched in a command.
+// only, through the real store, searched in a command once typing pauses
+// (one scan for the whole query, not one per key).
 func TestSessionsSearchContent(t *testing.T) {
 	db, parent, ups, sc := recordFixture(t)
 	edited := recordEditedOrder(t, db, sc, ups, "")
@@ -141,7 +142,11 @@ func TestSessionsSearchContent(t *testing.T) {
 	}
 	km := DefaultKeyMap()
 	d := newSessionsDialog(newCommon("dark", true, false, nil), &km)
-	d.search = lib.Search
+	var scans []string
+	d.search = func(q string) ([]string, error) {
+		scans = append(scans, q)
+		return lib.Search(q)
+	}
 	d.setList(list, nil)
 	found := func(q string) []string {
 		t.Helper()
@@ -149,13 +154,23 @@ func TestSessionsSearchContent(t *testing.T) {
 		for d.filter.Value() != "" {
 			d.HandleKey(key1("backspace"), &km)
 		}
-		var cmd tea.Cmd
+		// Every key's scheduled search comes due after the last key, as
+		// when typing is faster than the delay.
+		var due []tea.Cmd
 		for _, r := range q {
-			_, cmd = d.HandleKey(key1(string(r)), &km)
+			if _, cmd := d.HandleKey(key1(string(r)), &km); cmd != nil {
+				due = append(due, cmd)
+			}
 		}
 		d.HandleKey(key1("enter"), &km)
-		if cmd != nil {
-			d.Update(cmd())
+		scans = nil
+		for _, cmd := range due {
+			if search := d.Update(cmd()); search != nil {
+				d.Update(search())
+			}
+		}
+		if len(scans) != 1 || scans[0] != q {
+			t.Errorf("typing %q scanned the sessions for %q, want once for the whole query", q, scans)
 		}
 		var ids []string
 		for _, s := range d.visible() {
