@@ -123,17 +123,63 @@ func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTP
 	if req.Model == "" {
 		return nil, fmt.Errorf("the request names no model")
 	}
-
-	body := requestBody{Model: req.Model}
-	var fields []adapters.FieldMapping
-	add := func(m any) int {
-		body.Messages = append(body.Messages, m)
-		return len(body.Messages) - 1
+	r := &chatRequest{p: p, body: requestBody{Model: req.Model}, degr: degr}
+	r.instructions(parts)
+	schemaField, err := r.output(req.Output)
+	if err != nil {
+		return nil, err
+	}
+	r.user(parts)
+	for n, t := range req.Turns {
+		if err := r.turn(n+1, t, req.Limits.Reasoning != ""); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.tools(req); err != nil {
+		return nil, err
+	}
+	if schemaField.Source != "" {
+		r.fields = append(r.fields, schemaField)
+	}
+	if err := r.limits(req); err != nil {
+		return nil, err
 	}
 
+	raw, err := adapters.MarshalBody(r.body)
+	if err != nil {
+		return nil, err
+	}
+	return &adapters.HTTPRequest{
+		Method:       "POST",
+		Path:         p.path(),
+		Headers:      map[string]string{"Content-Type": "application/json"},
+		Body:         raw,
+		Map:          r.fields,
+		Degradations: r.degr,
+	}, nil
+}
+
+// chatRequest is a request body being built, where each source landed in
+// it, and what the protocol could not carry.
+type chatRequest struct {
+	p      protocol
+	body   requestBody
+	fields []adapters.FieldMapping
+	degr   []string
+}
+
+// add appends a message and returns its index.
+func (r *chatRequest) add(m any) int {
+	r.body.Messages = append(r.body.Messages, m)
+	return len(r.body.Messages) - 1
+}
+
+// instructions puts each system source in a system message and each
+// developer source in a developer message.
+func (r *chatRequest) instructions(parts adapters.Parts) {
 	for _, s := range parts.System {
-		i := add(systemMessage{Role: "system", Content: s.Text})
-		fields = append(fields, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[%d].content", i)})
+		i := r.add(systemMessage{Role: "system", Content: s.Text})
+		r.fields = append(r.fields, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[%d].content", i)})
 	}
 	for _, s := range parts.Developer {
 		// DeepSeek documents that it reads a developer message as a user
@@ -142,94 +188,111 @@ func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTP
 		// sink to the user's level it goes in as one more system message,
 		// and the degradation from Check is recorded.
 		role, note := "developer", ""
-		if p.deepseek {
+		if r.p.deepseek {
 			role, note = "system", "DeepSeek reads a developer message as user; sent as a system message"
 		}
-		i := add(systemMessage{Role: role, Content: s.Text})
-		fields = append(fields, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[%d].content", i), Note: note})
+		i := r.add(systemMessage{Role: role, Content: s.Text})
+		r.fields = append(r.fields, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[%d].content", i), Note: note})
 	}
+}
 
-	// The output contract. DeepSeek has JSON mode only: the schema travels
-	// as text in a system message of its own, after the rules and skills.
-	var schemaField adapters.FieldMapping
-	switch req.Output.Mode {
+// output states the output contract and says where the schema went (it
+// is listed after the tools). DeepSeek has JSON mode only: the schema
+// travels as text in a system message of its own, after the rules and
+// skills.
+func (r *chatRequest) output(o adapters.OutputContract) (adapters.FieldMapping, error) {
+	switch o.Mode {
 	case adapters.OutputJSONSchema:
-		if p.deepseek {
-			body.ResponseFormat = &responseFormat{Type: "json_object"}
-			i := add(systemMessage{Role: "system", Content: adapters.SchemaInstruction(req.Output)})
-			schemaField = adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted,
-				Field: fmt.Sprintf("messages[%d].content", i), Note: "DeepSeek has JSON mode only: schema sent as text in a system message, response_format json_object"}
-		} else {
-			name := req.Output.Name
-			if name == "" {
-				name = "output"
-			}
-			body.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: name, Strict: req.Output.Strict, Schema: req.Output.Schema}}
-			schemaField = adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "response_format.json_schema.schema"}
+		if r.p.deepseek {
+			r.body.ResponseFormat = &responseFormat{Type: "json_object"}
+			i := r.add(systemMessage{Role: "system", Content: adapters.SchemaInstruction(o)})
+			return adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted,
+				Field: fmt.Sprintf("messages[%d].content", i), Note: "DeepSeek has JSON mode only: schema sent as text in a system message, response_format json_object"}, nil
 		}
+		name := o.Name
+		if name == "" {
+			name = "output"
+		}
+		r.body.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{Name: name, Strict: o.Strict, Schema: o.Schema}}
+		return adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "response_format.json_schema.schema"}, nil
 	case adapters.OutputJSON:
-		body.ResponseFormat = &responseFormat{Type: "json_object"}
+		r.body.ResponseFormat = &responseFormat{Type: "json_object"}
 	case adapters.OutputText, "":
 	default:
-		return nil, fmt.Errorf("unknown output mode %q", req.Output.Mode)
+		return adapters.FieldMapping{}, fmt.Errorf("unknown output mode %q", o.Mode)
 	}
+	return adapters.FieldMapping{}, nil
+}
 
-	if len(parts.User) > 0 {
-		um := userMessage{Role: "user"}
-		for _, s := range parts.User {
-			um.Content = append(um.Content, textPart{Type: "text", Text: adapters.SourceText(s)})
-		}
-		i := add(um)
-		for j, s := range parts.User {
-			fields = append(fields, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[%d].content[%d].text", i, j)})
-		}
+// user puts the user side in one user message, a text part per source.
+func (r *chatRequest) user(parts adapters.Parts) {
+	if len(parts.User) == 0 {
+		return
 	}
+	um := userMessage{Role: "user"}
+	for _, s := range parts.User {
+		um.Content = append(um.Content, textPart{Type: "text", Text: adapters.SourceText(s)})
+	}
+	i := r.add(um)
+	for j, s := range parts.User {
+		r.fields = append(r.fields, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[%d].content[%d].text", i, j)})
+	}
+}
 
-	for n, t := range req.Turns {
-		msgs, notes, err := p.history(n+1, t, req.Limits.Reasoning != "")
-		if err != nil {
-			return nil, err
-		}
-		body.Messages = append(body.Messages, msgs...)
-		if t.FollowUp != "" {
-			body.Messages = append(body.Messages, userMessage{Role: "user", Content: []textPart{{Type: "text", Text: t.FollowUp}}})
-		}
-		degr = append(degr, notes...)
+// turn appends model turn n as history, and the message that asked again
+// after it, if any.
+func (r *chatRequest) turn(n int, t adapters.Turn, thinkingOn bool) error {
+	msgs, notes, err := r.p.history(n, t, thinkingOn)
+	if err != nil {
+		return err
 	}
+	r.body.Messages = append(r.body.Messages, msgs...)
+	if t.FollowUp != "" {
+		r.body.Messages = append(r.body.Messages, userMessage{Role: "user", Content: []textPart{{Type: "text", Text: t.FollowUp}}})
+	}
+	r.degr = append(r.degr, notes...)
+	return nil
+}
 
-	if len(req.Tools) > 0 {
-		for i, t := range req.Tools {
-			fn := function{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
-			// DeepSeek's strict mode exists only on its beta endpoint;
-			// Check has recorded that strict is not sent.
-			fn.Strict = t.Strict && !p.deepseek
-			body.Tools = append(body.Tools, toolParam{Type: "function", Function: fn})
-			fields = append(fields, adapters.FieldMapping{Source: "tool:" + t.Name, Trust: adapters.TrustTrusted, Field: fmt.Sprintf("tools[%d]", i)})
+// tools declares the tools and the tool choice.
+func (r *chatRequest) tools(req *adapters.Request) error {
+	if len(req.Tools) == 0 {
+		if req.Choice.Mode == adapters.ToolChoiceRequired || req.Choice.Mode == adapters.ToolChoiceNamed {
+			return fmt.Errorf("tool_choice %s needs tools, and the request has none", req.Choice.Mode)
 		}
-		switch req.Choice.Mode {
-		case adapters.ToolChoiceAuto, adapters.ToolChoiceNone, adapters.ToolChoiceRequired:
-			body.ToolChoice = string(req.Choice.Mode)
-		case adapters.ToolChoiceNamed:
-			var c namedToolChoice
-			c.Type, c.Function.Name = "function", req.Choice.Name
-			body.ToolChoice = c
-		case "":
-		default:
-			return nil, fmt.Errorf("unknown tool choice mode %q", req.Choice.Mode)
-		}
-		// parallel_tool_calls is only accepted with tools, and DeepSeek
-		// does not document it (Check recorded that it is ignored).
-		if !p.deepseek {
-			body.ParallelToolCalls = req.Limits.ParallelToolCalls
-		}
-	} else if req.Choice.Mode == adapters.ToolChoiceRequired || req.Choice.Mode == adapters.ToolChoiceNamed {
-		return nil, fmt.Errorf("tool_choice %s needs tools, and the request has none", req.Choice.Mode)
+		return nil
 	}
-	if schemaField.Source != "" {
-		fields = append(fields, schemaField)
+	for i, t := range req.Tools {
+		fn := function{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+		// DeepSeek's strict mode exists only on its beta endpoint;
+		// Check has recorded that strict is not sent.
+		fn.Strict = t.Strict && !r.p.deepseek
+		r.body.Tools = append(r.body.Tools, toolParam{Type: "function", Function: fn})
+		r.fields = append(r.fields, adapters.FieldMapping{Source: "tool:" + t.Name, Trust: adapters.TrustTrusted, Field: fmt.Sprintf("tools[%d]", i)})
 	}
+	switch req.Choice.Mode {
+	case adapters.ToolChoiceAuto, adapters.ToolChoiceNone, adapters.ToolChoiceRequired:
+		r.body.ToolChoice = string(req.Choice.Mode)
+	case adapters.ToolChoiceNamed:
+		var c namedToolChoice
+		c.Type, c.Function.Name = "function", req.Choice.Name
+		r.body.ToolChoice = c
+	case "":
+	default:
+		return fmt.Errorf("unknown tool choice mode %q", req.Choice.Mode)
+	}
+	// parallel_tool_calls is only accepted with tools, and DeepSeek
+	// does not document it (Check recorded that it is ignored).
+	if !r.p.deepseek {
+		r.body.ParallelToolCalls = req.Limits.ParallelToolCalls
+	}
+	return nil
+}
 
-	if p.deepseek {
+// limits states reasoning, the output cap, temperature and streaming.
+func (r *chatRequest) limits(req *adapters.Request) error {
+	body := &r.body
+	if r.p.deepseek {
 		// Thinking is on by default at DeepSeek, so it is always stated:
 		// a request without a reasoning level gets the same answer mode
 		// every time.
@@ -237,7 +300,7 @@ func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTP
 			body.Thinking = &thinking{Type: "disabled"}
 		} else {
 			if req.Choice.Mode == adapters.ToolChoiceRequired || req.Choice.Mode == adapters.ToolChoiceNamed {
-				return nil, fmt.Errorf("%s: thinking mode does not support a forced tool_choice (%s); DeepSeek rejects it — use auto or turn thinking off", adapters.DeepSeekChat, req.Choice.Mode)
+				return fmt.Errorf("%s: thinking mode does not support a forced tool_choice (%s); DeepSeek rejects it — use auto or turn thinking off", adapters.DeepSeekChat, req.Choice.Mode)
 			}
 			body.Thinking = &thinking{Type: "enabled"}
 			body.ReasoningEffort = deepseekEffort(req.Limits.Reasoning)
@@ -252,19 +315,7 @@ func (p protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTP
 		body.Stream = true
 		body.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
-
-	raw, err := adapters.MarshalBody(body)
-	if err != nil {
-		return nil, err
-	}
-	return &adapters.HTTPRequest{
-		Method:       "POST",
-		Path:         p.path(),
-		Headers:      map[string]string{"Content-Type": "application/json"},
-		Body:         raw,
-		Map:          fields,
-		Degradations: degr,
-	}, nil
+	return nil
 }
 
 // deepseekEffort maps a reasoning level to DeepSeek's documented efforts
