@@ -111,115 +111,41 @@ func (protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRe
 	if err != nil {
 		return nil, err
 	}
-	body := wireBody{Model: req.Model, MaxTokens: req.Limits.MaxOutputTokens, Stream: req.Stream}
-	if body.MaxTokens <= 0 {
-		body.MaxTokens = DefaultMaxTokens
-		degr = append(degr, fmt.Sprintf("max_tokens is required by %s and none was set: sent %d", adapters.AnthropicMessages, DefaultMaxTokens))
+	r := &messagesRequest{caps: caps, degr: degr, paths: map[string]adapters.FieldMapping{},
+		body: wireBody{Model: req.Model, MaxTokens: req.Limits.MaxOutputTokens, Stream: req.Stream}}
+	if r.body.MaxTokens <= 0 {
+		r.body.MaxTokens = DefaultMaxTokens
+		r.degr = append(r.degr, fmt.Sprintf("max_tokens is required by %s and none was set: sent %d", adapters.AnthropicMessages, DefaultMaxTokens))
 	}
-	paths := map[string]adapters.FieldMapping{}
-	var extraMap []adapters.FieldMapping
-
-	// system: rules, then skills, then the schema instruction if needed.
-	for _, s := range parts.System {
-		paths[s.ID] = adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("system[%d].text", len(body.System))}
-		body.System = append(body.System, textBlock{Type: "text", Text: adapters.SourceText(s)})
+	r.system(parts)
+	if err := r.output(req.Output); err != nil {
+		return nil, err
 	}
-	for _, s := range parts.Developer {
-		paths[s.ID] = adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("system[%d].text", len(body.System)),
-			Note: "no developer role in " + adapters.AnthropicMessages + ": sent as its own system block"}
-		body.System = append(body.System, textBlock{Type: "text", Text: adapters.SourceText(s)})
-	}
-	switch {
-	case req.Output.Mode == adapters.OutputJSONSchema && caps.StructuredOutput == adapters.OutputJSONSchema:
-		if len(req.Output.Schema) == 0 {
-			return nil, fmt.Errorf("output contract json_schema without a schema")
-		}
-		body.OutputConfig = &outputConfig{Format: outputFormat{Type: "json_schema", Schema: req.Output.Schema}}
-		extraMap = append(extraMap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "output_config.format"})
-	case req.Output.Mode == adapters.OutputJSONSchema || req.Output.Mode == adapters.OutputJSON:
-		note := "no structured output here: the schema is sent as text in a system block"
-		if req.Output.Mode == adapters.OutputJSON {
-			note = "no JSON-object mode in " + adapters.AnthropicMessages + ": the requirement is sent as text in a system block"
-			if caps.StructuredOutput != "" {
-				// Check records no degradation when the provider has
-				// structured outputs, but Anthropic has no json_object mode.
-				degr = append(degr, fmt.Sprintf("%s has no JSON-object mode: the JSON requirement is stated in the system prompt", adapters.AnthropicMessages))
-			}
-		}
-		extraMap = append(extraMap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: fmt.Sprintf("system[%d].text", len(body.System)), Note: note})
-		body.System = append(body.System, textBlock{Type: "text", Text: adapters.SchemaInstruction(req.Output)})
-	}
-
-	// The first user message: one text block per user-side source.
-	if len(parts.User) > 0 {
-		first := wireMessage{Role: "user"}
-		for _, s := range parts.User {
-			paths[s.ID] = adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[0].content[%d].text", len(first.Content))}
-			first.Content = append(first.Content, textBlock{Type: "text", Text: adapters.SourceText(s)})
-		}
-		body.Messages = append(body.Messages, first)
-	}
-
-	// History.
+	r.user(parts)
 	for n, turn := range req.Turns {
 		msgs, notes, err := encodeTurn(n+1, turn)
 		if err != nil {
 			return nil, err
 		}
-		degr = append(degr, notes...)
-		body.Messages = append(body.Messages, msgs...)
+		r.degr = append(r.degr, notes...)
+		r.body.Messages = append(r.body.Messages, msgs...)
+	}
+	r.tools(req)
+	if err := r.thinking(req); err != nil {
+		return nil, err
 	}
 
-	// Tools and tool choice.
-	for i, t := range req.Tools {
-		schema := t.Parameters
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		body.Tools = append(body.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema, Strict: t.Strict && caps.StrictSchemas})
-		extraMap = append(extraMap, adapters.FieldMapping{Source: "tool:" + t.Name, Trust: adapters.TrustTrusted, Field: fmt.Sprintf("tools[%d]", i)})
-	}
-	if tc := encodeToolChoice(req, caps); tc != nil && (len(req.Tools) > 0 || req.Choice.Mode != "") {
-		body.ToolChoice = tc
-	}
-
-	// Thinking and sampling.
-	if req.Limits.Reasoning != "" {
-		budget, ok := thinkingBudget[req.Limits.Reasoning]
-		if !ok {
-			return nil, fmt.Errorf("unknown reasoning level %q (want low, medium or high)", req.Limits.Reasoning)
-		}
-		if req.Choice.Mode == adapters.ToolChoiceRequired || req.Choice.Mode == adapters.ToolChoiceNamed {
-			return nil, fmt.Errorf("%s: thinking is not compatible with a forced tool choice (%s)", adapters.AnthropicMessages, req.Choice.Mode)
-		}
-		if body.MaxTokens <= minThinkingBudget {
-			degr = append(degr, fmt.Sprintf("thinking needs max_tokens above %d: max_tokens raised from %d to %d", minThinkingBudget, body.MaxTokens, 2*minThinkingBudget))
-			body.MaxTokens = 2 * minThinkingBudget
-		}
-		if budget >= body.MaxTokens {
-			clamped := max(minThinkingBudget, body.MaxTokens-1)
-			degr = append(degr, fmt.Sprintf("thinking budget %d must be below max_tokens %d: sent %d", budget, body.MaxTokens, clamped))
-			budget = clamped
-		}
-		body.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
-		if req.Limits.Temperature != nil {
-			degr = append(degr, "temperature is not compatible with thinking: not sent")
-		}
-	} else {
-		body.Temperature = req.Limits.Temperature
-	}
-
-	raw, err := adapters.MarshalBody(body)
+	raw, err := adapters.MarshalBody(r.body)
 	if err != nil {
 		return nil, err
 	}
 	var m []adapters.FieldMapping
 	for _, s := range req.Sources {
-		if fm, ok := paths[s.ID]; ok {
+		if fm, ok := r.paths[s.ID]; ok {
 			m = append(m, fm)
 		}
 	}
-	m = append(m, extraMap...)
+	m = append(m, r.extra...)
 	return &adapters.HTTPRequest{
 		Method: "POST",
 		Path:   Path,
@@ -229,8 +155,118 @@ func (protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRe
 		},
 		Body:         raw,
 		Map:          m,
-		Degradations: degr,
+		Degradations: r.degr,
 	}, nil
+}
+
+// messagesRequest is a request body being built: where each source
+// landed (paths, listed in the sources' order), where the schema and
+// tools went (extra, after them), and what the protocol could not carry.
+type messagesRequest struct {
+	caps  adapters.Capabilities
+	body  wireBody
+	paths map[string]adapters.FieldMapping
+	extra []adapters.FieldMapping
+	degr  []string
+}
+
+// system puts the rules, then the skills, each in a system block.
+func (r *messagesRequest) system(parts adapters.Parts) {
+	for _, s := range parts.System {
+		r.paths[s.ID] = adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("system[%d].text", len(r.body.System))}
+		r.body.System = append(r.body.System, textBlock{Type: "text", Text: adapters.SourceText(s)})
+	}
+	for _, s := range parts.Developer {
+		r.paths[s.ID] = adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("system[%d].text", len(r.body.System)),
+			Note: "no developer role in " + adapters.AnthropicMessages + ": sent as its own system block"}
+		r.body.System = append(r.body.System, textBlock{Type: "text", Text: adapters.SourceText(s)})
+	}
+}
+
+// output states the output contract: output_config where the provider
+// has structured outputs, else the schema instruction as a last system
+// block.
+func (r *messagesRequest) output(o adapters.OutputContract) error {
+	switch {
+	case o.Mode == adapters.OutputJSONSchema && r.caps.StructuredOutput == adapters.OutputJSONSchema:
+		if len(o.Schema) == 0 {
+			return fmt.Errorf("output contract json_schema without a schema")
+		}
+		r.body.OutputConfig = &outputConfig{Format: outputFormat{Type: "json_schema", Schema: o.Schema}}
+		r.extra = append(r.extra, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "output_config.format"})
+	case o.Mode == adapters.OutputJSONSchema || o.Mode == adapters.OutputJSON:
+		note := "no structured output here: the schema is sent as text in a system block"
+		if o.Mode == adapters.OutputJSON {
+			note = "no JSON-object mode in " + adapters.AnthropicMessages + ": the requirement is sent as text in a system block"
+			if r.caps.StructuredOutput != "" {
+				// Check records no degradation when the provider has
+				// structured outputs, but Anthropic has no json_object mode.
+				r.degr = append(r.degr, fmt.Sprintf("%s has no JSON-object mode: the JSON requirement is stated in the system prompt", adapters.AnthropicMessages))
+			}
+		}
+		r.extra = append(r.extra, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: fmt.Sprintf("system[%d].text", len(r.body.System)), Note: note})
+		r.body.System = append(r.body.System, textBlock{Type: "text", Text: adapters.SchemaInstruction(o)})
+	}
+	return nil
+}
+
+// user is the first user message: one text block per user-side source.
+func (r *messagesRequest) user(parts adapters.Parts) {
+	if len(parts.User) == 0 {
+		return
+	}
+	first := wireMessage{Role: "user"}
+	for _, s := range parts.User {
+		r.paths[s.ID] = adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("messages[0].content[%d].text", len(first.Content))}
+		first.Content = append(first.Content, textBlock{Type: "text", Text: adapters.SourceText(s)})
+	}
+	r.body.Messages = append(r.body.Messages, first)
+}
+
+// tools declares the tools and the tool choice.
+func (r *messagesRequest) tools(req *adapters.Request) {
+	for i, t := range req.Tools {
+		schema := t.Parameters
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		r.body.Tools = append(r.body.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema, Strict: t.Strict && r.caps.StrictSchemas})
+		r.extra = append(r.extra, adapters.FieldMapping{Source: "tool:" + t.Name, Trust: adapters.TrustTrusted, Field: fmt.Sprintf("tools[%d]", i)})
+	}
+	if tc := encodeToolChoice(req, r.caps); tc != nil && (len(req.Tools) > 0 || req.Choice.Mode != "") {
+		r.body.ToolChoice = tc
+	}
+}
+
+// thinking states extended thinking, whose budget must fit under
+// max_tokens, or else the temperature (thinking does not take one).
+func (r *messagesRequest) thinking(req *adapters.Request) error {
+	body := &r.body
+	if req.Limits.Reasoning == "" {
+		body.Temperature = req.Limits.Temperature
+		return nil
+	}
+	budget, ok := thinkingBudget[req.Limits.Reasoning]
+	if !ok {
+		return fmt.Errorf("unknown reasoning level %q (want low, medium or high)", req.Limits.Reasoning)
+	}
+	if req.Choice.Mode == adapters.ToolChoiceRequired || req.Choice.Mode == adapters.ToolChoiceNamed {
+		return fmt.Errorf("%s: thinking is not compatible with a forced tool choice (%s)", adapters.AnthropicMessages, req.Choice.Mode)
+	}
+	if body.MaxTokens <= minThinkingBudget {
+		r.degr = append(r.degr, fmt.Sprintf("thinking needs max_tokens above %d: max_tokens raised from %d to %d", minThinkingBudget, body.MaxTokens, 2*minThinkingBudget))
+		body.MaxTokens = 2 * minThinkingBudget
+	}
+	if budget >= body.MaxTokens {
+		clamped := max(minThinkingBudget, body.MaxTokens-1)
+		r.degr = append(r.degr, fmt.Sprintf("thinking budget %d must be below max_tokens %d: sent %d", budget, body.MaxTokens, clamped))
+		budget = clamped
+	}
+	body.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
+	if req.Limits.Temperature != nil {
+		r.degr = append(r.degr, "temperature is not compatible with thinking: not sent")
+	}
+	return nil
 }
 
 func encodeToolChoice(req *adapters.Request, caps adapters.Capabilities) *toolChoice {
