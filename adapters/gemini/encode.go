@@ -109,105 +109,35 @@ func (Protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRe
 		return nil, fmt.Errorf("gemini: the request names no model (it goes in the path)")
 	}
 
-	var b body
-	var fmap []adapters.FieldMapping
-
-	// The first user content: one part per user-side source.
-	if len(parts.User) > 0 {
-		first := content{Role: "user"}
-		for i, s := range parts.User {
-			first.Parts = append(first.Parts, part{Text: adapters.SourceText(s)})
-			fmap = append(fmap, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("contents[0].parts[%d].text", i)})
-		}
-		b.Contents = append(b.Contents, first)
-	}
+	r := &geminiRequest{caps: caps, gc: generationConfig{MaxOutputTokens: req.Limits.MaxOutputTokens, Temperature: req.Limits.Temperature}}
+	r.user(parts)
 	history, err := encodeTurns(req.Turns)
 	if err != nil {
 		return nil, err
 	}
-	b.Contents = append(b.Contents, history...)
-
-	// Tools: one functionDeclarations group.
-	if len(req.Tools) > 0 {
-		var decls []functionDeclaration
-		for i, t := range req.Tools {
-			decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, ParametersJSONSchema: t.Parameters})
-			m := adapters.FieldMapping{Source: "tool:" + t.Name, Trust: adapters.TrustTrusted, Field: fmt.Sprintf("tools[0].functionDeclarations[%d]", i)}
-			if t.Strict && !caps.StrictSchemas {
-				m.Note = "no strict flag in gemini: the schema constrains decoding but is not enforced"
-			}
-			fmap = append(fmap, m)
-		}
-		b.Tools = []tool{{FunctionDeclarations: decls}}
-		tc, err := encodeChoice(req.Choice)
-		if err != nil {
-			return nil, err
-		}
-		b.ToolConfig = tc
+	r.b.Contents = append(r.b.Contents, history...)
+	if err := r.tools(req); err != nil {
+		return nil, err
 	}
-
-	// systemInstruction: system sources, then developer sources, then the
-	// output contract when it cannot travel natively.
-	var sys []textPart
-	for _, s := range parts.System {
-		fmap = append(fmap, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(sys))})
-		sys = append(sys, textPart{Text: s.Text})
+	r.system(parts)
+	if err := r.output(req.Output); err != nil {
+		return nil, err
 	}
-	for _, s := range parts.Developer {
-		fmap = append(fmap, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(sys)),
-			Note: "no developer role in gemini: sent as a systemInstruction part after the system rules"})
-		sys = append(sys, textPart{Text: s.Text})
-	}
-
-	gc := generationConfig{MaxOutputTokens: req.Limits.MaxOutputTokens, Temperature: req.Limits.Temperature}
-	switch req.Output.Mode {
-	case adapters.OutputJSONSchema:
-		if caps.StructuredOutput == adapters.OutputJSONSchema {
-			// responseJsonSchema takes JSON Schema as it is (with
-			// additionalProperties); responseSchema is the OpenAPI subset.
-			gc.ResponseMimeType = "application/json"
-			gc.ResponseJSONSchema = req.Output.Schema
-			m := adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "generationConfig.responseJsonSchema"}
-			if req.Output.Strict && !caps.StrictSchemas {
-				m.Note = "no strict flag in gemini: the schema constrains decoding but is not enforced"
-			}
-			fmap = append(fmap, m)
-		} else {
-			fmap = append(fmap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted,
-				Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(sys)), Note: "no structured output: the schema is sent as text"})
-			sys = append(sys, textPart{Text: adapters.SchemaInstruction(req.Output)})
-			if caps.StructuredOutput == adapters.OutputJSON {
-				gc.ResponseMimeType = "application/json"
-			}
-		}
-	case adapters.OutputJSON:
-		if caps.StructuredOutput != "" {
-			gc.ResponseMimeType = "application/json"
-			fmap = append(fmap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "generationConfig.responseMimeType"})
-		} else {
-			fmap = append(fmap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted,
-				Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(sys)), Note: "no JSON mode: the requirement is sent as text"})
-			sys = append(sys, textPart{Text: adapters.SchemaInstruction(req.Output)})
-		}
-	case adapters.OutputText, "":
-	default:
-		return nil, fmt.Errorf("gemini: unknown output mode %q", req.Output.Mode)
-	}
-	if len(sys) > 0 {
-		b.SystemInstruction = &systemInstruction{Parts: sys}
+	if len(r.sys) > 0 {
+		r.b.SystemInstruction = &systemInstruction{Parts: r.sys}
 	}
 	if req.Limits.Reasoning != "" {
 		tc, err := encodeThinking(model, req.Limits.Reasoning)
 		if err != nil {
 			return nil, err
 		}
-		gc.ThinkingConfig = tc
+		r.gc.ThinkingConfig = tc
 	}
-	if gc.MaxOutputTokens != 0 || gc.Temperature != nil || gc.ResponseMimeType != "" || gc.ThinkingConfig != nil {
-		b.GenerationConfig = &gc
+	if gc := r.gc; gc.MaxOutputTokens != 0 || gc.Temperature != nil || gc.ResponseMimeType != "" || gc.ThinkingConfig != nil {
+		r.b.GenerationConfig = &gc
 	}
 
-	raw, err := adapters.MarshalBody(b)
+	raw, err := adapters.MarshalBody(r.b)
 	if err != nil {
 		return nil, err
 	}
@@ -222,9 +152,112 @@ func (Protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRe
 		Path:         path,
 		Headers:      map[string]string{"Content-Type": "application/json"},
 		Body:         raw,
-		Map:          fmap,
+		Map:          r.fmap,
 		Degradations: degr,
 	}, nil
+}
+
+// geminiRequest is a request body being built: where each source landed,
+// the systemInstruction's parts and the generationConfig so far.
+type geminiRequest struct {
+	caps adapters.Capabilities
+	b    body
+	fmap []adapters.FieldMapping
+	sys  []textPart
+	gc   generationConfig
+}
+
+// user is the first user content: one part per user-side source.
+func (r *geminiRequest) user(parts adapters.Parts) {
+	if len(parts.User) == 0 {
+		return
+	}
+	first := content{Role: "user"}
+	for i, s := range parts.User {
+		first.Parts = append(first.Parts, part{Text: adapters.SourceText(s)})
+		r.fmap = append(r.fmap, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("contents[0].parts[%d].text", i)})
+	}
+	r.b.Contents = append(r.b.Contents, first)
+}
+
+// tools declares the tools as one functionDeclarations group, with the
+// tool choice.
+func (r *geminiRequest) tools(req *adapters.Request) error {
+	if len(req.Tools) == 0 {
+		return nil
+	}
+	var decls []functionDeclaration
+	for i, t := range req.Tools {
+		decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, ParametersJSONSchema: t.Parameters})
+		m := adapters.FieldMapping{Source: "tool:" + t.Name, Trust: adapters.TrustTrusted, Field: fmt.Sprintf("tools[0].functionDeclarations[%d]", i)}
+		if t.Strict && !r.caps.StrictSchemas {
+			m.Note = "no strict flag in gemini: the schema constrains decoding but is not enforced"
+		}
+		r.fmap = append(r.fmap, m)
+	}
+	r.b.Tools = []tool{{FunctionDeclarations: decls}}
+	tc, err := encodeChoice(req.Choice)
+	if err != nil {
+		return err
+	}
+	r.b.ToolConfig = tc
+	return nil
+}
+
+// system puts the system sources, then the developer sources, in
+// systemInstruction (output adds the contract when it cannot travel
+// natively).
+func (r *geminiRequest) system(parts adapters.Parts) {
+	for _, s := range parts.System {
+		r.fmap = append(r.fmap, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(r.sys))})
+		r.sys = append(r.sys, textPart{Text: s.Text})
+	}
+	for _, s := range parts.Developer {
+		r.fmap = append(r.fmap, adapters.FieldMapping{Source: s.ID, Trust: s.Trust, Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(r.sys)),
+			Note: "no developer role in gemini: sent as a systemInstruction part after the system rules"})
+		r.sys = append(r.sys, textPart{Text: s.Text})
+	}
+}
+
+// output states the output contract: generationConfig's
+// responseJsonSchema or responseMimeType where the provider has them,
+// else the requirement as text in systemInstruction.
+func (r *geminiRequest) output(o adapters.OutputContract) error {
+	asText := func(note string) {
+		r.fmap = append(r.fmap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted,
+			Field: fmt.Sprintf("systemInstruction.parts[%d].text", len(r.sys)), Note: note})
+		r.sys = append(r.sys, textPart{Text: adapters.SchemaInstruction(o)})
+	}
+	switch o.Mode {
+	case adapters.OutputJSONSchema:
+		if r.caps.StructuredOutput == adapters.OutputJSONSchema {
+			// responseJsonSchema takes JSON Schema as it is (with
+			// additionalProperties); responseSchema is the OpenAPI subset.
+			r.gc.ResponseMimeType = "application/json"
+			r.gc.ResponseJSONSchema = o.Schema
+			m := adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "generationConfig.responseJsonSchema"}
+			if o.Strict && !r.caps.StrictSchemas {
+				m.Note = "no strict flag in gemini: the schema constrains decoding but is not enforced"
+			}
+			r.fmap = append(r.fmap, m)
+			return nil
+		}
+		asText("no structured output: the schema is sent as text")
+		if r.caps.StructuredOutput == adapters.OutputJSON {
+			r.gc.ResponseMimeType = "application/json"
+		}
+	case adapters.OutputJSON:
+		if r.caps.StructuredOutput != "" {
+			r.gc.ResponseMimeType = "application/json"
+			r.fmap = append(r.fmap, adapters.FieldMapping{Source: "output_schema", Trust: adapters.TrustTrusted, Field: "generationConfig.responseMimeType"})
+			return nil
+		}
+		asText("no JSON mode: the requirement is sent as text")
+	case adapters.OutputText, "":
+	default:
+		return fmt.Errorf("gemini: unknown output mode %q", o.Mode)
+	}
+	return nil
 }
 
 // encodeChoice maps the tool choice to functionCallingConfig.mode.
