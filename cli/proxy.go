@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -26,6 +24,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/ui"
 )
 
@@ -89,21 +88,9 @@ provider's error format, saying the operator rejected the call).`,
 }
 
 func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
-	if f.fault != "" && f.upstream != "sim" {
-		return usageErr("--fault applies to the built-in simulator only (--upstream sim)")
-	}
-	faults, err := sim.ParseFaults(f.fault)
+	faults, err := checkProxyFlags(app, f)
 	if err != nil {
-		return usageErr("%v", err)
-	}
-	if f.upstream != "" && f.upstream != "sim" {
-		u, err := url.Parse(f.upstream)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usageErr("--upstream %q: want an http(s) base URL or sim", f.upstream)
-		}
-	}
-	if f.hold && !f.tui && !isTerminal(app.In) {
-		return usageErr("--hold-tools asks on the terminal, and there is none: add --tui, or run it in a terminal")
+		return err
 	}
 	ctx := cmd.Context()
 	if ctx == nil {
@@ -125,24 +112,11 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	}
 	defer db.Close()
 
-	upstream, provider, label := f.upstream, "", f.upstream
-	if f.upstream == "sim" {
-		sc, err := samples.Lookup("refund")
-		if err != nil {
-			return failedErr("%v", err)
-		}
-		simCtx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		if upstream, err = application.StartSimulator(simCtx, "127.0.0.1:0", sim.Options{Scenario: sc, Faults: faults}); err != nil {
-			return failedErr("%v", err)
-		}
-		provider, label = adapters.ProviderSim, "sim ("+upstream+")"
-		if f.fault != "" {
-			label += ", faults " + faults.String()
-		}
-	}
-	if label == "" {
-		label = "the provider each path names"
+	simCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	upstream, provider, label, err := proxyUpstream(simCtx, f, faults)
+	if err != nil {
+		return err
 	}
 
 	var log *slog.Logger
@@ -155,21 +129,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	defer closeLog()
 
 	opts := proxy.Options{Upstream: upstream, Provider: provider, DB: db, Version: Version, Log: log}
-	var rec *ui.Recording
-	if f.tui {
-		rec = ui.NewRecording()
-		rec.Engine = workbenchEngine(db, f.otelContent, log)
-		opts.Observe = rec.Observe
-		if f.hold {
-			opts.Hold = rec
-		}
-	} else {
-		pr := &proxyPrinter{out: app.Out, seen: map[proxyKey]*proxyLine{}}
-		opts.Observe = pr.observe
-		if f.hold {
-			opts.Hold = &terminalDecider{in: app.In, out: app.Err, scenario: &session.Scenario{}}
-		}
-	}
+	rec := proxyObservers(app, f, db, log, &opts)
 	if live := newLiveExporter(db, f.otelContent, log); live != nil {
 		defer live.close()
 		opts.Observe = bothObservers(opts.Observe, live.observe)
@@ -190,11 +150,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 
 	var runErr error
 	if f.tui {
-		noColor := os.Getenv("NO_COLOR") != ""
-		if noColor {
-			lipgloss.SetColorProfile(termenv.Ascii)
-		}
-		uopts := ui.Options{Theme: app.Theme, NoColor: noColor, ASCII: app.ASCII, Log: log, Backend: rec, Library: application.Library{DB: db}, Catalog: application.Catalog{},
+		uopts := ui.Options{Theme: app.Theme, NoColor: colourOff(), ASCII: app.ASCII, Log: log, Backend: rec, Library: application.Library{DB: db}, Catalog: application.Catalog{},
 			Run: ui.RecordingRunConfig(ln.Addr().String(), labelShort(f.upstream))}
 		if err := ui.Run(ctx, uopts); err != nil {
 			runErr = failedErr("the workbench stopped: %v", err)
@@ -209,8 +165,8 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 		}
 	}
 	// Stop taking requests; give those in flight a moment, then cut them.
-	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
+	sctx, cancelShutdown := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancelShutdown()
 	if err := srv.Shutdown(sctx); err != nil {
 		_ = srv.Close()
 	}
@@ -218,6 +174,73 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 		runErr = failedErr("ending the recorded sessions: %v", err)
 	}
 	return runErr
+}
+
+// checkProxyFlags refuses flags that do not go together, and reads the
+// faults to inject.
+func checkProxyFlags(app *App, f proxyFlags) (*sim.Faults, error) {
+	if f.fault != "" && f.upstream != "sim" {
+		return nil, usageErr("--fault applies to the built-in simulator only (--upstream sim)")
+	}
+	faults, err := sim.ParseFaults(f.fault)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if f.upstream != "" && f.upstream != "sim" {
+		u, err := url.Parse(f.upstream)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, usageErr("--upstream %q: want an http(s) base URL or sim", f.upstream)
+		}
+	}
+	if f.hold && !f.tui && !isTerminal(app.In) {
+		return nil, usageErr("--hold-tools asks on the terminal, and there is none: add --tui, or run it in a terminal")
+	}
+	return faults, nil
+}
+
+// proxyUpstream is where the proxy forwards to: the simulator, started
+// here until ctx ends, for --upstream sim; else the URL given, or ""
+// (each path's own provider). label says it for people.
+func proxyUpstream(ctx context.Context, f proxyFlags, faults *sim.Faults) (upstream, provider, label string, err error) {
+	if f.upstream != "sim" {
+		if f.upstream == "" {
+			return "", "", "the provider each path names", nil
+		}
+		return f.upstream, "", f.upstream, nil
+	}
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		return "", "", "", failedErr("%v", err)
+	}
+	if upstream, err = application.StartSimulator(ctx, "127.0.0.1:0", sim.Options{Scenario: sc, Faults: faults}); err != nil {
+		return "", "", "", failedErr("%v", err)
+	}
+	label = "sim (" + upstream + ")"
+	if f.fault != "" {
+		label += ", faults " + faults.String()
+	}
+	return upstream, adapters.ProviderSim, label, nil
+}
+
+// proxyObservers sets who sees each exchange and who decides held tool
+// calls: the workbench (returned, to run) with --tui, else lines on the
+// terminal and questions on it.
+func proxyObservers(app *App, f proxyFlags, db *store.DB, log *slog.Logger, opts *proxy.Options) *ui.Recording {
+	if !f.tui {
+		pr := &proxyPrinter{out: app.Out, seen: map[proxyKey]*proxyLine{}}
+		opts.Observe = pr.observe
+		if f.hold {
+			opts.Hold = &terminalDecider{in: app.In, out: app.Err, scenario: &session.Scenario{}}
+		}
+		return nil
+	}
+	rec := ui.NewRecording()
+	rec.Engine = workbenchEngine(db, f.otelContent, log)
+	opts.Observe = rec.Observe
+	if f.hold {
+		opts.Hold = rec
+	}
+	return rec
 }
 
 func labelShort(upstream string) string {

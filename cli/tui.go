@@ -36,10 +36,7 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 	if err := checkPace(app.Pace); err != nil {
 		return err
 	}
-	noColor := os.Getenv("NO_COLOR") != ""
-	if noColor {
-		lipgloss.SetColorProfile(termenv.Ascii)
-	}
+	noColor := colourOff()
 	log, closeLog := openTUILog()
 	defer closeLog()
 	db, err := openForWrite(app)
@@ -65,6 +62,16 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 		return failedErr("the workbench stopped: %v", err)
 	}
 	return nil
+}
+
+// colourOff reports whether NO_COLOR asks for no colour, and if so sets
+// the workbench's colour profile to none.
+func colourOff() bool {
+	if os.Getenv("NO_COLOR") == "" {
+		return false
+	}
+	lipgloss.SetColorProfile(termenv.Ascii)
+	return true
 }
 
 // workbenchEngine runs the workbench's sessions, recorded in db.
