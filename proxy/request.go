@@ -53,79 +53,10 @@ func readRequest(protocol, path string, body []byte) request {
 	}
 	r.key = sha256.Sum256([]byte(adapters.Canonical(string(body))))
 	root := gjson.ParseBytes(body)
-	switch protocol {
-	case adapters.OpenAIChat, adapters.DeepSeekChat:
+	if read := requestReaders[protocol]; read != nil {
 		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
 		r.tools = raw(root.Get("tools"))
-		for _, t := range root.Get("tools").Array() {
-			if f := t.Get("function"); f.Exists() {
-				r.addTool(f.Get("name").String(), f.Get("parameters"))
-			}
-		}
-		if rf := root.Get("response_format"); rf.Get("type").String() == "json_schema" {
-			r.schema, r.schemaName = raw(rf.Get("json_schema.schema")), rf.Get("json_schema.name").String()
-		}
-	case adapters.OpenAIResponses:
-		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
-		r.previousID = root.Get("previous_response_id").String()
-		r.tools = raw(root.Get("tools"))
-		for _, t := range root.Get("tools").Array() {
-			if t.Get("type").String() == "function" {
-				r.addTool(t.Get("name").String(), t.Get("parameters"))
-			}
-		}
-		if f := root.Get("text.format"); f.Get("type").String() == "json_schema" {
-			r.schema, r.schemaName = raw(f.Get("schema")), f.Get("name").String()
-		}
-	case adapters.AnthropicMessages:
-		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
-		r.tools = raw(root.Get("tools"))
-		for _, t := range root.Get("tools").Array() {
-			if s := t.Get("input_schema"); s.Exists() {
-				r.addTool(t.Get("name").String(), s)
-			}
-		}
-		for _, p := range []string{"output_config.format", "output_format"} {
-			if f := root.Get(p); f.Get("type").String() == "json_schema" {
-				r.schema, r.schemaName = raw(f.Get("schema")), p
-				break
-			}
-		}
-	case adapters.Gemini:
-		seg := path[strings.LastIndexByte(path, '/')+1:]
-		model, action, _ := strings.Cut(seg, ":")
-		r.model, r.stream = model, action == "streamGenerateContent"
-		r.tools = raw(root.Get("tools"))
-		for _, t := range root.Get("tools").Array() {
-			for _, d := range first(t, "functionDeclarations", "function_declarations").Array() {
-				r.addTool(d.Get("name").String(), first(d, "parametersJsonSchema", "parameters_json_schema"))
-			}
-		}
-		gc := first(root, "generationConfig", "generation_config")
-		if s := first(gc, "responseJsonSchema", "response_json_schema"); s.Exists() {
-			r.schema, r.schemaName = raw(s), "responseJsonSchema"
-		} else if first(gc, "responseSchema", "response_schema").Exists() {
-			r.schemaNote = "responseSchema is Google's OpenAPI subset, not JSON Schema: not checked"
-		}
-	case adapters.GeminiInteractions:
-		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
-		r.previousID = root.Get("previous_interaction_id").String()
-		r.tools = raw(root.Get("tools"))
-		for _, t := range root.Get("tools").Array() {
-			if t.Get("type").String() == "function" {
-				r.addTool(t.Get("name").String(), t.Get("parameters"))
-			}
-		}
-		// response_format is one format or a list of them (text, image…).
-		formats := root.Get("response_format")
-		if !formats.IsArray() {
-			formats = gjson.Parse("[" + formats.Raw + "]")
-		}
-		for _, f := range formats.Array() {
-			if f.Get("type").String() == "text" && f.Get("schema").Exists() {
-				r.schema, r.schemaName = raw(f.Get("schema")), "response_format"
-			}
-		}
+		read(&r, root, path)
 	}
 	r.history = adapters.HistoryItems(protocol, root)
 	for _, item := range r.history {
@@ -134,6 +65,91 @@ func readRequest(protocol, path string, body []byte) request {
 		}
 	}
 	return r
+}
+
+// requestReaders read what differs between the protocols: the tools'
+// argument schemas, the output schema, chaining, and (Gemini) the model
+// and streaming from the path.
+var requestReaders = map[string]func(r *request, root gjson.Result, path string){
+	adapters.OpenAIChat:         readChat,
+	adapters.DeepSeekChat:       readChat,
+	adapters.OpenAIResponses:    readResponses,
+	adapters.AnthropicMessages:  readAnthropic,
+	adapters.Gemini:             readGemini,
+	adapters.GeminiInteractions: readInteractions,
+}
+
+func readChat(r *request, root gjson.Result, _ string) {
+	for _, t := range root.Get("tools").Array() {
+		if f := t.Get("function"); f.Exists() {
+			r.addTool(f.Get("name").String(), f.Get("parameters"))
+		}
+	}
+	if rf := root.Get("response_format"); rf.Get("type").String() == "json_schema" {
+		r.schema, r.schemaName = raw(rf.Get("json_schema.schema")), rf.Get("json_schema.name").String()
+	}
+}
+
+func readResponses(r *request, root gjson.Result, _ string) {
+	r.previousID = root.Get("previous_response_id").String()
+	for _, t := range root.Get("tools").Array() {
+		if t.Get("type").String() == "function" {
+			r.addTool(t.Get("name").String(), t.Get("parameters"))
+		}
+	}
+	if f := root.Get("text.format"); f.Get("type").String() == "json_schema" {
+		r.schema, r.schemaName = raw(f.Get("schema")), f.Get("name").String()
+	}
+}
+
+func readAnthropic(r *request, root gjson.Result, _ string) {
+	for _, t := range root.Get("tools").Array() {
+		if s := t.Get("input_schema"); s.Exists() {
+			r.addTool(t.Get("name").String(), s)
+		}
+	}
+	for _, p := range []string{"output_config.format", "output_format"} {
+		if f := root.Get(p); f.Get("type").String() == "json_schema" {
+			r.schema, r.schemaName = raw(f.Get("schema")), p
+			break
+		}
+	}
+}
+
+func readGemini(r *request, root gjson.Result, path string) {
+	seg := path[strings.LastIndexByte(path, '/')+1:]
+	model, action, _ := strings.Cut(seg, ":")
+	r.model, r.stream = model, action == "streamGenerateContent"
+	for _, t := range root.Get("tools").Array() {
+		for _, d := range first(t, "functionDeclarations", "function_declarations").Array() {
+			r.addTool(d.Get("name").String(), first(d, "parametersJsonSchema", "parameters_json_schema"))
+		}
+	}
+	gc := first(root, "generationConfig", "generation_config")
+	if s := first(gc, "responseJsonSchema", "response_json_schema"); s.Exists() {
+		r.schema, r.schemaName = raw(s), "responseJsonSchema"
+	} else if first(gc, "responseSchema", "response_schema").Exists() {
+		r.schemaNote = "responseSchema is Google's OpenAPI subset, not JSON Schema: not checked"
+	}
+}
+
+func readInteractions(r *request, root gjson.Result, _ string) {
+	r.previousID = root.Get("previous_interaction_id").String()
+	for _, t := range root.Get("tools").Array() {
+		if t.Get("type").String() == "function" {
+			r.addTool(t.Get("name").String(), t.Get("parameters"))
+		}
+	}
+	// response_format is one format or a list of them (text, image…).
+	formats := root.Get("response_format")
+	if !formats.IsArray() {
+		formats = gjson.Parse("[" + formats.Raw + "]")
+	}
+	for _, f := range formats.Array() {
+		if f.Get("type").String() == "text" && f.Get("schema").Exists() {
+			r.schema, r.schemaName = raw(f.Get("schema")), "response_format"
+		}
+	}
 }
 
 // addTool notes a tool the request offers; schema may be absent.
