@@ -146,19 +146,25 @@ func (r Row) verdict() string {
 	}
 }
 
+// refCells are the reference and ratio columns as the tables print them
+// ("—" where a row has none).
+func (r Row) refCells() (ref, ratio string) {
+	ref, ratio = "—", "—"
+	if r.RefName != "" {
+		ref = num(r.Ref) + " " + r.Unit + " (" + r.RefName + ")"
+	}
+	if r.Ratio == r.Ratio { // not NaN
+		ratio = num(r.Ratio) + "×"
+	}
+	return ref, ratio
+}
+
 // WriteTable prints rows as an aligned table.
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "group\tpath\tours\treference\tratio\ttarget\tstatus\tnote")
 	for _, r := range rows {
-		ref := "—"
-		if r.RefName != "" {
-			ref = num(r.Ref) + " " + r.Unit + " (" + r.RefName + ")"
-		}
-		ratio := "—"
-		if r.Ratio == r.Ratio {
-			ratio = num(r.Ratio) + "×"
-		}
+		ref, ratio := r.refCells()
 		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s\t%s\t%s\t%s\t%s\n", r.Group, r.Path, num(r.Ours), r.Unit, ref, ratio, r.Target, r.verdict(), r.Note)
 	}
 	return tw.Flush()
@@ -169,14 +175,7 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 	fmt.Fprintln(w, "| group | path | ours | reference | ratio | target | status |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		ref := "—"
-		if r.RefName != "" {
-			ref = num(r.Ref) + " " + r.Unit + " (" + r.RefName + ")"
-		}
-		ratio := "—"
-		if r.Ratio == r.Ratio {
-			ratio = num(r.Ratio) + "×"
-		}
+		ref, ratio := r.refCells()
 		v := r.verdict()
 		if r.Note != "" {
 			v += " " + r.Note
