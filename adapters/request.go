@@ -1,6 +1,9 @@
 package adapters
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // SourceRole is the part a source plays in the exchange. It decides which
 // field of a protocol's request the source lands in.
@@ -176,4 +179,36 @@ type HTTPRequest struct {
 	// Warnings say what a request implies that it does not spell out
 	// (a provider default it relies on, state kept on the server).
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ResultsInCallOrder pairs the turn's results with its tool calls, in the
+// order of the calls (result i answers the turn's i-th call): every call
+// answered once, and no result for a call the turn did not make. Chat,
+// Anthropic and Gemini reject a request that breaks either rule.
+func (t Turn) ResultsInCallOrder() ([]ToolResult, error) {
+	byCall := make(map[string]ToolResult, len(t.Results))
+	for _, r := range t.Results {
+		if _, dup := byCall[r.CallID]; dup {
+			return nil, fmt.Errorf("two results for call %s", r.CallID)
+		}
+		byCall[r.CallID] = r
+	}
+	var out []ToolResult
+	for _, it := range t.Items {
+		if it.Kind != KindToolCall {
+			continue
+		}
+		r, ok := byCall[it.CallID]
+		if !ok {
+			return nil, fmt.Errorf("call %s (%s) has no tool result; every call must be answered", it.CallID, it.Name)
+		}
+		delete(byCall, it.CallID)
+		out = append(out, r)
+	}
+	for _, r := range t.Results {
+		if _, left := byCall[r.CallID]; left {
+			return nil, fmt.Errorf("a result for call %s, which the turn did not make", r.CallID)
+		}
+	}
+	return out, nil
 }

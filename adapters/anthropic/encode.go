@@ -336,26 +336,13 @@ func encodeTurn(n int, turn adapters.Turn) ([]wireMessage, []string, error) {
 		}
 		return msgs, notes, nil
 	}
-	byCall := map[string]adapters.ToolResult{}
-	for _, r := range turn.Results {
-		if _, dup := byCall[r.CallID]; dup {
-			return nil, nil, fmt.Errorf("turn %d: two results for call %s", n, r.CallID)
-		}
-		byCall[r.CallID] = r
+	results, err := turn.ResultsInCallOrder()
+	if err != nil {
+		return nil, nil, fmt.Errorf("turn %d: %w", n, err)
 	}
 	user := wireMessage{Role: "user"}
-	for _, c := range calls {
-		r, ok := byCall[c]
-		if !ok {
-			return nil, nil, fmt.Errorf("turn %d: call %s has no tool result (every tool_use needs a tool_result)", n, c)
-		}
-		delete(byCall, c)
-		user.Content = append(user.Content, toolResultBlock{Type: "tool_result", ToolUseID: c, Content: r.Content, IsError: r.IsError})
-	}
-	for _, r := range turn.Results {
-		if _, left := byCall[r.CallID]; left {
-			return nil, nil, fmt.Errorf("turn %d: result for call %s, which the turn did not make", n, r.CallID)
-		}
+	for _, r := range results {
+		user.Content = append(user.Content, toolResultBlock{Type: "tool_result", ToolUseID: r.CallID, Content: r.Content, IsError: r.IsError})
 	}
 	user.Content = append(user.Content, followUp...)
 	return append(msgs, user), notes, nil

@@ -341,28 +341,16 @@ func encodeTurns(turns []adapters.Turn) ([]content, error) {
 			}
 			continue
 		}
-		byCall := make(map[string]adapters.ToolResult, len(t.Results))
-		for _, r := range t.Results {
-			if _, dup := byCall[r.CallID]; dup {
-				return nil, fmt.Errorf("gemini: turn %d has two results for call %s", ti+1, r.CallID)
-			}
-			byCall[r.CallID] = r
+		results, err := t.ResultsInCallOrder()
+		if err != nil {
+			return nil, fmt.Errorf("gemini: turn %d: %w", ti+1, err)
 		}
 		user := content{Role: "user"}
-		for _, c := range calls {
-			r, ok := byCall[c.CallID]
-			if !ok {
-				return nil, fmt.Errorf("gemini: turn %d: call %s (%s) has no result; gemini needs one functionResponse per functionCall", ti+1, c.CallID, c.Name)
-			}
-			delete(byCall, c.CallID)
+		for i, r := range results {
+			c := calls[i]
 			user.Parts = append(user.Parts, part{FunctionResponse: &functionResponse{
 				Name: c.Name, Response: adapters.ResultObject(r), ID: wireCallID(c.CallID),
 			}})
-		}
-		for _, r := range t.Results {
-			if _, left := byCall[r.CallID]; left {
-				return nil, fmt.Errorf("gemini: turn %d has a result for call %s, which the turn does not make", ti+1, r.CallID)
-			}
 		}
 		user.Parts = append(user.Parts, followUp...)
 		out = append(out, user)

@@ -426,7 +426,7 @@ func TestEncodeModelPath(t *testing.T) {
 func TestEncodeErrors(t *testing.T) {
 	req := adapterstest.RefundRequest(2, syntheticIDs, true)
 	req.Turns[0].Results = nil
-	if _, err := New().Encode(req, adapters.ProviderGemini); err == nil || !strings.Contains(err.Error(), "no result") {
+	if _, err := New().Encode(req, adapters.ProviderGemini); err == nil || !strings.Contains(err.Error(), "has no tool result") {
 		t.Fatalf("a call without result: %v", err)
 	}
 	req = adapterstest.RefundRequest(2, syntheticIDs, true)

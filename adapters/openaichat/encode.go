@@ -397,28 +397,15 @@ func (p protocol) history(n int, t adapters.Turn, thinkingOn bool) ([]any, []str
 		out = append(out, m)
 	}
 
-	byCall := make(map[string]adapters.ToolResult, len(t.Results))
-	for _, r := range t.Results {
-		if _, dup := byCall[r.CallID]; dup {
-			return nil, nil, fmt.Errorf("turn %d: two results for call %s", n, r.CallID)
-		}
-		byCall[r.CallID] = r
+	results, err := t.ResultsInCallOrder()
+	if err != nil {
+		return nil, nil, fmt.Errorf("turn %d: %w", n, err)
 	}
-	for _, c := range calls {
-		r, ok := byCall[c.ID]
-		if !ok {
-			return nil, nil, fmt.Errorf("turn %d: call %s (%s) has no tool result; every call must be answered", n, c.ID, c.Function.Name)
-		}
-		delete(byCall, c.ID)
+	for _, r := range results {
 		if r.IsError {
-			notes = append(notes, fmt.Sprintf("turn %d: result for call %s is an error; Chat Completions has no error flag, sent as plain content", n, c.ID))
+			notes = append(notes, fmt.Sprintf("turn %d: result for call %s is an error; Chat Completions has no error flag, sent as plain content", n, r.CallID))
 		}
-		out = append(out, toolMessage{Role: "tool", ToolCallID: c.ID, Content: r.Content})
-	}
-	for _, r := range t.Results {
-		if _, left := byCall[r.CallID]; left {
-			return nil, nil, fmt.Errorf("turn %d: tool result for call %s answers no call of that turn", n, r.CallID)
-		}
+		out = append(out, toolMessage{Role: "tool", ToolCallID: r.CallID, Content: r.Content})
 	}
 	return out, notes, nil
 }
