@@ -46,14 +46,12 @@ Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,
 			if o.SizeMB < 0 || o.Rounds < 0 || o.StoreEvents < 0 {
 				return usageErr("--size, --rounds and --store-events must be positive")
 			}
-			var csvFile *os.File
-			if csvPath != "" {
-				// Opened before the run, so a bad path costs no minutes.
-				f, err := os.OpenFile(csvPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-				if err != nil {
-					return usageErr("cannot write --csv %s: %v", csvPath, unwrapPathErr(err))
-				}
-				csvFile = f
+			// Opened before the run, so a bad path costs no minutes.
+			csvFile, err := createNew("--csv", csvPath)
+			if err != nil {
+				return err
+			}
+			if csvFile != nil {
 				defer csvFile.Close()
 			}
 			if o.Exe == "" {
@@ -63,13 +61,13 @@ Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,
 			} else if _, err := os.Stat(o.Exe); err != nil {
 				return usageErr("--startup-exe %s: %v", o.Exe, unwrapPathErr(err))
 			}
-			if cpuProfile != "" {
-				// What the run spends its CPU on (go tool pprof), to find a
-				// path's hot spots in the same conditions it is measured in.
-				pf, err := os.OpenFile(cpuProfile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-				if err != nil {
-					return usageErr("cannot write --cpuprofile %s: %v", cpuProfile, unwrapPathErr(err))
-				}
+			// What the run spends its CPU on (go tool pprof), to find a
+			// path's hot spots in the same conditions it is measured in.
+			pf, err := createNew("--cpuprofile", cpuProfile)
+			if err != nil {
+				return err
+			}
+			if pf != nil {
 				defer pf.Close()
 				if err := pprof.StartCPUProfile(pf); err != nil {
 					return err
@@ -112,4 +110,17 @@ Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to FILE (a new file)")
 	f.IntVar(&o.StoreEvents, "store-events", 1_000_000, "events in the stored session the store group opens")
 	return cmd
+}
+
+// createNew creates the file a flag names, refusing one that exists (a
+// run's output never overwrites anything); nil for no name.
+func createNew(flag, path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, usageErr("cannot write %s %s: %v", flag, path, unwrapPathErr(err))
+	}
+	return f, nil
 }
