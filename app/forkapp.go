@@ -205,37 +205,29 @@ func recordedRequest(a store.Attempt) (*adapters.HTTPRequest, error) {
 func parentCalls(protocol string, turns []store.TurnRecord) []parentCall {
 	var out []parentCall
 	for i, t := range turns {
-		var next []session.BodyResult
-		carried := 0
-		if i+1 < len(turns) {
-			next = session.BodyResults(protocol, turns[i+1].Attempt.RequestBody)
-			if !chains(turns[i+1].Attempt.RequestBody) {
-				carried = min(len(session.BodyResults(protocol, t.Attempt.RequestBody)), len(next))
+		var items []adapters.OutputItem
+		var ids [][2]string
+		for _, it := range t.History().Items {
+			if it.Kind == adapters.KindToolCall {
+				items = append(items, it)
+				ids = append(ids, [2]string{it.CallID, it.Name})
 			}
 		}
-		taken := map[int]bool{}
-		for _, it := range t.History().Items {
-			if it.Kind != adapters.KindToolCall {
-				continue
-			}
+		var next []session.BodyResult
+		at := make([]int, len(items))
+		if i+1 < len(turns) {
+			next, at = session.CarriedResults(protocol, t.Attempt.RequestBody, turns[i+1].Attempt.RequestBody, ids)
+		}
+		for k, it := range items {
 			args, _ := diff.Parse(it.Arguments)
 			c := parentCall{turn: t.Turn, callID: it.CallID, name: it.Name, arguments: args}
-			for j := carried; j < len(next); j++ {
-				r := next[j]
-				if !taken[j] && (r.CallID != "" && r.CallID == it.CallID || r.CallID == "" && r.Name == it.Name) {
-					taken[j], c.result, c.index = true, &next[j], j
-					break
-				}
+			if i+1 < len(turns) && at[k] >= 0 {
+				c.result, c.index = &next[at[k]], at[k]
 			}
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-func chains(body []byte) bool {
-	r := gjson.ParseBytes(body)
-	return r.Get("previous_response_id").String() != "" || r.Get("previous_interaction_id").String() != ""
 }
 
 func sameResult(a, b session.BodyResult) bool {

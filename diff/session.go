@@ -117,6 +117,18 @@ func Sessions(a, b *Recording, opt Options) []Change {
 			}
 		}
 	}
+	// Gemini results without ids name their call by function: the call's
+	// id where one call has that name ("" where several do).
+	byName := map[string]string{}
+	for _, x := range ta {
+		for _, c := range x.Calls {
+			if _, seen := byName[c.Name]; seen {
+				byName[c.Name] = ""
+			} else {
+				byName[c.Name] = c.CallID
+			}
+		}
+	}
 	callTurn := func(id string, turn int) int {
 		if t, ok := proposed[id]; ok {
 			return t
@@ -142,6 +154,9 @@ func Sessions(a, b *Recording, opt Options) []Change {
 			// only where its next request carries them. A change there is
 			// the tool result's, named once, by its call.
 			if id, rest, ok := resultAt(c.Path, bodyOf(c, x, y)); ok && !recorded[id] {
+				if named, ok := byName[strings.TrimPrefix(id, "name:")]; ok && strings.HasPrefix(id, "name:") && named != "" {
+					id = named // a Gemini result without id answers the one call of that name
+				}
 				req[i] = Change{Kind: KindToolResult, Turn: callTurn(id, t), CallID: id, Path: "turns/" + strconv.Itoa(callTurn(id, t)) + "/results/" + id + rest,
 					Op: c.Op, A: c.A, B: c.B}
 				carried[id] = true
@@ -179,25 +194,26 @@ func Sessions(a, b *Recording, opt Options) []Change {
 // application's, not recorded, and is not compared.
 func fedBackResults(protocol string, turns []store.TurnRecord, fedBack map[string]bool) []store.TurnRecord {
 	out := slices.Clone(turns)
-	for i := range out {
-		if i+1 >= len(out) {
-			break
-		}
-		var carried []session.BodyResult
+	for i := 0; i+1 < len(out); i++ {
+		var calls [][2]string
+		var which []int
 		for j, c := range out[i].Calls {
-			if c.HasResult || c.Decision != "" || c.CallID == "" {
+			if !c.HasResult && c.Decision == "" {
+				calls, which = append(calls, [2]string{c.CallID, c.Name}), append(which, j)
+			}
+		}
+		if len(calls) == 0 {
+			continue
+		}
+		rs, at := session.CarriedResults(protocol, out[i].Attempt.RequestBody, out[i+1].Attempt.RequestBody, calls)
+		out[i].Calls = slices.Clone(out[i].Calls)
+		for k, j := range which {
+			if at[k] < 0 {
 				continue
 			}
-			if carried == nil {
-				carried = session.BodyResults(protocol, out[i+1].Attempt.RequestBody)
-				out[i].Calls = slices.Clone(out[i].Calls)
-			}
-			for _, r := range carried {
-				if r.CallID == c.CallID {
-					out[i].Calls[j].HasResult, out[i].Calls[j].Result, out[i].Calls[j].IsError = true, r.Content, r.IsError
-					fedBack[c.CallID] = true
-				}
-			}
+			c := &out[i].Calls[j]
+			c.HasResult, c.Result, c.IsError = true, rs[at[k]].Content, rs[at[k]].IsError
+			fedBack[c.CallID] = true
 		}
 	}
 	return out
@@ -309,9 +325,16 @@ func resultAt(path string, root any) (id, rest string, ok bool) {
 	if id == "" {
 		return "", "", false
 	}
-	// The rest of the path after the result object and its content member.
-	if segs := strings.Split(p, "/"); at+1 < len(segs) {
-		rest = "/" + strings.Join(segs[at+1:], "/")
+	// The rest of the path after the result object and its content member
+	// (and, in Gemini's response object, the output or error member that
+	// holds the result).
+	segs := strings.Split(p, "/")
+	from := at + 1
+	if from < len(segs) && segs[at] == "response" && (segs[from] == "output" || segs[from] == "error") {
+		from++
+	}
+	if from < len(segs) {
+		rest = "/" + strings.Join(segs[from:], "/")
 	}
 	return id, rest, true
 }

@@ -318,6 +318,33 @@ func BodyResults(protocol string, body []byte) []BodyResult {
 	return out
 }
 
+// CarriedResults pairs a turn's calls (call_id and name each) with the
+// results the next request carries back for them: by call_id, or for a
+// Gemini call without one by name, in order, among the results that
+// request adds to those of body, the turn's own request (a request that
+// chains on a stored response carries only new ones). It returns next's
+// results and, per call, the index of its result there (-1: none).
+func CarriedResults(protocol string, body, next []byte, calls [][2]string) ([]BodyResult, []int) {
+	rs := BodyResults(protocol, next)
+	from := 0
+	if !chains(protocol, next) {
+		from = min(len(BodyResults(protocol, body)), len(rs))
+	}
+	at := make([]int, len(calls))
+	taken := map[int]bool{}
+	for i, c := range calls {
+		at[i] = -1
+		for j := from; j < len(rs); j++ {
+			r := rs[j]
+			if !taken[j] && (r.CallID != "" && r.CallID == c[0] || r.CallID == "" && r.Name == c[1]) {
+				taken[j], at[i] = true, j
+				break
+			}
+		}
+	}
+	return rs, at
+}
+
 // text is a result's content as text: a string as itself, content parts
 // as their texts joined, anything else as its JSON.
 func text(v gjson.Result) string {
