@@ -208,4 +208,3 @@ func TestForkAProxiedSessionBadInput(t *testing.T) {
 		t.Errorf("%d sessions after refused forks, want the parent alone", n)
 	}
 }
-
