@@ -141,10 +141,16 @@ func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolR
 			*c.dst = c.old
 		}
 	}
-	switch {
-	case p.Application() && fl.Changed("scenario"):
-		return nil, usageErr("--scenario: session %s is an application's; the fork re-sends its own requests", s.ID)
-	case !fl.Changed("scenario"):
+	if p.Application() {
+		// The application's request says these itself.
+		for _, c := range []struct{ flag, instead string }{{"scenario", ""}, {"history", ""},
+			{"stream", "; its body says whether it streams (--set body.stream=false)"}, {"no-stream", "; its body says whether it streams (--set body.stream=false)"}} {
+			if fl.Changed(c.flag) {
+				return nil, usageErr("--%s: session %s is an application's, and the fork re-sends its own requests%s", c.flag, s.ID, c.instead)
+			}
+		}
+	}
+	if !fl.Changed("scenario") {
 		f.scenario = s.ScenarioName()
 	}
 	if !fl.Changed("base-url") && f.provider == s.Provider && f.provider != adapters.ProviderSim {

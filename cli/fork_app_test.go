@@ -197,6 +197,7 @@ func TestForkAProxiedSessionBadInput(t *testing.T) {
 		{[]string{"--turn", "3", "--tool-result", "call_nope=" + file}, "call_nope"},
 		{[]string{"--turn", "4"}, "turns 1 to 3"},
 		{[]string{"--turn", "3", "--scenario", "refund"}, "application's"},
+		{[]string{"--turn", "3", "--no-stream"}, "--set body.stream=false"},
 	} {
 		code, out, errs := mw(t, append([]string{"fork", parent, "--db", db, "--approve", "auto"}, c.args...)...)
 		if code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, c.want) || out != "" {
