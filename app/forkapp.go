@@ -133,6 +133,8 @@ func planResend(s *store.Session, turns []store.TurnRecord, turn int, e ForkEdit
 	if err != nil {
 		return nil, bad("turn %d's request: %v", turn, err)
 	}
+	// Turns are numbered as the parent's: the limit counts from its last.
+	sc.TurnLimit = turns[len(turns)-1].Turn + 8
 	later := map[int][]byte{}
 	for _, t := range turns {
 		if t.Turn > turn {
