@@ -77,7 +77,11 @@ func (e *Engine) Run(ctx context.Context, s session.Setup, h session.Hooks) (*se
 		}
 		simCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		if base, err = StartSimulator(simCtx, "127.0.0.1:0", sim.Options{Scenario: s.Scenario, Faults: faults, Pace: s.Pace}); err != nil {
+		plays := s.Scenario
+		if s.Simulate != nil {
+			plays = s.Simulate
+		}
+		if base, err = StartSimulator(simCtx, "127.0.0.1:0", sim.Options{Scenario: plays, Faults: faults, Pace: s.Pace}); err != nil {
 			return nil, err
 		}
 	}

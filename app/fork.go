@@ -50,6 +50,8 @@ type ForkPlan struct {
 	edits   ForkEdits
 	// Changed are the provider, model and protocol the fork changes.
 	Changed map[string]string
+	// app is set for a fork of an application's session (forkapp.go).
+	app *appFork
 }
 
 // PlanFork reads the parent's turns before turn and checks the edits
@@ -61,15 +63,15 @@ func PlanFork(db *store.DB, parentID string, turn int, e ForkEdits) (*ForkPlan, 
 		return nil, err
 	}
 	bad := func(format string, a ...any) error { return &SetupError{fmt.Errorf(format, a...)} }
-	if s.Scenario == "" || s.Source == "proxy" {
-		return nil, bad("session %s is an application's (%s), not a scenario's: its tools are the application's, so modelwire cannot run on from a turn; play it back with `modelwire serve --session %s` and re-run the application instead", parentID, s.Origin(), parentID)
-	}
 	last := 0
 	if len(turns) > 0 {
 		last = turns[len(turns)-1].Turn
 	}
 	if turn < 1 || turn > last {
 		return nil, bad("--turn %d: session %s has turns 1 to %d", turn, parentID, last)
+	}
+	if IsApplication(s) {
+		return planResend(s, turns, turn, e)
 	}
 	p := &ForkPlan{Parent: s, Turn: turn, Results: map[store.CallRef]string{}, edits: e, Changed: map[string]string{}}
 	for _, c := range []struct{ name, v, old string }{{"provider", e.Provider, s.Provider}, {"protocol", e.Protocol, s.Protocol}, {"model", e.Model, s.Model}} {
@@ -118,34 +120,47 @@ func PlanFork(db *store.DB, parentID string, turn int, e ForkEdits) (*ForkPlan, 
 			original = t.Attempt.RequestBody
 		}
 	}
-	for _, set := range e.Sets {
-		op, err := ParseSet(set)
-		if err != nil {
-			return nil, &SetupError{err}
-		}
-		p.ops = append(p.ops, op)
+	if err := p.bodyEdits(original); err != nil {
+		return nil, err
 	}
 	_, reprotocol := p.Changed["protocol"]
-	if e.Body != nil {
-		if reprotocol {
-			return nil, bad("--body and --protocol: the edited body is in %s's words; change one or the other", s.Protocol)
-		}
-		edited, err := diff.Parse(e.Body)
-		if _, isObj := edited.(map[string]any); err != nil || !isObj {
-			return nil, bad("--body %s: not a JSON object", e.BodyName)
-		}
-		orig, err := diff.Parse(original)
-		if err != nil {
-			return nil, bad("--body: turn %d's recorded request body is not JSON", turn)
-		}
-		p.ops = append(p.ops, diff.Patch(orig, edited)...)
-	}
 	if !reprotocol && len(p.ops) > 0 {
 		if _, err := diff.Apply(original, p.ops); err != nil {
 			return nil, bad("--set: %v (in turn %d's request)", err, turn)
 		}
 	}
 	return p, nil
+}
+
+// bodyEdits reads the --set and --body edits: ops made on every request
+// body the fork sends (--body's as what changed from original, the
+// parent's request of the fork's turn).
+func (p *ForkPlan) bodyEdits(original []byte) error {
+	bad := func(format string, a ...any) error { return &SetupError{fmt.Errorf(format, a...)} }
+	e := p.edits
+	for _, set := range e.Sets {
+		op, err := ParseSet(set)
+		if err != nil {
+			return &SetupError{err}
+		}
+		p.ops = append(p.ops, op)
+	}
+	if e.Body == nil {
+		return nil
+	}
+	if _, reprotocol := p.Changed["protocol"]; reprotocol {
+		return bad("--body and --protocol: the edited body is in %s's words; change one or the other", p.Parent.Protocol)
+	}
+	edited, err := diff.Parse(e.Body)
+	if _, isObj := edited.(map[string]any); err != nil || !isObj {
+		return bad("--body %s: not a JSON object", e.BodyName)
+	}
+	orig, err := diff.Parse(original)
+	if err != nil {
+		return bad("--body: turn %d's recorded request body is not JSON", p.Turn)
+	}
+	p.ops = append(p.ops, diff.Patch(orig, edited)...)
+	return nil
 }
 
 // regenerationAsked is the message that followed turn's answer when the
@@ -225,6 +240,9 @@ func ParseSet(set string) (diff.Op, error) {
 // Fork is the engine's side of the fork.
 func (p *ForkPlan) Fork() *session.Fork {
 	fk := &session.Fork{FromTurn: p.Turn, History: p.history, Observed: p.observed}
+	if p.app != nil {
+		fk.Resend = p.app.resend
+	}
 	for _, h := range p.history {
 		fk.Regenerated = fk.Regenerated || h.FollowUp != ""
 	}
@@ -261,6 +279,9 @@ func (p *ForkPlan) Record() map[string]any {
 	for k, v := range p.Changed {
 		m[k] = v
 	}
+	if p.app != nil {
+		m["as_sent"] = true // the application's request re-sent, not a scenario's assembled
+	}
 	return m
 }
 
@@ -284,13 +305,15 @@ func (p *ForkPlan) Stream() *bool {
 // parent's results, not the edited ones).
 func (p *ForkPlan) Setup() (session.Setup, error) {
 	s := p.Parent
-	sc, err := samples.Lookup(s.ScenarioName())
-	if err != nil {
-		return session.Setup{}, &SetupError{fmt.Errorf("session %s's scenario: %w", s.ID, err)}
+	st := session.Setup{Protocol: s.Protocol, Provider: s.Provider, Model: s.Model, Stream: true,
+		History: adapters.HistoryFull, Policy: session.PolicyManual}
+	if p.app == nil {
+		sc, err := samples.Lookup(s.ScenarioName())
+		if err != nil {
+			return session.Setup{}, &SetupError{fmt.Errorf("session %s's scenario: %w", s.ID, err)}
+		}
+		st.Scenario = sc
 	}
-	st := session.Setup{Scenario: sc, Protocol: s.Protocol, Provider: s.Provider, Model: s.Model, Stream: true,
-		History: adapters.HistoryFull, Policy: session.PolicyManual, Parent: s.ID, Fork: p.Fork(), ForkResults: p.Results,
-		Params: map[string]any{"fork": p.Record()}}
 	if v, ok := p.Changed["provider"]; ok {
 		st.Provider = v
 	}
@@ -306,5 +329,31 @@ func (p *ForkPlan) Setup() (session.Setup, error) {
 	if b := p.Stream(); b != nil {
 		st.Stream = *b
 	}
+	if err := p.Apply(&st); err != nil {
+		return session.Setup{}, err
+	}
 	return st, nil
 }
+
+// Apply makes st this fork: its parent, what it inherits and changes, and
+// for a fork of an application's session the stand-in for the
+// application (its scenario, and the request's own streaming: the body
+// decides). st's provider and base URL must be set.
+func (p *ForkPlan) Apply(st *session.Setup) error {
+	st.Parent, st.Fork, st.ForkResults = p.Parent.ID, p.Fork(), p.Results
+	if st.Params == nil {
+		st.Params = map[string]any{}
+	}
+	st.Params["fork"] = p.Record()
+	if p.app == nil {
+		return nil
+	}
+	if err := p.appSetup(st); err != nil {
+		return &SetupError{err}
+	}
+	return nil
+}
+
+// Application reports whether the fork re-sends an application's
+// requests (forkapp.go) rather than a scenario's.
+func (p *ForkPlan) Application() bool { return p.app != nil }

@@ -49,7 +49,16 @@ Edits:
                              re-assembled for another wire format
 
 A fork always sends the full history: a provider's stored chain
-(previous_response_id) holds the parent's results, not the edited ones.`,
+(previous_response_id) holds the parent's results, not the edited ones.
+
+A proxied (or imported) session is an application's: the fork re-sends turn
+N's request as the application sent it (its body, URL and headers; the key
+from the environment), with the edits made where they sit in the body, and
+goes on only while the answer proposes calls the parent also ran (same name,
+equal arguments): their recorded results are fed back. At a call the parent
+never ran it stops, the proposal recorded, and says how to go on with the
+application (modelwire serve --session FORK). --protocol is refused there:
+there are no sources to re-assemble, only the wire.`,
 		Example: `  echo '{"status":"ok","evidence_id":"E-order","paid_cents":20000}' > order.json
   modelwire fork 1m8p --turn 3 --tool-result call_order=order.json --approve auto
   modelwire fork 1m8p --turn 1 --set 'body.tools/0/description="Look up one order line"' --approve auto
@@ -132,6 +141,15 @@ func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolR
 			*c.dst = c.old
 		}
 	}
+	if p.Application() {
+		// The application's request says these itself.
+		for _, c := range []struct{ flag, instead string }{{"scenario", ""}, {"history", ""},
+			{"stream", "; its body says whether it streams (--set body.stream=false)"}, {"no-stream", "; its body says whether it streams (--set body.stream=false)"}} {
+			if fl.Changed(c.flag) {
+				return nil, usageErr("--%s: session %s is an application's, and the fork re-sends its own requests%s", c.flag, s.ID, c.instead)
+			}
+		}
+	}
 	if !fl.Changed("scenario") {
 		f.scenario = s.ScenarioName()
 	}
@@ -170,6 +188,9 @@ func (p *forkPlan) announce(out io.Writer, asJSON bool) {
 		fmt.Fprint(out, ")")
 	}
 	fmt.Fprintln(out)
+	if p.Application() {
+		fmt.Fprintf(out, "  turn %d's request as the application sent it; calls the parent ran get its results\n", p.Turn)
+	}
 	for _, s := range p.sets {
 		fmt.Fprintf(out, "  set %s\n", s)
 	}

@@ -110,9 +110,14 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		return usageErr("--stream and --no-stream contradict each other")
 	}
 	stream := !f.noStream
-	sc, err := samples.Lookup(f.scenario)
-	if err != nil {
-		return usageErr("%v", err)
+	var sc *session.Scenario
+	if f.fork == nil || !f.fork.Application() {
+		// (A fork of an application's session has the application's
+		// requests instead: its plan stands in for the scenario.)
+		var err error
+		if sc, err = samples.Lookup(f.scenario); err != nil {
+			return usageErr("%v", err)
+		}
 	}
 	if f.protocol == "" {
 		if f.protocol = adapters.NativeProtocol(f.provider); f.protocol == "" {
@@ -135,12 +140,8 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	default:
 		return usageErr("unknown --history %q (want full or previous-response-id)", f.history)
 	}
-	var decider session.Decider
-	if policy == session.PolicyManual {
-		if !isTerminal(app.In) {
-			return usageErr("--approve manual asks on the terminal, and there is none: pass --approve auto (or reject)")
-		}
-		decider = &terminalDecider{in: app.In, out: app.Err, scenario: sc}
+	if policy == session.PolicyManual && !isTerminal(app.In) {
+		return usageErr("--approve manual asks on the terminal, and there is none: pass --approve auto (or reject)")
 	}
 	if _, err := sim.ParseFaults(f.fault); err != nil {
 		return usageErr("%v", err)
@@ -169,9 +170,14 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		Stream: stream, History: history, Faults: strings.Split(f.fault, ","), Pace: f.pace, Policy: policy,
 		Timeouts: f.timeouts, NoRegeneration: !f.regenerate, Params: params}
 	if f.fork != nil {
-		params["fork"] = f.fork.Record()
-		setup.Parent, setup.Fork, setup.ForkResults = f.fork.Parent.ID, f.fork.Fork(), f.fork.Results
+		if err := f.fork.Apply(&setup); err != nil {
+			return usageErr("%v", err)
+		}
 		f.fork.announce(app.Out, f.json)
+	}
+	var decider session.Decider
+	if policy == session.PolicyManual {
+		decider = &terminalDecider{in: app.In, out: app.Err, scenario: setup.Scenario}
 	}
 	res, err := eng.Run(ctx, setup, session.Hooks{Observe: printer.observe, Decider: decider})
 	var bad *application.SetupError
@@ -360,6 +366,9 @@ func (p *runPrinter) observeJSON(u session.Update) {
 func (p *runPrinter) result(res *session.Result) {
 	if !p.json {
 		verdict := "every layer passed"
+		if res.AsSent {
+			verdict = "no layer failed (modelwire cannot judge the application's parsing or business rules)"
+		}
 		if !res.Passed() {
 			verdict = session.FirstFailure(res.Layers)
 		}

@@ -111,7 +111,7 @@ func TestPairIDs(t *testing.T) {
 	if m["call_x2"] != "call_x" || m["call_y2"] != "call_y" || m["resp_b"] != "resp_a" {
 		t.Errorf("pairs %v", m)
 	}
-	if cs := callChanges(1, ta[1], tb[1], m); len(cs) != 0 {
+	if cs := callChanges(1, ta[1], tb[1], m, nil); len(cs) != 0 {
 		t.Errorf("paired calls differ: %+v", cs)
 	}
 	body := parse(t, `{"previous_response_id":"resp_b","input":[{"type":"function_call_output","call_id":"call_x2"}]}`)

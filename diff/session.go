@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -84,7 +85,8 @@ func Sessions(a, b *Recording, opt Options) []Change {
 			out = append(out, Change{Kind: KindSession, Path: f.name, Op: OpChanged, A: f.a, B: f.b})
 		}
 	}
-	ta, tb := byTurn(a.Turns), byTurn(b.Turns)
+	fedBack := map[string]bool{}
+	ta, tb := byTurn(fedBackResults(sa.Protocol, a.Turns, fedBack)), byTurn(fedBackResults(sb.Protocol, b.Turns, fedBack))
 	var turns []int
 	for t := range ta {
 		turns = append(turns, t)
@@ -98,6 +100,42 @@ func Sessions(a, b *Recording, opt Options) []Change {
 	lastA, lastB := lastTurn(a.Turns), lastTurn(b.Turns)
 	changedResults := map[string]bool{}
 	rename := pairIDs(ta, tb)
+	// Calls with a recorded result on either side, and the turn that
+	// proposed each call.
+	recorded, proposed := map[string]bool{}, map[string]int{}
+	for _, ts := range []map[int]store.TurnRecord{ta, tb} {
+		for t, x := range ts {
+			for _, c := range x.Calls {
+				id := c.CallID
+				if r, ok := rename[id]; ok {
+					id = r
+				}
+				recorded[id] = recorded[id] || c.HasResult && !fedBack[c.CallID]
+				if _, ok := proposed[id]; !ok || t < proposed[id] {
+					proposed[id] = t
+				}
+			}
+		}
+	}
+	// Gemini results without ids name their call by function: the call's
+	// id where one call has that name ("" where several do).
+	byName := map[string]string{}
+	for _, x := range ta {
+		for _, c := range x.Calls {
+			if _, seen := byName[c.Name]; seen {
+				byName[c.Name] = ""
+			} else {
+				byName[c.Name] = c.CallID
+			}
+		}
+	}
+	callTurn := func(id string, turn int) int {
+		if t, ok := proposed[id]; ok {
+			return t
+		}
+		return turn
+	}
+	carried := map[string]bool{}
 	for _, t := range turns {
 		x, inA := ta[t]
 		y, inB := tb[t]
@@ -110,8 +148,25 @@ func Sessions(a, b *Recording, opt Options) []Change {
 			out = append(out, c)
 			continue
 		}
-		out = append(out, requestChanges(t, x, y, changedResults, rename)...)
-		calls := callChanges(t, x, y, rename)
+		req := requestChanges(t, x, y, changedResults, rename)
+		for i, c := range req {
+			// An application's session records no results: they are seen
+			// only where its next request carries them. A change there is
+			// the tool result's, named once, by its call.
+			if id, rest, ok := resultAt(c.Path, bodyOf(c, x, y)); ok && !recorded[id] {
+				if named, ok := byName[strings.TrimPrefix(id, "name:")]; ok && strings.HasPrefix(id, "name:") && named != "" {
+					id = named // a Gemini result without id answers the one call of that name
+				}
+				req[i] = Change{Kind: KindToolResult, Turn: callTurn(id, t), CallID: id, Path: "turns/" + strconv.Itoa(callTurn(id, t)) + "/results/" + id + rest,
+					Op: c.Op, A: c.A, B: c.B}
+				carried[id] = true
+			}
+		}
+		out = append(out, req...)
+		for id := range carried {
+			changedResults[id] = true
+		}
+		calls := callChanges(t, x, y, rename, fedBack)
 		out = append(out, calls...)
 		for _, c := range calls {
 			if c.Kind == KindToolResult {
@@ -129,6 +184,38 @@ func Sessions(a, b *Recording, opt Options) []Change {
 	}
 	out = append(out, outputChanges(a.Turns, b.Turns)...)
 	out = append(out, validationChanges(sa.FinalValidations(), sb.FinalValidations())...)
+	return out
+}
+
+// fedBackResults gives an application's calls the results its next
+// request carried back (the proxy records no results or decisions: the
+// application ran its tools), so they compare with a fork's recorded
+// ones. fedBack notes each call so filled in: its decision is the
+// application's, not recorded, and is not compared.
+func fedBackResults(protocol string, turns []store.TurnRecord, fedBack map[string]bool) []store.TurnRecord {
+	out := slices.Clone(turns)
+	for i := 0; i+1 < len(out); i++ {
+		var calls [][2]string
+		var which []int
+		for j, c := range out[i].Calls {
+			if !c.HasResult && c.Decision == "" {
+				calls, which = append(calls, [2]string{c.CallID, c.Name}), append(which, j)
+			}
+		}
+		if len(calls) == 0 {
+			continue
+		}
+		rs, at := session.CarriedResults(protocol, out[i].Attempt.RequestBody, out[i+1].Attempt.RequestBody, calls)
+		out[i].Calls = slices.Clone(out[i].Calls)
+		for k, j := range which {
+			if at[k] < 0 {
+				continue
+			}
+			c := &out[i].Calls[j]
+			c.HasResult, c.Result, c.IsError = true, rs[at[k]].Content, rs[at[k]].IsError
+			fedBack[c.CallID] = true
+		}
+	}
 	return out
 }
 
@@ -207,23 +294,78 @@ func carriesResult(root any, path string, ids map[string]bool) bool {
 	if len(ids) == 0 {
 		return false
 	}
+	return walkResults(root, path, func(id string, _ map[string]any) bool { return ids[id] }) != ""
+}
+
+// bodyOf is the request body a request change's path walks (the new
+// side's, or the old one's for a removal), decoded.
+func bodyOf(c Change, x, y store.TurnRecord) any {
+	body := y.Attempt.RequestBody
+	if c.Op == OpRemoved {
+		body = x.Attempt.RequestBody
+	}
+	v, _ := Parse(body)
+	return v
+}
+
+// resultAt finds the tool result a request change's path passes through:
+// its call_id (Gemini without ids: "name:"+function) and the rest of the
+// path inside the result's content (Responses output, Chat and Anthropic
+// content, Gemini response).
+func resultAt(path string, root any) (id, rest string, ok bool) {
+	p, found := strings.CutPrefix(path, "turns/")
+	if !found {
+		return "", "", false
+	}
+	_, p, _ = strings.Cut(p, "/request/body/")
+	at := -1
+	// (A Responses function_call item names its call_id too: it is the
+	// call, not its result.)
+	id = walkResults(root, p, func(_ string, obj map[string]any) bool { return obj["type"] != "function_call" }, &at)
+	if id == "" {
+		return "", "", false
+	}
+	// The rest of the path after the result object and its content member
+	// (and, in Gemini's response object, the output or error member that
+	// holds the result).
+	segs := strings.Split(p, "/")
+	from := at + 1
+	if from < len(segs) && segs[at] == "response" && (segs[from] == "output" || segs[from] == "error") {
+		from++
+	}
+	if from < len(segs) {
+		rest = "/" + strings.Join(segs[from:], "/")
+	}
+	return id, rest, true
+}
+
+// walkResults walks path through root and returns the first tool result
+// object on the way whose id want accepts ("" for none); depth, when
+// given, is set to the segment index at which that object stands.
+func walkResults(root any, path string, want func(id string, obj map[string]any) bool, depth ...*int) string {
 	v := root
 	prev := ""
-	for _, seg := range strings.Split(path, "/") {
+	for i, seg := range strings.Split(path, "/") {
+		found := func(id string) string {
+			for _, d := range depth {
+				*d = i
+			}
+			return id
+		}
 		if m, ok := v.(map[string]any); ok {
 			for _, k := range resultKeys {
-				if s, ok := m[k].(string); ok && ids[s] {
-					return true
+				if s, ok := m[k].(string); ok && want(s, m) {
+					return found(s)
 				}
 			}
 			// Gemini's functionResponse names its call by id where it
 			// has one, else by the function's name.
 			if prev == "functionResponse" {
-				if s, ok := m["id"].(string); ok && ids[s] {
-					return true
+				if s, ok := m["id"].(string); ok && s != "" && want(s, m) {
+					return found(s)
 				}
-				if s, ok := m["name"].(string); ok && ids["name:"+s] {
-					return true
+				if s, ok := m["name"].(string); ok && want("name:"+s, m) {
+					return found("name:" + s)
 				}
 			}
 		}
@@ -242,19 +384,19 @@ func carriesResult(root any, path string, ids map[string]bool) bool {
 			} else if i, err := strconv.Atoi(seg); err == nil && i < len(x) {
 				v = x[i]
 			} else {
-				return false
+				return ""
 			}
 		default:
-			return false
+			return ""
 		}
 		prev = seg
 	}
-	return false
+	return ""
 }
 
 // callChanges compares the tool calls a turn proposed and their results,
 // matched by call_id.
-func callChanges(turn int, x, y store.TurnRecord, rename map[string]string) []Change {
+func callChanges(turn int, x, y store.TurnRecord, rename map[string]string, fedBack map[string]bool) []Change {
 	var out []Change
 	ca, cb := callsOf(x), callsOf(y)
 	for id, c := range cb {
@@ -296,7 +438,7 @@ func callChanges(turn int, x, y store.TurnRecord, rename map[string]string) []Ch
 			c.Kind, c.Turn, c.CallID = KindToolCall, turn, id
 			out = append(out, c)
 		}
-		if a.Decision != b.Decision {
+		if a.Decision != b.Decision && !fedBack[a.CallID] && !fedBack[b.CallID] {
 			out = append(out, Change{Kind: KindToolCall, Turn: turn, CallID: id, Path: p + "/decision", Op: OpChanged, A: a.Decision, B: b.Decision})
 		}
 		for _, c := range Values(p+"/arguments_sent", raw(a.Edited), raw(b.Edited), nil) {

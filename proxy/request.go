@@ -194,3 +194,12 @@ func firstText(it gjson.Result) string {
 	}
 	return ""
 }
+
+// Contract is what an application's request declares, as the proxy
+// judges its answers by: the tools it offers (argument schemas by name;
+// nil where a tool gives none as JSON Schema) and the output schema it
+// asks for. A fork that re-sends the request judges by the same.
+func Contract(protocol, path string, body []byte) (tools map[string]json.RawMessage, schema json.RawMessage, schemaName string) {
+	r := readRequest(protocol, path, body)
+	return r.toolSchemas, r.schema, r.schemaName
+}

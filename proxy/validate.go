@@ -150,3 +150,11 @@ func oneObject(text string) (json.RawMessage, string) {
 	_ = json.Compact(&b, obj)
 	return b.Bytes(), ""
 }
+
+// JudgeExchange judges one exchange of an application's as the proxy
+// does: a fork that re-sends the application's requests stands where the
+// proxy stands (it knows the request, not the application), so its
+// verdicts read as the parent's do.
+func JudgeExchange(protocol, path string, body []byte, status int, transportErr string, sum *adapters.Summary) []session.LayerResult {
+	return judge(outcome{status: status, transportErr: transportErr, sum: sum, req: readRequest(protocol, path, body)})
+}

@@ -57,6 +57,9 @@ type Fork struct {
 	// Edit, when set, changes each wire request from FromTurn on before it
 	// is shown, recorded and sent.
 	Edit func(turn int, req *adapters.HTTPRequest) error
+	// Resend, when set, re-sends an application's requests instead of
+	// assembling the scenario's (a fork of a proxied or imported session).
+	Resend *Resend
 }
 
 // The protocol steps at which a walkthrough pauses; the scenario's notes
@@ -169,11 +172,15 @@ type Result struct {
 	Regeneration *Regeneration `json:"regeneration,omitempty"`
 	// CannotComplete is what a failed session delivers instead of an
 	// answer: why, and the evidence observed so far.
-	CannotComplete *CannotComplete         `json:"cannot_complete,omitempty"`
-	Turns          []adapters.Summary      `json:"-"`
-	Obs            *Observations           `json:"-"`
-	History        []adapters.Turn         `json:"-"`
-	Requests       []*adapters.HTTPRequest `json:"-"`
+	CannotComplete *CannotComplete `json:"cannot_complete,omitempty"`
+	// AsSent: the session re-sent an application's requests (Resend), so
+	// the layers modelwire cannot judge (how the application parses the
+	// answer, its business rules) are skipped, and pass is that none failed.
+	AsSent   bool                    `json:"as_sent,omitempty"`
+	Turns    []adapters.Summary      `json:"-"`
+	Obs      *Observations           `json:"-"`
+	History  []adapters.Turn         `json:"-"`
+	Requests []*adapters.HTTPRequest `json:"-"`
 }
 
 // Passed reports whether every layer passed.
@@ -182,7 +189,7 @@ func (r *Result) Passed() bool {
 		return false
 	}
 	for _, l := range r.Layers {
-		if l.Status != Pass {
+		if l.Status == Fail || l.Status != Pass && !r.AsSent {
 			return false
 		}
 	}
@@ -285,7 +292,7 @@ func (s *Session) Request(history []adapters.Turn) *adapters.Request {
 // be run or recorded at all; a session that ran and failed is a Result
 // with Status "failed".
 func (s *Session) Run(ctx context.Context) (*Result, error) {
-	res := &Result{Obs: &Observations{}}
+	res := &Result{Obs: &Observations{}, AsSent: s.cfg.Fork != nil && s.cfg.Fork.Resend != nil}
 	if err := s.emit(Update{Kind: UpStarted}); err != nil {
 		return nil, err
 	}
@@ -328,6 +335,21 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 			break
 		}
 		mt := red.Turn()
+		if f := s.cfg.Fork; f != nil && f.Resend != nil {
+			if unran := f.Resend.unran(sum.ToolCalls); len(unran) > 0 {
+				// The application's tools are not modelwire's: a call the
+				// parent never ran has no result to send, so the fork ends
+				// here with the proposals recorded.
+				if err := s.propose(turn, sum.ToolCalls); err != nil {
+					return nil, err
+				}
+				outcome.Stopped = fmt.Sprintf("turn %d proposes %s, which the parent never ran; the fork stops here with the proposal recorded. "+
+					"To go on, run the application against `modelwire serve --session %s` (it replays this fork up to the proposal) and let it run the call",
+					turn, strings.Join(unran, ", "), s.id)
+				outcome.Unanswered = callIDs(sum.ToolCalls)
+				break
+			}
+		}
 		if err := s.pause(ctx, StepProposals, turn); err != nil {
 			return nil, err
 		}
@@ -349,11 +371,16 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		res.History = append(res.History, mt)
 	}
 	layers, output := Validate(sc, outcome, res.Obs)
-	if failed, ok := regenerable(layers); ok && !s.cfg.NoRegeneration && (s.cfg.Fork == nil || !s.cfg.Fork.Regenerated) {
+	// A fork that re-sends an application's requests never regenerates:
+	// asking again is the application's choice, not modelwire's.
+	if failed, ok := regenerable(layers); ok && !s.cfg.NoRegeneration && (s.cfg.Fork == nil || !s.cfg.Fork.Regenerated && s.cfg.Fork.Resend == nil) {
 		if err := s.regenerate(ctx, res, &outcome, answer, layers, failed); err != nil {
 			return nil, err
 		}
 		layers, output = Validate(sc, outcome, res.Obs)
+	}
+	if f := s.cfg.Fork; f != nil && f.Resend != nil && f.Resend.Judge != nil && outcome.Stopped == "" && !outcome.TurnLimitHit && len(res.Requests) > 0 {
+		layers = f.Resend.Judge(res.Requests[len(res.Requests)-1], outcome)
 	}
 	res.Layers, res.Output = layers, output
 	res.Cost = PriceSession(s.Request(nil).Model, res.Turns)
@@ -387,7 +414,13 @@ func (s *Session) firstTurn() int {
 // reducer of the response, or nil when none was decoded.
 func (s *Session) exchange(ctx context.Context, res *Result, outcome *Outcome, turn int, history []adapters.Turn) (*adapters.Reducer, error) {
 	req := s.Request(history)
-	wire, err := s.protocol.Encode(req, s.cfg.Provider.Name)
+	var wire *adapters.HTTPRequest
+	var err error
+	if f := s.cfg.Fork; f != nil && f.Resend != nil {
+		wire, err = f.Resend.next(s.cfg.Protocol, s.cfg.Provider.Name, turn, res.Requests, history)
+	} else {
+		wire, err = s.protocol.Encode(req, s.cfg.Provider.Name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encoding turn %d: %w", turn, err)
 	}
@@ -425,6 +458,19 @@ func callIDs(calls []adapters.ToolCall) []string {
 		ids[i] = c.CallID
 	}
 	return ids
+}
+
+// propose records a turn's proposals without deciding them (a fork that
+// cannot run them).
+func (s *Session) propose(turn int, calls []adapters.ToolCall) error {
+	for i, c := range calls {
+		p := Proposal{Turn: turn, Index: i, Of: len(calls), CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
+		s.cfg.Scenario.check(&p)
+		if err := s.emit(Update{Kind: UpProposal, Turn: turn, Proposal: &p}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // decideAndRun passes each proposal through the gate, in call order, and

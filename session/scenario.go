@@ -63,6 +63,9 @@ type Scenario struct {
 	// Responder is a built-in case's simulated model in Go (it reads the
 	// request and computes its answer); nil plays Script.
 	Responder Responder `json:"-"`
+	// application: the scenario stands in for an application whose
+	// requests a fork re-sends (ResendScenario).
+	application bool
 }
 
 // Responder answers one request as a simulated model would.

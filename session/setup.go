@@ -25,6 +25,10 @@ type Setup struct {
 	Faults []string
 	// Pace is the simulator's words a second (0: as fast as it goes).
 	Pace float64
+	// Simulate, when set, is what a simulator started for the session
+	// plays instead of Scenario (which then stands in for an application:
+	// ResendScenario).
+	Simulate *Scenario
 
 	Policy         Policy
 	Timeouts       Timeouts

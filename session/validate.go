@@ -212,6 +212,9 @@ func judgeParse(sc *Scenario, text string) (LayerResult, json.RawMessage) {
 	r := LayerResult{Layer: LayerParse, Status: Fail}
 	if sc.Output.Mode == adapters.OutputText || sc.Output.Mode == "" {
 		r.Status, r.Detail = Skip, "the output contract is free text"
+		if sc.application {
+			r.Detail = "the request asks for no output schema; modelwire does not know how the application parses the answer"
+		}
 		return r, nil
 	}
 	t := strings.TrimSpace(text)
@@ -263,6 +266,9 @@ func judgeDomain(sc *Scenario, obj json.RawMessage, obs *Observations) LayerResu
 	checks := RunChecks(sc, obj, obs)
 	if len(checks) == 0 {
 		r.Status, r.Detail = Skip, "the scenario has no business checks"
+		if sc.application {
+			r.Detail = "modelwire does not know the application's business rules"
+		}
 		return r
 	}
 	var failed []string

@@ -86,10 +86,11 @@ func (m *Model) openFork() tea.Cmd {
 	if m.opts.Backend == nil || m.opts.Library == nil {
 		return m.setStatus(levelWarn, "forking needs live sessions and the session store")
 	}
-	if info := m.rep.Info; info.Scenario == "" || info.Source == "proxy" {
-		// The planner refuses these too; say so before any editing.
-		return m.setStatus(levelWarn, "session "+info.ID+" is an application's ("+info.Origin()+"): its tools are the application's, so it cannot be forked here; `modelwire serve --session "+info.ID+"` plays it back")
-	}
+	info := m.rep.Info
+	// An application's session (proxied, imported) records no results:
+	// the ones it fed back are in the turn's request, where the fork
+	// edits them (app.PlanFork re-sends the application's request).
+	application := info.Scenario == "" || info.Source == "proxy"
 	turn := m.cur.turnOf(m.cur.pos)
 	st := m.d.state
 	if turn < 1 || turn > len(st.Turns) {
@@ -103,7 +104,20 @@ func (m *Model) openFork() tea.Cmd {
 				edit: true, body: true, original: pretty.String(), json: true})
 		}
 	}
+	if req := st.Turns[turn-1].Request; application && req != nil {
+		for _, r := range session.BodyResults(info.Protocol, req.Body) {
+			ref := r.CallID
+			if ref == "" {
+				ref = r.Name // a Gemini result without id names its call by function
+			}
+			choices = append(choices, forkChoice{label: fmt.Sprintf("edit the result of %s (%s) in $EDITOR", r.Name, ref),
+				edit: true, ref: ref, name: r.Name + " (" + ref + ")", original: r.Content, json: json.Valid([]byte(r.Content))})
+		}
+	}
 	for _, t := range st.Turns[:turn-1] {
+		if application {
+			break // its results were listed from the request
+		}
 		for _, p := range t.Proposals {
 			if r := p.Result; r != nil {
 				choices = append(choices, forkChoice{label: fmt.Sprintf("edit the result of %s (%s, turn %d) in $EDITOR", r.Name, r.CallID, t.N),
