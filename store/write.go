@@ -80,6 +80,8 @@ type writer struct {
 	// free are chunk builders whose buffers a later commit reuses (only
 	// the commit in progress, under flushMu, touches them).
 	free []*chunkBuilder
+	// zsteps and zraws hold a chunk's columns compressed (under flushMu).
+	zsteps, zraws []byte
 
 	mu           sync.Mutex
 	pending      []op
@@ -110,7 +112,7 @@ func newWriter(db *DB, interval time.Duration) (*writer, error) {
 			*dst, err = conn.PrepareContext(ctx, q)
 		}
 	}
-	prep(&w.insertChunk, `INSERT INTO chunks (sid, seq, last_seq, aid, first_raw, steps, raws) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	prep(&w.insertChunk, `INSERT INTO chunks (sid, seq, last_seq, aid, first_raw, steps, raws, codec) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	prep(&w.updAttempt, `UPDATE attempts SET first_seq = coalesce(first_seq, ?), last_seq = max(coalesce(last_seq, 0), ?),
 		raw_events = raw_events + ? WHERE aid = ?`)
 	prep(&w.updSession, `UPDATE sessions SET events = max(events, ?), turns = max(turns, ?) WHERE sid = ?`)
@@ -433,10 +435,13 @@ func (t *txn) closeChunk(b *chunkBuilder) error {
 	if b.aid != 0 {
 		aid = b.aid
 	}
+	w := t.w
+	w.zsteps = compressChunk(w.zsteps, b.buf.Bytes())
 	if b.firstRaw >= 0 {
-		firstRaw, raws = b.firstRaw, b.raws
+		w.zraws = compressChunk(w.zraws, b.raws)
+		firstRaw, raws = b.firstRaw, w.zraws
 	}
-	_, err := t.w.insertChunk.ExecContext(t.ctx, b.sid, b.seq, b.next-1, aid, firstRaw, b.buf.String(), raws)
+	_, err := w.insertChunk.ExecContext(t.ctx, b.sid, b.seq, b.next-1, aid, firstRaw, w.zsteps, raws, chunkCodec)
 	// The driver copied the values: the buffers serve the next chunk.
 	b.buf.Reset()
 	*b = chunkBuilder{buf: b.buf, raws: b.raws[:0], firstRaw: -1}
@@ -542,12 +547,17 @@ func writeStepJSON(buf *bytes.Buffer, s *stepOp, withRaw bool) {
 	buf.WriteByte('}')
 }
 
-// writeJSONString writes s as a JSON string. Unlike encoding/json it does
-// not escape <, > and &, so stored data stays readable; invalid UTF-8
-// becomes U+FFFD, as encoding/json does.
+// writeJSONString writes s as a JSON string (appendJSONString).
 func writeJSONString(buf *bytes.Buffer, s string) {
+	buf.Write(appendJSONString(buf.AvailableBuffer(), s))
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it
+// with HTML escaping off (so stored data stays readable): invalid UTF-8
+// becomes U+FFFD, U+2028 and U+2029 are escaped.
+func appendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
-	buf.WriteByte('"')
+	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -556,21 +566,22 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 			continue
 		}
 		if c < utf8.RuneSelf {
-			buf.WriteString(s[start:i])
+			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
-				buf.WriteByte('\\')
-				buf.WriteByte(c)
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			case '\n':
-				buf.WriteString(`\n`)
+				dst = append(dst, '\\', 'n')
 			case '\r':
-				buf.WriteString(`\r`)
+				dst = append(dst, '\\', 'r')
 			case '\t':
-				buf.WriteString(`\t`)
+				dst = append(dst, '\\', 't')
 			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hex[c>>4])
-				buf.WriteByte(hex[c&0xf])
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
 			i++
 			start = i
@@ -578,22 +589,22 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\ufffd`)
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
 			i++
 			start = i
 			continue
 		}
 		if r == '\u2028' || r == '\u2029' {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\u202`)
-			buf.WriteByte(hex[r&0xf])
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\u202`...)
+			dst = append(dst, hex[r&0xf])
 			i += size
 			start = i
 			continue
 		}
 		i += size
 	}
-	buf.WriteString(s[start:])
-	buf.WriteByte('"')
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
