@@ -97,19 +97,19 @@ type writer struct {
 	// zsteps and zraws hold a chunk's columns compressed (under flushMu).
 	zsteps, zraws []byte
 
-	mu           sync.Mutex
-	pending      []op
-	spare        []op // a committed batch's backing array, for the next one
+	mu      sync.Mutex
+	pending []op
+	spare   []op // a committed batch's backing array, for the next one
 	// steps and events are the arenas of the pending batch's steps and of
 	// their encoded events, and spareSteps and spareEvents a committed
 	// batch's, for the next one: a step costs no allocation of its own
 	// (the garbage collector was a third of an append's cost). An arena
 	// that grows leaves the ops already made pointing into its old array,
 	// which nothing changes; a batch that failed keeps its arrays.
-	steps       []stepOp
-	events      []byte
-	spareSteps  []stepOp
-	spareEvents []byte
+	steps        []stepOp
+	events       []byte
+	spareSteps   []stepOp
+	spareEvents  []byte
 	pendingSteps int
 	pendingBytes int
 	timerArmed   bool
