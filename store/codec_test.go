@@ -66,6 +66,36 @@ func TestPlainEventsMatchEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestPlainEventsEveryField: every field of adapters.Event set at once
+// encodes as encoding/json does, so that a field added to Event and not
+// to appendPlainEvents fails here rather than going missing from the
+// store.
+func TestPlainEventsEveryField(t *testing.T) {
+	var ev adapters.Event
+	v := reflect.ValueOf(&ev).Elem()
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		switch {
+		case name == "Arguments" || name == "Usage" || name == "Error":
+			// not plain: encodeEvents gives them to encoding/json
+		case f.Kind() == reflect.String:
+			f.SetString("v_" + name)
+		case f.Kind() == reflect.Int:
+			f.SetInt(int64(i + 1))
+		case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.String:
+			s := "p_" + name
+			f.Set(reflect.ValueOf(&s))
+		default:
+			t.Fatalf("adapters.Event.%s (%s): teach appendPlainEvents and plainEvents about it", name, f.Type())
+		}
+	}
+	got, ok := appendPlainEvents(nil, []adapters.Event{ev})
+	want, err := json.Marshal([]adapters.Event{ev})
+	if !ok || err != nil || string(got) != string(want) {
+		t.Fatalf("ok %v, err %v\n got  %s\nwant %s", ok, err, got, want)
+	}
+}
+
 // TestUncompressedChunksReadBack: chunks written before migration 0004
 // (uncompressed) read back the same entries, raw events included, from a
 // file opened read-only as it is and once migrated; new chunks are

@@ -130,6 +130,16 @@ func (db *DB) chunkSteps() string {
 	return `modelwire_chunk_steps(c.steps, c.codec)`
 }
 
+// chunkCodec is the SQL expression of a chunk row's codec: a reader of
+// steps or raws selects it and passes both to decodeChunkColumn. A file
+// older than schema 4 (opened read-only, as it is) has no codec column.
+func (db *DB) chunkCodec() string {
+	if db.schema < 4 {
+		return `0`
+	}
+	return `codec`
+}
+
 // sessionCols are the columns scanSession reads; a file older than schema
 // 3 (opened read-only, as it is) has no parent_id.
 func (db *DB) sessionCols() string {
@@ -825,11 +835,7 @@ func (db *DB) iterSteps(ctx context.Context, sid int64, from int, aid int64, wit
 	if withRaw {
 		cols = `steps, coalesce(first_raw, -1), raws`
 	}
-	if db.schema >= 4 {
-		cols += `, codec`
-	} else {
-		cols += `, 0` // a file older than schema 4, opened read-only as it is
-	}
+	cols += `, ` + db.chunkCodec()
 	var rows *sql.Rows
 	if aid != 0 {
 		rows, err = db.sql.QueryContext(ctx, `SELECT `+cols+` FROM chunks WHERE aid = ? AND seq >= ? ORDER BY seq`, aid, start)
