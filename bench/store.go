@@ -29,13 +29,20 @@ func storeRows(ctx context.Context, o Options) ([]Row, error) {
 	path := filepath.Join(dir, "store.db")
 	total := o.StoreEvents
 	o.progress("store: appending %d events", total)
+	cpu0, cpuOK := processCPU()
 	id, el, err := BuildSession(ctx, path, total, min(1000, total))
 	if err != nil {
 		return nil, err
 	}
 	rate := float64(total) / el.Seconds()
+	note := fmt.Sprintf("%d events", total)
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		// On a shared machine the rate is the scheduler's as much as
+		// ours; the CPU an event cost is not.
+		note += fmt.Sprintf(", %.2f µs CPU each", float64((cpu1-cpu0).Nanoseconds())/1000/float64(total))
+	}
 	rows := []Row{{Group: "store", Path: "append, WAL, sustained", Unit: "events/s", Ours: rate, Ratio: math.NaN(),
-		Target: "≥ 250,000 events/s", Checked: true, Met: rate >= 250_000, Note: fmt.Sprintf("%d events", total)}}
+		Target: "≥ 250,000 events/s", Checked: true, Met: rate >= 250_000, Note: note}}
 
 	o.progress("store: opening and jumping into the %d-event session", total)
 	var first, state []time.Duration

@@ -121,6 +121,25 @@ const sessionColumns = `id, created_at, coalesce(finished_at, 0), status, title,
 	(SELECT coalesce(sum(cache_write_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
 	(SELECT coalesce(sum(reasoning_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid), `
 
+// chunkSteps is the SQL expression of a chunk c's steps text (compressed
+// rows, schema 4, through modelwire_chunk_steps: see codec.go).
+func (db *DB) chunkSteps() string {
+	if db.schema < 4 {
+		return `c.steps`
+	}
+	return `modelwire_chunk_steps(c.steps, c.codec)`
+}
+
+// chunkCodec is the SQL expression of a chunk row's codec: a reader of
+// steps or raws selects it and passes both to decodeChunkColumn. A file
+// older than schema 4 (opened read-only, as it is) has no codec column.
+func (db *DB) chunkCodec() string {
+	if db.schema < 4 {
+		return `0`
+	}
+	return `codec`
+}
+
 // sessionCols are the columns scanSession reads; a file older than schema
 // 3 (opened read-only, as it is) has no parent_id.
 func (db *DB) sessionCols() string {
@@ -203,7 +222,7 @@ func (db *DB) ListSessions(f Filter) ([]SessionInfo, error) {
 		pat := likePattern(f.Content)
 		where = append(where, `(EXISTS (SELECT 1 FROM attempts a WHERE a.sid = sessions.sid AND CAST(a.request_body AS TEXT) LIKE ? ESCAPE '\')
 			OR EXISTS (SELECT 1 FROM tool_calls t WHERE t.sid = sessions.sid AND (t.arguments LIKE ? ESCAPE '\' OR t.result LIKE ? ESCAPE '\'))
-			OR EXISTS (SELECT 1 FROM chunks c WHERE c.sid = sessions.sid AND c.steps LIKE ? ESCAPE '\'))`)
+			OR EXISTS (SELECT 1 FROM chunks c WHERE c.sid = sessions.sid AND `+db.chunkSteps()+` LIKE ? ESCAPE '\'))`)
 		args = append(args, pat, pat, pat, pat)
 	}
 	q := `SELECT ` + db.sessionCols() + ` FROM sessions`
@@ -816,6 +835,7 @@ func (db *DB) iterSteps(ctx context.Context, sid int64, from int, aid int64, wit
 	if withRaw {
 		cols = `steps, coalesce(first_raw, -1), raws`
 	}
+	cols += `, ` + db.chunkCodec()
 	var rows *sql.Rows
 	if aid != 0 {
 		rows, err = db.sql.QueryContext(ctx, `SELECT `+cols+` FROM chunks WHERE aid = ? AND seq >= ? ORDER BY seq`, aid, start)
@@ -881,7 +901,14 @@ func (it *stepIter) next() *storedStep {
 			return nil
 		}
 		var steps, raws []byte
-		if it.err = it.rows.Scan(&steps, &it.first, &raws); it.err != nil {
+		var codec int
+		if it.err = it.rows.Scan(&steps, &it.first, &raws, &codec); it.err != nil {
+			return nil
+		}
+		if steps, it.err = decodeChunkColumn(steps, codec); it.err != nil {
+			return nil
+		}
+		if raws, it.err = decodeChunkColumn(raws, codec); it.err != nil {
 			return nil
 		}
 		it.elems, it.i = splitArray(steps), 0

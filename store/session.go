@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -301,10 +303,14 @@ func (s *SessionWriter) startAttempt(turn, attempt int, m AttemptMeta, startedAt
 		if err := t.exec(`UPDATE sessions SET turns = max(turns, ?) WHERE sid = ?`, turn, s.ls.sid); err != nil {
 			return err
 		}
-		return t.w.conn.QueryRowContext(t.ctx, `INSERT INTO attempts (sid, turn, attempt, protocol, started_at, start_us,
+		st, err := t.stmt(`INSERT INTO attempts (sid, turn, attempt, protocol, started_at, start_us,
 			method, url, request_headers, request_body, stream, retry_reason, snapshots)
 			VALUES (?, ?, ?, coalesce(nullif(?, ''), (SELECT protocol FROM sessions WHERE sid = ?)), ?, ?, ?, ?, ?, ?, ?, ?, 1)
-			RETURNING aid, protocol`,
+			RETURNING aid, protocol`)
+		if err != nil {
+			return err
+		}
+		return st.QueryRowContext(t.ctx,
 			s.ls.sid, turn, attempt, m.Protocol, s.ls.sid, startedAt.UnixMilli(), startOff.Microseconds(),
 			m.Method, Redact(m.URL), string(hdr), body, m.Stream, Redact(m.RetryReason)).Scan(&r.aid, &protocol)
 	})
@@ -387,16 +393,20 @@ func (r *Recorder) AppendAt(offset time.Duration, step adapters.Step) error {
 	if step.Index < 0 && len(step.Events) == 0 {
 		return nil
 	}
-	events, err := encodeEvents(step.Events)
-	if err != nil {
-		return err
-	}
-	return r.appendStep(offset, step.Index >= 0, step.Raw, step.Events, events)
+	return r.appendStep(offset, step.Index >= 0, step.Raw, step.Events, nil)
 }
 
-// appendStep queues a step whose events are already encoded (an import
-// keeps the bytes it read) and the attempt updates its events imply.
+// appendStep queues a step and the attempt updates its events imply. Its
+// events are encoded already (an import keeps the bytes it read), or, when
+// events is nil, encoded here: plain ones (plainEvents, nearly all) into
+// the batch's arena.
 func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.RawEvent, evs []adapters.Event, events []byte) error {
+	if events == nil && !plainEvents(evs) {
+		var err error
+		if events, err = encodeEvents(evs); err != nil {
+			return err
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.finished {
@@ -446,7 +456,7 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 	var snap []snapRow
 	if r.snap != nil {
 		var err error
-		if snap, err = r.snap.step(evs, events, n); err != nil {
+		if snap, err = r.snap.step(evs, n); err != nil {
 			// The step is stored all the same; the attempt goes on
 			// without snapshots, and replay from its start.
 			r.snap = nil
@@ -456,8 +466,11 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 	queued := false
 	_, err := r.s.db.w.append(ls, n, terminal, func(seq int, ops []op) []op {
 		queued = true
-		ops = append(ops, &stepOp{ls: ls, aid: aid, seq: seq, n: n, turn: turn, attempt: attempt,
-			offsetUS: us, rawIndex: rawIndex, raw: raw, events: events})
+		if events == nil && len(evs) > 0 {
+			events = r.s.db.w.encodeEvents(evs)
+		}
+		ops = append(ops, r.s.db.w.stepOp(stepOp{ls: ls, aid: aid, seq: seq, n: n, turn: turn, attempt: attempt,
+			offsetUS: us, rawIndex: rawIndex, raw: raw, events: events}))
 		if snap != nil {
 			ops = append(ops, snapshotOp(aid, seq+n-1, snap))
 		}
@@ -573,6 +586,9 @@ func encodeEvents(evs []adapters.Event) ([]byte, error) {
 	if len(evs) == 0 {
 		return nil, nil
 	}
+	if b, ok := appendPlainEvents(nil, evs); ok {
+		return b, nil
+	}
 	e := encoders.Get().(*eventEncoder)
 	defer encoders.Put(e)
 	e.buf.Reset()
@@ -582,6 +598,74 @@ func encodeEvents(evs []adapters.Event) ([]byte, error) {
 	// One allocation, the size of the result: the step keeps it until
 	// its commit.
 	return bytes.Clone(bytes.TrimRight(e.buf.Bytes(), "\n")), nil
+}
+
+// appendPlainEvents appends evs as encodeEvents' JSON array, byte for byte
+// what encoding/json writes (TestPlainEventsMatchEncodingJSON), without
+// its reflection: a stream's events are nearly all deltas, and encoding
+// them was a tenth of an append's cost. Events with arguments, usage or an
+// error (a few per response) are left to encoding/json: ok is false.
+func appendPlainEvents(dst []byte, evs []adapters.Event) (_ []byte, ok bool) {
+	if !plainEvents(evs) {
+		return dst, false
+	}
+	n := 2
+	for i := range evs {
+		ev := &evs[i]
+		n += 64 + len(ev.Type) + len(ev.ResponseID) + len(ev.Model) + len(ev.ItemID) + len(ev.Kind) + len(ev.CallID) +
+			len(ev.Name) + len(ev.Delta) + len(ev.Signature) + len(ev.Status) + len(ev.StopReason) +
+			len(ev.ProviderStopReason) + len(ev.RawType) + len(ev.Detail)
+		if ev.Final != nil {
+			n += 10 + len(*ev.Final)
+		}
+	}
+	dst = slices.Grow(dst, n)
+	dst = append(dst, '[')
+	for i := range evs {
+		ev := &evs[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"seq":`...)
+		dst = strconv.AppendInt(dst, int64(ev.Seq), 10)
+		dst = append(dst, `,"type":`...)
+		dst = appendJSONString(dst, string(ev.Type))
+		// The fields in Event's order, each omitted when empty.
+		for _, f := range [...]struct{ key, val string }{
+			{`,"response_id":`, ev.ResponseID}, {`,"model":`, ev.Model}, {`,"item_id":`, ev.ItemID}, {`,"kind":`, ev.Kind},
+			{`,"call_id":`, ev.CallID}, {`,"name":`, ev.Name}, {`,"delta":`, ev.Delta},
+		} {
+			if f.val != "" {
+				dst = append(dst, f.key...)
+				dst = appendJSONString(dst, f.val)
+			}
+		}
+		if ev.Final != nil {
+			dst = append(dst, `,"final":`...)
+			dst = appendJSONString(dst, *ev.Final)
+		}
+		for _, f := range [...]struct{ key, val string }{
+			{`,"signature":`, ev.Signature}, {`,"status":`, string(ev.Status)}, {`,"stop_reason":`, string(ev.StopReason)},
+			{`,"provider_stop_reason":`, ev.ProviderStopReason}, {`,"raw_type":`, ev.RawType}, {`,"detail":`, ev.Detail},
+		} {
+			if f.val != "" {
+				dst = append(dst, f.key...)
+				dst = appendJSONString(dst, f.val)
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']'), true
+}
+
+// plainEvents reports whether appendPlainEvents encodes evs.
+func plainEvents(evs []adapters.Event) bool {
+	for i := range evs {
+		if ev := &evs[i]; len(ev.Arguments) > 0 || ev.Usage != nil || ev.Error != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // eventEncoder is a reusable JSON encoder of steps' events.

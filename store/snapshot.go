@@ -112,13 +112,16 @@ func newSnapshotter(protocol string) *snapshotter {
 	return &snapshotter{red: adapters.NewReducer(protocol), chains: make([]snapChain, snapshotLevels)}
 }
 
-// step feeds one step's n entries, whose events are evs, stored as the
-// JSON array stored, and returns the rows to write after it, if a
-// snapshot is due.
-func (s *snapshotter) step(evs []adapters.Event, stored []byte, n int) ([]snapRow, error) {
+// step feeds one step's n entries, whose events are evs, and returns the
+// rows to write after it, if a snapshot is due.
+func (s *snapshotter) step(evs []adapters.Event, n int) ([]snapRow, error) {
 	if !eventsRoundTrip(evs) {
 		// Replay feeds the stored events, not these: where the two differ
 		// (ill-formed UTF-8 becomes U+FFFD), feed what replay will.
+		stored, err := encodeEvents(evs)
+		if err != nil {
+			return nil, err
+		}
 		evs = nil
 		if len(stored) > 0 {
 			if err := json.Unmarshal(stored, &evs); err != nil {

@@ -560,6 +560,38 @@ func schema1(t *testing.T, path string) string {
 		list := strings.Join(cols, ", ")
 		must(`INSERT INTO main.` + table + ` (` + list + `) SELECT ` + list + ` FROM src.` + table)
 	}
+	// Schema 1 stored chunks uncompressed (codec 0, migration 0004).
+	rows, err := conn.Query(`SELECT cid, steps, raws, codec FROM src.chunks`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type plain struct {
+		cid         int64
+		steps, raws []byte
+	}
+	var chunks []plain
+	for rows.Next() {
+		var c plain
+		var codec int
+		if err := rows.Scan(&c.cid, &c.steps, &c.raws, &codec); err != nil {
+			t.Fatal(err)
+		}
+		if c.steps, err = decodeChunkColumn(c.steps, codec); err != nil {
+			t.Fatal(err)
+		}
+		if c.raws, err = decodeChunkColumn(c.raws, codec); err != nil {
+			t.Fatal(err)
+		}
+		chunks = append(chunks, c)
+	}
+	rows.Close()
+	for _, c := range chunks {
+		var raws any
+		if c.raws != nil {
+			raws = c.raws
+		}
+		must(`UPDATE main.chunks SET steps = ?, raws = ? WHERE cid = ?`, string(c.steps), raws, c.cid)
+	}
 	must(`DETACH DATABASE src`)
 	return old
 }

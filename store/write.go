@@ -51,6 +51,20 @@ type stepOp struct {
 
 type execOp func(t *txn) error
 
+// stepOp adds s to the pending batch's arena (under mu).
+func (w *writer) stepOp(s stepOp) *stepOp {
+	w.steps = append(w.steps, s)
+	return &w.steps[len(w.steps)-1]
+}
+
+// encodeEvents encodes plain events (plainEvents) into the pending batch's
+// arena (under mu).
+func (w *writer) encodeEvents(evs []adapters.Event) []byte {
+	from := len(w.events)
+	w.events, _ = appendPlainEvents(w.events, evs)
+	return w.events[from:len(w.events):len(w.events)]
+}
+
 // liveSession is the in-memory state of a session this handle writes.
 // Guarded by writer.mu.
 type liveSession struct {
@@ -80,10 +94,22 @@ type writer struct {
 	// free are chunk builders whose buffers a later commit reuses (only
 	// the commit in progress, under flushMu, touches them).
 	free []*chunkBuilder
+	// zsteps and zraws hold a chunk's columns compressed (under flushMu).
+	zsteps, zraws []byte
 
-	mu           sync.Mutex
-	pending      []op
-	spare        []op // a committed batch's backing array, for the next one
+	mu      sync.Mutex
+	pending []op
+	spare   []op // a committed batch's backing array, for the next one
+	// steps and events are the arenas of the pending batch's steps and of
+	// their encoded events, and spareSteps and spareEvents a committed
+	// batch's, for the next one: a step costs no allocation of its own
+	// (the garbage collector was a third of an append's cost). An arena
+	// that grows leaves the ops already made pointing into its old array,
+	// which nothing changes; a batch that failed keeps its arrays.
+	steps        []stepOp
+	events       []byte
+	spareSteps   []stepOp
+	spareEvents  []byte
 	pendingSteps int
 	pendingBytes int
 	timerArmed   bool
@@ -110,7 +136,7 @@ func newWriter(db *DB, interval time.Duration) (*writer, error) {
 			*dst, err = conn.PrepareContext(ctx, q)
 		}
 	}
-	prep(&w.insertChunk, `INSERT INTO chunks (sid, seq, last_seq, aid, first_raw, steps, raws) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	prep(&w.insertChunk, `INSERT INTO chunks (sid, seq, last_seq, aid, first_raw, steps, raws, codec) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	prep(&w.updAttempt, `UPDATE attempts SET first_seq = coalesce(first_seq, ?), last_seq = max(coalesce(last_seq, 0), ?),
 		raw_events = raw_events + ? WHERE aid = ?`)
 	prep(&w.updSession, `UPDATE sessions SET events = max(events, ?), turns = max(turns, ?) WHERE sid = ?`)
@@ -203,14 +229,14 @@ func (w *writer) flush() error {
 	w.flushMu.Lock()
 	defer w.flushMu.Unlock()
 	w.mu.Lock()
-	batch := w.pending
-	w.pending, w.spare, w.pendingSteps, w.pendingBytes = w.spare, nil, 0, 0
-	w.mu.Unlock()
-	if len(batch) == 0 {
-		w.mu.Lock()
+	if len(w.pending) == 0 {
 		defer w.mu.Unlock()
 		return w.err
 	}
+	batch, steps, events := w.pending, w.steps, w.events
+	w.pending, w.spare, w.pendingSteps, w.pendingBytes = w.spare, nil, 0, 0
+	w.steps, w.events, w.spareSteps, w.spareEvents = w.spareSteps, w.spareEvents, nil, nil
+	w.mu.Unlock()
 	committed, err := w.commit(batch)
 	w.mu.Lock()
 	if err != nil {
@@ -232,6 +258,10 @@ func (w *writer) flush() error {
 			clear(batch) // let the steps' bytes go
 			w.spare = batch[:0]
 		}
+		if w.spareSteps == nil {
+			clear(steps)
+			w.spareSteps, w.spareEvents = steps[:0], events[:0]
+		}
 	}
 	hook := w.afterCommit
 	w.mu.Unlock()
@@ -251,16 +281,16 @@ func (w *writer) commit(batch []op) (map[int64]int, error) {
 // flushMu.
 func (w *writer) inTx(fn func(t *txn) error) (map[int64]int, error) {
 	ctx := context.Background()
-	if _, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return nil, err
-	}
 	t := &txn{w: w, ctx: ctx, open: map[int64]*chunkBuilder{}, attempts: map[int64]*attemptProgress{}, sessions: map[int64]*sessionProgress{}}
-	if err := fn(t); err != nil {
-		_, _ = w.conn.ExecContext(ctx, "ROLLBACK")
+	if err := t.exec("BEGIN IMMEDIATE"); err != nil {
 		return nil, err
 	}
-	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		_, _ = w.conn.ExecContext(ctx, "ROLLBACK")
+	if err := fn(t); err != nil {
+		_ = t.exec("ROLLBACK")
+		return nil, err
+	}
+	if err := t.exec("COMMIT"); err != nil {
+		_ = t.exec("ROLLBACK")
 		return nil, err
 	}
 	out := make(map[int64]int, len(t.sessions))
@@ -433,10 +463,13 @@ func (t *txn) closeChunk(b *chunkBuilder) error {
 	if b.aid != 0 {
 		aid = b.aid
 	}
+	w := t.w
+	w.zsteps = compressChunk(w.zsteps, b.buf.Bytes())
 	if b.firstRaw >= 0 {
-		firstRaw, raws = b.firstRaw, b.raws
+		w.zraws = compressChunk(w.zraws, b.raws)
+		firstRaw, raws = b.firstRaw, w.zraws
 	}
-	_, err := t.w.insertChunk.ExecContext(t.ctx, b.sid, b.seq, b.next-1, aid, firstRaw, b.buf.String(), raws)
+	_, err := w.insertChunk.ExecContext(t.ctx, b.sid, b.seq, b.next-1, aid, firstRaw, w.zsteps, raws, chunkCodec)
 	// The driver copied the values: the buffers serve the next chunk.
 	b.buf.Reset()
 	*b = chunkBuilder{buf: b.buf, raws: b.raws[:0], firstRaw: -1}
@@ -484,16 +517,26 @@ func readRaws(b []byte) ([]adapters.RawEvent, error) {
 
 // exec runs an ad-hoc statement inside the commit, prepared on first use.
 func (t *txn) exec(query string, args ...any) error {
+	st, err := t.stmt(query)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(t.ctx, args...)
+	return err
+}
+
+// stmt is query prepared on the writer's connection, once: preparing costs
+// more than running the short statements of the write path.
+func (t *txn) stmt(query string) (*sql.Stmt, error) {
 	st := t.w.stmts[query]
 	if st == nil {
 		var err error
 		if st, err = t.w.conn.PrepareContext(t.ctx, query); err != nil {
-			return err
+			return nil, err
 		}
 		t.w.stmts[query] = st
 	}
-	_, err := st.ExecContext(t.ctx, args...)
-	return err
+	return st, nil
 }
 
 // writeStep writes one step as JSON:
@@ -542,12 +585,17 @@ func writeStepJSON(buf *bytes.Buffer, s *stepOp, withRaw bool) {
 	buf.WriteByte('}')
 }
 
-// writeJSONString writes s as a JSON string. Unlike encoding/json it does
-// not escape <, > and &, so stored data stays readable; invalid UTF-8
-// becomes U+FFFD, as encoding/json does.
+// writeJSONString writes s as a JSON string (appendJSONString).
 func writeJSONString(buf *bytes.Buffer, s string) {
+	buf.Write(appendJSONString(buf.AvailableBuffer(), s))
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes it
+// with HTML escaping off (so stored data stays readable): invalid UTF-8
+// becomes U+FFFD, U+2028 and U+2029 are escaped.
+func appendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
-	buf.WriteByte('"')
+	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -556,21 +604,22 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 			continue
 		}
 		if c < utf8.RuneSelf {
-			buf.WriteString(s[start:i])
+			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
-				buf.WriteByte('\\')
-				buf.WriteByte(c)
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			case '\n':
-				buf.WriteString(`\n`)
+				dst = append(dst, '\\', 'n')
 			case '\r':
-				buf.WriteString(`\r`)
+				dst = append(dst, '\\', 'r')
 			case '\t':
-				buf.WriteString(`\t`)
+				dst = append(dst, '\\', 't')
 			default:
-				buf.WriteString(`\u00`)
-				buf.WriteByte(hex[c>>4])
-				buf.WriteByte(hex[c&0xf])
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
 			i++
 			start = i
@@ -578,22 +627,22 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\ufffd`)
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
 			i++
 			start = i
 			continue
 		}
 		if r == '\u2028' || r == '\u2029' {
-			buf.WriteString(s[start:i])
-			buf.WriteString(`\u202`)
-			buf.WriteByte(hex[r&0xf])
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\u202`...)
+			dst = append(dst, hex[r&0xf])
 			i += size
 			start = i
 			continue
 		}
 		i += size
 	}
-	buf.WriteString(s[start:])
-	buf.WriteByte('"')
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
