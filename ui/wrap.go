@@ -12,8 +12,8 @@ import (
 // Unicode line breaking (UAX #14, rivo/uniseg) allows: between words, and
 // between CJK characters, so a Chinese paragraph fills each line instead
 // of jumping whole to the next one at its first space. Text that already
-// holds ANSI codes (highlighted code, glamour's output) is wrapped by
-// x/ansi, words first, then hard breaks.
+// holds ANSI codes is wrapped by x/ansi, words first, then hard breaks;
+// styled markdown and JSON wrap their plain text instead (wrapSpans).
 func wrapLines(s string, width int) []string {
 	if width < 1 {
 		width = 1
