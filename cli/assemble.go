@@ -78,7 +78,7 @@ landed in which field.`,
 	fl.BoolVar(&noStream, "no-stream", false, "the non-streaming form of the request")
 	fl.BoolVar(&asJSON, "json", false, `one JSON object: {"method","path","headers","body","map"}`)
 	completeWith(cmd, "protocol", registry.Protocols)
-	completeWith(cmd, "scenario", samples.Names())
+	completeScenarios(cmd)
 	return cmd
 }
 

@@ -92,13 +92,23 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	completeWith(cmd, "provider", []string{"sim", "openai", "anthropic", "deepseek", "gemini", "compatible"})
 	completeWith(cmd, "approve", []string{"auto", "reject", "manual"})
 	completeWith(cmd, "fault", sim.FaultNames())
-	completeWith(cmd, "scenario", samples.Names())
+	completeScenarios(cmd)
 	completeWith(cmd, "history", []string{"full", "previous-response-id"})
 }
 
 func completeWith(cmd *cobra.Command, flag string, values []string) {
 	_ = cmd.RegisterFlagCompletionFunc(flag, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return values, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// completeScenarios completes --scenario with the built-in scenarios,
+// listed only when the shell asks: listing them parses and checks every
+// scenario (the first JSON Schema compile), tens of milliseconds that
+// every command paid at start-up when it built its flags (issue 20).
+func completeScenarios(cmd *cobra.Command) {
+	_ = cmd.RegisterFlagCompletionFunc("scenario", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return samples.Names(), cobra.ShellCompDirectiveNoFileComp
 	})
 }
 

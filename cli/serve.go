@@ -102,7 +102,7 @@ differs. Proxied sessions play back the same way.`,
 	cmd.Flags().StringVar(&session, "session", "", "play this recorded session back as the provider (a VCR) instead of simulating")
 	cmd.Flags().StringVar(&speed, "speed", "recorded", "with --session: recorded (each event at its recorded time) or full")
 	completeWith(cmd, "fault", sim.FaultNames())
-	completeWith(cmd, "scenario", samples.Names())
+	completeScenarios(cmd)
 	completeWith(cmd, "speed", []string{"recorded", "full"})
 	return cmd
 }

@@ -72,6 +72,14 @@ func TestThemeContrastOnEveryProfile(t *testing.T) {
 		for _, k := range []string{"message", "reasoning", "tool_call", "refusal"} {
 			text["kind "+k] = s.Kind(k)
 		}
+		for tk := TokenText; tk < numTokens; tk++ {
+			text["code token "+strconv.Itoa(int(tk))] = s.Token(tk)
+		}
+		md := s.Markdown
+		for name, st := range map[string]lipgloss.Style{"md Text": md.Text, "md H1": md.H1, "md Heading": md.Heading,
+			"md Code": md.Code, "md CodeBlock": md.CodeBlock, "md Link": md.Link, "md Dim": md.Dim, "md Bullet": md.Bullet} {
+			text[name] = st
+		}
 		for _, k := range []string{"trusted", "verified", "unverified", "untrusted"} {
 			text["trust "+k] = s.Trust(k)
 		}

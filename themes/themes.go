@@ -3,17 +3,17 @@
 // become lipgloss styles: the ui package never builds a style of its own
 // from a literal colour.
 //
-// Each theme also names a chroma style for syntax highlighting (the wire
-// JSON, tool arguments), so code blocks match the rest of the screen.
+// Each theme also carries its own colours for highlighted JSON (the wire
+// JSON, tool arguments) and for rendered markdown, so code and notes match
+// the rest of the screen. They are plain palette entries, not chroma
+// styles: chroma's style and lexer registries cost tens of milliseconds of
+// package initialisation on every command (issue 20).
 package themes
 
 import (
 	"fmt"
 	"strings"
-	"sync"
 
-	"github.com/alecthomas/chroma/v2"
-	chromastyles "github.com/alecthomas/chroma/v2/styles"
 	"github.com/charmbracelet/lipgloss"
 )
 
@@ -24,8 +24,7 @@ var Names = []string{"dark", "light", "contrast"}
 // (accent, warning, a trust level), never for a colour.
 type Palette struct {
 	Name string
-	// Dark says whether the palette is meant for a dark background
-	// (glamour's markdown style follows it).
+	// Dark says whether the palette is meant for a dark background.
 	Dark bool
 
 	Fg, Muted, Subtle, Bg, Border, BorderFocus lipgloss.Color
@@ -37,9 +36,35 @@ type Palette struct {
 	Trusted, Verified, Unverified, Untrusted lipgloss.Color
 	// Selection is the background of a selected row.
 	Selection, SelectionFg lipgloss.Color
-	// Chroma is the chroma style for syntax highlighting.
-	Chroma string
+	// Code colours the tokens of highlighted JSON.
+	Code CodeColours
 }
+
+// Ink is a token's colour and weight.
+type Ink struct {
+	Colour lipgloss.Color
+	Bold   bool
+}
+
+// CodeColours are a theme's colours for the tokens of JSON. The dark and
+// light themes keep the colours they had as chroma's monokai and github
+// styles; contrast keeps its pure colours.
+type CodeColours struct {
+	Text, Key, String, Number, Literal, Punct Ink
+}
+
+// Token is a kind of JSON token.
+type Token int
+
+const (
+	TokenText    Token = iota // whitespace and anything that is not JSON (the inspector's …3)
+	TokenKey                  // an object's key
+	TokenString               // a string value
+	TokenNumber               // a number
+	TokenLiteral              // true, false, null
+	TokenPunct                // { } [ ] : ,
+	numTokens
+)
 
 // Dark is the default theme.
 var Dark = Palette{
@@ -50,7 +75,11 @@ var Dark = Palette{
 	Message: "#98c379", Reasoning: "#c678dd", Tool: "#e5c07b", Refusal: "#e06c75",
 	Trusted: "#98c379", Verified: "#61afef", Unverified: "#e5c07b", Untrusted: "#e06c75",
 	Selection: "#3e4451", SelectionFg: "#ffffff",
-	Chroma: "monokai",
+	// monokai's, its key pink a shade lighter for 4.5:1 on Bg.
+	Code: CodeColours{
+		Text: Ink{Colour: "#f8f8f2"}, Key: Ink{Colour: "#fa3a7f"}, String: Ink{Colour: "#e6db74"},
+		Number: Ink{Colour: "#ae81ff"}, Literal: Ink{Colour: "#66d9ef"}, Punct: Ink{Colour: "#f8f8f2"},
+	},
 }
 
 // Light is for light terminals.
@@ -62,7 +91,11 @@ var Light = Palette{
 	Message: "#1a7f37", Reasoning: "#8250df", Tool: "#9a6700", Refusal: "#cf222e",
 	Trusted: "#1a7f37", Verified: "#0969da", Unverified: "#9a6700", Untrusted: "#cf222e",
 	Selection: "#ddf4ff", SelectionFg: "#000000",
-	Chroma: "github",
+	// github's.
+	Code: CodeColours{
+		Text: Ink{Colour: "#24292f"}, Key: Ink{Colour: "#0550ae"}, String: Ink{Colour: "#0a3069"},
+		Number: Ink{Colour: "#0550ae"}, Literal: Ink{Colour: "#cf222e"}, Punct: Ink{Colour: "#1f2328"},
+	},
 }
 
 // Contrast is for projectors: pure colours, bold borders, no greys that
@@ -75,26 +108,11 @@ var Contrast = Palette{
 	Message: "#00ff00", Reasoning: "#ff00ff", Tool: "#ffff00", Refusal: "#ff5555",
 	Trusted: "#00ff00", Verified: "#00ffff", Unverified: "#ffff00", Untrusted: "#ff5555",
 	Selection: "#ffff00", SelectionFg: "#000000",
-	Chroma: "contrast",
+	Code: CodeColours{
+		Text: Ink{Colour: "#ffffff"}, Key: Ink{Colour: "#00ffff", Bold: true}, String: Ink{Colour: "#00ff00"},
+		Number: Ink{Colour: "#ffff00", Bold: true}, Literal: Ink{Colour: "#ff00ff", Bold: true}, Punct: Ink{Colour: "#ffffff"},
+	},
 }
-
-// contrastChroma is a chroma style of pure colours on black, registered
-// as "contrast" so the projector theme's code matches its panels.
-var contrastChroma = chromastyles.Register(chroma.MustNewStyle("contrast", chroma.StyleEntries{
-	chroma.Background:      "#ffffff bg:#000000",
-	chroma.Keyword:         "bold #00ffff",
-	chroma.NameTag:         "bold #00ffff",
-	chroma.NameAttribute:   "#00ffff",
-	chroma.LiteralString:   "#00ff00",
-	chroma.LiteralNumber:   "bold #ffff00",
-	chroma.KeywordConstant: "bold #ff00ff",
-	chroma.Punctuation:     "#ffffff",
-	chroma.Comment:         "italic #c0c0c0",
-	chroma.GenericInserted: "#00ff00",
-	chroma.GenericDeleted:  "#ff5555",
-	chroma.Error:           "bold #ff5555",
-	chroma.NameBuiltin:     "#ff00ff",
-}))
 
 // ByName returns a theme's palette.
 func ByName(name string) (Palette, error) {
@@ -138,12 +156,25 @@ type Styles struct {
 	Timeline, TimelineDone, TimelineCur lipgloss.Style
 	Input                               lipgloss.Style
 
+	// Markdown styles rendered markdown (ui/markdown.go).
+	Markdown Markdown
+
 	kinds  map[string]lipgloss.Style
 	trust  map[string]lipgloss.Style
 	state  map[string]lipgloss.Style
-	chroma *chroma.Style
-	mu     sync.Mutex
-	tokens map[chroma.TokenType]lipgloss.Style
+	tokens [numTokens]lipgloss.Style
+}
+
+// Markdown is how rendered markdown looks: the theme's colours for each
+// element. Emphasis, strong and strike are attributes the renderer adds.
+type Markdown struct {
+	Text        lipgloss.Style // body text
+	H1, Heading lipgloss.Style // a top heading; the others
+	Code        lipgloss.Style // inline code
+	CodeBlock   lipgloss.Style // a fenced block that is not JSON
+	Link        lipgloss.Style // a link's text
+	Dim         lipgloss.Style // a link's URL, a quote's bar, a rule, table lines
+	Bullet      lipgloss.Style // list markers
 }
 
 // Build makes the styles of a palette.
@@ -215,8 +246,19 @@ func Build(p Palette) *Styles {
 		"fail":       s.Bad,
 		"skip":       s.Muted,
 	}
-	s.chroma = chromastyles.Get(p.Chroma)
-	s.tokens = map[chroma.TokenType]lipgloss.Style{}
+	s.Markdown = Markdown{
+		Text:      fg,
+		H1:        s.TabActive.Padding(0),
+		Heading:   s.Accent,
+		Code:      lipgloss.NewStyle().Foreground(text(p.Bad)), // glamour's red, without its grey box
+		CodeBlock: s.Muted,
+		Link:      lipgloss.NewStyle().Foreground(text(p.Info)).Bold(true),
+		Dim:       s.Subtle,
+		Bullet:    s.Muted,
+	}
+	for t, ink := range []Ink{p.Code.Text, p.Code.Key, p.Code.String, p.Code.Number, p.Code.Literal, p.Code.Punct} {
+		s.tokens[t] = lipgloss.NewStyle().Foreground(text(ink.Colour)).Bold(ink.Bold)
+	}
 	return s
 }
 
@@ -247,42 +289,12 @@ func (s *Styles) State(state string) lipgloss.Style {
 // Tool styles a tool name.
 func (s *Styles) Tool() lipgloss.Style { return s.Kind("tool_call") }
 
-// ChromaName is the chroma style of the theme.
-func (s *Styles) ChromaName() string { return s.Palette.Chroma }
-
-// Token styles one chroma token type with the theme's chroma style. The
+// Token styles a kind of JSON token with the theme's code colours. The
 // colours go through lipgloss, so the terminal's colour profile (and
 // NO_COLOR) applies to highlighted code like to everything else.
-func (s *Styles) Token(t chroma.TokenType) lipgloss.Style {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.tokens[t]; ok {
-		return st
+func (s *Styles) Token(t Token) lipgloss.Style {
+	if t < 0 || t >= numTokens {
+		t = TokenText
 	}
-	e := s.chroma.Get(t)
-	st := lipgloss.NewStyle()
-	if e.Colour.IsSet() {
-		st = st.Foreground(Degrade(lipgloss.Color(e.Colour.String()), s.Palette.Bg, TextContrast))
-	}
-	if e.Bold == chroma.Yes {
-		st = st.Bold(true)
-	}
-	if e.Italic == chroma.Yes {
-		st = st.Italic(true)
-	}
-	if e.Underline == chroma.Yes {
-		st = st.Underline(true)
-	}
-	s.tokens[t] = st
-	return st
+	return s.tokens[t]
 }
-
-// GlamourStyle is the glamour standard style matching the palette.
-func (s *Styles) GlamourStyle() string {
-	if s.Palette.Dark {
-		return "dark"
-	}
-	return "light"
-}
-
-var _ = contrastChroma

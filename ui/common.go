@@ -27,7 +27,7 @@ type Common struct {
 	Styles *themes.Styles
 	Theme  string
 	// NoColor is set by NO_COLOR or an ASCII colour profile: markdown then
-	// renders with glamour's notty style.
+	// writes its attributes (bold, italic, …) without colours.
 	NoColor bool
 	// Gen grows with every theme change; render caches key on it.
 	Gen int

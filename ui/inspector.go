@@ -166,7 +166,7 @@ func (d *inspectorDialog) side(raw []byte, w int) []string {
 	if !json.Valid(t) {
 		return wrapLines(string(t), w)
 	}
-	return d.c.highlight("json", foldJSON(gjson.ParseBytes(t), d.fold), w)
+	return d.c.highlight(foldJSON(gjson.ParseBytes(t), d.fold), w)
 }
 
 func (d *inspectorDialog) View(w, h int) string {

@@ -7,7 +7,7 @@ import (
 )
 
 // notesPanel shows the teaching note of the protocol step the session has
-// reached (the scenario's notes, markdown rendered by glamour once per
+// reached (the scenario's notes, markdown rendered (markdown.go) once per
 // step, width and theme), and on the last step the variant's note.
 type notesPanel struct {
 	scroller

@@ -12,8 +12,8 @@ import (
 // Unicode line breaking (UAX #14, rivo/uniseg) allows: between words, and
 // between CJK characters, so a Chinese paragraph fills each line instead
 // of jumping whole to the next one at its first space. Text that already
-// holds ANSI codes (highlighted code, glamour's output) is wrapped by
-// x/ansi, words first, then hard breaks.
+// holds ANSI codes is wrapped by x/ansi, words first, then hard breaks;
+// styled markdown and JSON wrap their plain text instead (wrapSpans).
 func wrapLines(s string, width int) []string {
 	if width < 1 {
 		width = 1
@@ -34,42 +34,68 @@ func wrapLines(s string, width int) []string {
 // opportunities; a segment wider than the line is cut by grapheme.
 func wrapParagraph(s string, width int) []string {
 	var out []string
-	var line strings.Builder
-	lw := 0
-	flush := func() {
-		out = append(out, strings.TrimRight(line.String(), " "))
-		line.Reset()
-		lw = 0
+	for _, r := range breakLines(s, width) {
+		out = append(out, s[r[0]:r[1]])
 	}
+	return out
+}
+
+// breakLines finds where plain text s breaks into lines of at most width
+// cells, as byte ranges of s: at line-break opportunities (UAX #14), with
+// the spaces at a break dropped; the first line keeps its indentation.
+// Markdown wraps its styled spans along the same ranges (markdown.go).
+func breakLines(s string, width int) [][2]int {
+	width = max(width, 1)
+	var out [][2]int
+	start, end, lw := 0, 0, 0
+	empty := true // the current line has nothing yet
 	state := -1
-	for rest := s; rest != ""; {
+	for pos := 0; pos < len(s); {
 		var seg string
-		seg, rest, _, state = uniseg.FirstLineSegmentInString(rest, state)
-		sw := ansi.StringWidth(strings.TrimRight(seg, " "))
-		if lw > 0 && lw+sw > width {
-			flush()
+		seg, _, _, state = uniseg.FirstLineSegmentInString(s[pos:], state)
+		at := pos
+		pos += len(seg)
+		word := strings.TrimRight(seg, " ")
+		sw := ansi.StringWidth(word)
+		if !empty && lw+sw > width {
+			out = append(out, [2]int{start, end})
+			empty, lw = true, 0
 		}
-		if lw == 0 && len(out) > 0 {
-			// A continuation line starts at its text; the first line
-			// keeps its indentation.
-			seg = strings.TrimLeft(seg, " ")
-			sw = ansi.StringWidth(strings.TrimRight(seg, " "))
+		if empty && len(out) > 0 {
+			// A continuation line starts at its text.
+			t := strings.TrimLeft(seg, " ")
+			at += len(seg) - len(t)
+			seg, word = t, strings.TrimLeft(word, " ")
 		}
-		for sw > width { // a word longer than a line
-			g := uniseg.NewGraphemes(seg)
-			for g.Next() && lw+g.Width() <= width {
-				line.WriteString(g.Str())
-				lw += g.Width()
+		if empty {
+			start, end = at, at
+		}
+		for sw > width { // a word longer than a line: cut by grapheme
+			n, gw := 0, lw
+			g := uniseg.NewGraphemes(word)
+			for g.Next() && (gw+g.Width() <= width || n == 0 && gw == 0) {
+				n += len(g.Str())
+				gw += g.Width()
 			}
-			seg = seg[len(line.String()):]
-			flush()
-			sw = ansi.StringWidth(strings.TrimRight(seg, " "))
+			if n == 0 { // nothing fits after what the line holds
+				out = append(out, [2]int{start, end})
+				start, end, lw = at, at, 0
+				continue
+			}
+			out = append(out, [2]int{start, at + n})
+			at += n
+			seg, word = seg[n:], word[n:]
+			start, end, lw = at, at, 0
+			sw = ansi.StringWidth(word)
 		}
-		line.WriteString(seg)
+		if word != "" {
+			end = at + len(word)
+		}
 		lw += ansi.StringWidth(seg)
+		empty = false
 	}
-	if line.Len() > 0 || len(out) == 0 {
-		flush()
+	if !empty || len(out) == 0 {
+		out = append(out, [2]int{start, end})
 	}
 	return out
 }
