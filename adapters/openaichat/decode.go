@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // Item ids. Chat Completions gives its output no ids: one response has at
@@ -85,7 +84,7 @@ func (d *decoder) chunk(data string, out []adapters.Event) []adapters.Event {
 	if isDone(data) {
 		return d.done()
 	}
-	if !gjson.Valid(data) {
+	if !wire.Valid(data) {
 		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, "data is not JSON: "+clip(data))}
 	}
 	if i := skipWS(data, 0); i >= len(data) || data[i] != '{' {

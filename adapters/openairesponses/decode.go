@@ -102,12 +102,13 @@ func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
 
 func (d *decoder) decode(raw adapters.RawEvent) []adapters.Event {
 	data := raw.Data
-	if !gjson.Valid(data) {
+	var f fields
+	valid, object := scanMembers(data, &f)
+	if !valid {
 		d.emit(adapters.Diag(adapters.DiagMalformedEvent, "event data is not valid JSON: "+quote(data)))
 		return d.out
 	}
-	var f fields
-	if !scanMembers(data, &f) {
+	if !object {
 		d.emit(adapters.Diag(adapters.DiagMalformedEvent, "event data is not a JSON object: "+quote(data)))
 		return d.out
 	}
