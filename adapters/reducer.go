@@ -65,8 +65,10 @@ type Reducer struct {
 	slabAt int
 }
 
-// slabEvents is the size of one slab: ~75 KB.
-const slabEvents = 256
+// slabEvents is the size of one slab: ~18 KB, under the 32 KB above which
+// Go allocates each object from the heap under its lock (and returns its
+// pages to the OS), which cost more than the smaller slabs' extra calls.
+const slabEvents = 64
 
 // Diagnostic is a diagnostic as listed in the summary.
 type Diagnostic struct {

@@ -77,6 +77,41 @@ func Members(s string, fn func(key, raw string)) (valid, object bool) {
 	}
 }
 
+// ValidObjectFrom reports whether s is valid JSON when s[:i] is already
+// known to be a valid beginning of a top-level object that ends just after
+// a member's colon: an earlier event began with the same bytes and was
+// valid (Chat chunks repeat their envelope before "choices"), and the
+// validator reads left to right, so it would be in the same state there.
+func ValidObjectFrom(s string, i int) bool {
+	for {
+		end, ok := ValueEnd(s, i)
+		if !ok {
+			return false
+		}
+		i = skipWS(s, end)
+		if i >= len(s) {
+			return false
+		}
+		switch s[i] {
+		case '}':
+			return skipWS(s, i+1) == len(s)
+		case ',':
+		default:
+			return false
+		}
+		if i = skipWS(s, i+1); i >= len(s) || s[i] != '"' {
+			return false
+		}
+		if end, ok = stringBodyEnd(s, i+1); !ok {
+			return false
+		}
+		if i = skipWS(s, end); i >= len(s) || s[i] != ':' {
+			return false
+		}
+		i++
+	}
+}
+
 func hasEscape(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' {

@@ -69,6 +69,19 @@ func TestMembers(t *testing.T) {
 	}
 }
 
+// envelope is a Chat chunk's beginning, up to its choices' value.
+const envelope = `{"id":"c1","object":"chat.completion.chunk","choices":`
+
+func TestValidObjectFrom(t *testing.T) {
+	tails := append([]string{`[]}`, `[{"delta":{"content":"hi"}}],"usage":null}`, ` [] } `, `[]`, `[],}`, `[]}x`, `[],"a"}`, `[],"a":}`, `[],"a":1}`, `[] "a":1}`, `}`, ``}, validCases...)
+	for _, tail := range tails {
+		s := envelope + tail
+		if got, want := ValidObjectFrom(s, len(envelope)), gjson.Valid(s); got != want {
+			t.Errorf("ValidObjectFrom(%.80q) = %v, gjson.Valid says %v", s, got, want)
+		}
+	}
+}
+
 func FuzzValid(f *testing.F) {
 	for _, s := range validCases {
 		f.Add(s)
@@ -80,6 +93,9 @@ func FuzzValid(f *testing.F) {
 		}
 		if valid, object := Members(s, func(string, string) {}); valid != want || (valid && object != gjson.Parse(s).IsObject()) {
 			t.Fatalf("Members(%q) = %v, %v; gjson.Valid says %v", s, valid, object, want)
+		}
+		if got, want := ValidObjectFrom(envelope+s, len(envelope)), gjson.Valid(envelope+s); got != want {
+			t.Fatalf("ValidObjectFrom(%q) = %v, gjson.Valid says %v", envelope+s, got, want)
 		}
 	})
 }
