@@ -48,6 +48,7 @@ type Reducer struct {
 	seq      int
 	items    []*Item
 	byID     map[string]*Item
+	last     *Item // the item of the last lookup
 
 	responseID, model string
 	usage             *Usage
@@ -64,8 +65,10 @@ type Reducer struct {
 	slabAt int
 }
 
-// slabEvents is the size of one slab: ~75 KB.
-const slabEvents = 256
+// slabEvents is the size of one slab: ~18 KB, under the 32 KB above which
+// Go allocates each object from the heap under its lock (and returns its
+// pages to the OS), which cost more than the smaller slabs' extra calls.
+const slabEvents = 64
 
 // Diagnostic is a diagnostic as listed in the summary.
 type Diagnostic struct {
@@ -88,8 +91,8 @@ func (r *Reducer) Apply(in []Event) []Event {
 		r.slab, r.slabAt = make([]Event, max(slabEvents, n)), 0
 	}
 	out := r.slab[r.slabAt : r.slabAt : r.slabAt+n]
-	for _, ev := range in {
-		out = r.apply(ev, out)
+	for i := range in {
+		out = r.apply(&in[i], out)
 	}
 	if cap(out) == n {
 		// Built in place (not grown elsewhere): that part of the slab is
@@ -99,18 +102,27 @@ func (r *Reducer) Apply(in []Event) []Event {
 	return out[:len(out):len(out)]
 }
 
-func (r *Reducer) emit(out []Event, ev Event) []Event {
+// emit appends ev, numbered, to out. Events are ~300 bytes: they are
+// passed by pointer and copied once, into out.
+func (r *Reducer) emit(out []Event, ev *Event) []Event {
 	r.seq++
-	ev.Seq = r.seq
+	out = append(out, *ev)
+	out[len(out)-1].Seq = r.seq
 	if ev.Type == EvDiagnostic {
-		r.diagnostics = append(r.diagnostics, Diagnostic{Seq: ev.Seq, Kind: ev.Kind, Detail: ev.Detail})
+		r.diagnostics = append(r.diagnostics, Diagnostic{Seq: r.seq, Kind: ev.Kind, Detail: ev.Detail})
 	}
-	return append(out, ev)
+	return out
 }
 
-func (r *Reducer) apply(ev Event, out []Event) []Event {
+// emitDiag appends a diagnostic of kind with detail.
+func (r *Reducer) emitDiag(out []Event, kind, detail string) []Event {
+	d := Diag(kind, detail)
+	return r.emit(out, &d)
+}
+
+func (r *Reducer) apply(ev *Event, out []Event) []Event {
 	if r.terminal != nil && ev.Type != EvDiagnostic {
-		return r.emit(out, Diag(DiagLateEvent, fmt.Sprintf("%s after the terminal; ignored", describe(ev))))
+		return r.emitDiag(out, DiagLateEvent, fmt.Sprintf("%s after the terminal; ignored", describe(ev)))
 	}
 	switch ev.Type {
 	case EvResponseStarted:
@@ -122,30 +134,30 @@ func (r *Reducer) apply(ev Event, out []Event) []Event {
 		}
 	case EvItemStarted:
 		if it := r.byID[ev.ItemID]; it != nil {
-			return r.emit(out, Diag(DiagDuplicateEvent, fmt.Sprintf("item %s started twice", ev.ItemID)))
+			return r.emitDiag(out, DiagDuplicateEvent, fmt.Sprintf("item %s started twice", ev.ItemID))
 		}
 		r.start(ev, r.seq+1)
 	case EvTextDelta, EvReasoningDelta, EvRefusalDelta, EvToolArgsDelta:
-		it := r.byID[ev.ItemID]
+		it := r.item(ev.ItemID)
 		if it == nil {
 			// A delta for an item that never started: open it so nothing
 			// received is lost, and say so.
-			out = r.emit(out, Diag(DiagUnknownItem, fmt.Sprintf("%s for item %q that never started", ev.Type, ev.ItemID)))
-			it = r.start(Event{ItemID: ev.ItemID, Kind: string(kindOfDelta(ev.Type)), CallID: ev.CallID}, r.seq+1)
-			out = r.emit(out, Event{Type: EvItemStarted, ItemID: it.ID, Kind: string(it.Kind), CallID: it.CallID})
+			out = r.emitDiag(out, DiagUnknownItem, fmt.Sprintf("%s for item %q that never started", ev.Type, ev.ItemID))
+			it = r.start(&Event{ItemID: ev.ItemID, Kind: string(kindOfDelta(ev.Type)), CallID: ev.CallID}, r.seq+1)
+			out = r.emit(out, &Event{Type: EvItemStarted, ItemID: it.ID, Kind: string(it.Kind), CallID: it.CallID})
 		}
 		if it.State != ItemStreaming {
-			return r.emit(out, Diag(DiagOutOfOrder, fmt.Sprintf("%s for item %s after it closed; ignored", ev.Type, ev.ItemID)))
+			return r.emitDiag(out, DiagOutOfOrder, fmt.Sprintf("%s for item %s after it closed; ignored", ev.Type, ev.ItemID))
 		}
 		it.buf = append(it.buf, ev.Delta...)
 		it.Deltas++
 	case EvItemDone:
-		it := r.byID[ev.ItemID]
+		it := r.item(ev.ItemID)
 		if it == nil {
-			return r.emit(out, Diag(DiagUnknownItem, fmt.Sprintf("item.done for item %q that never started", ev.ItemID)))
+			return r.emitDiag(out, DiagUnknownItem, fmt.Sprintf("item.done for item %q that never started", ev.ItemID))
 		}
 		if it.State != ItemStreaming {
-			return r.emit(out, Diag(DiagDuplicateEvent, fmt.Sprintf("item %s closed twice", ev.ItemID)))
+			return r.emitDiag(out, DiagDuplicateEvent, fmt.Sprintf("item %s closed twice", ev.ItemID))
 		}
 		return r.close(it, ev, out)
 	case EvUsage:
@@ -154,14 +166,14 @@ func (r *Reducer) apply(ev Event, out []Event) []Event {
 			r.usage = &u
 		}
 	case EvTerminal:
-		t := ev
+		t := *ev
 		for _, it := range r.items {
 			if it.State == ItemStreaming {
 				it.State = ItemIncomplete
 				it.Text = string(it.buf)
 			}
 		}
-		out = r.emit(out, t)
+		out = r.emit(out, &t)
 		t.Seq = r.seq
 		r.terminal = &t
 		return out
@@ -169,26 +181,40 @@ func (r *Reducer) apply(ev Event, out []Event) []Event {
 		// Unknown is data: the event stays as it came, and a diagnostic
 		// says that nothing of it reached the answer.
 		out = r.emit(out, ev)
-		return r.emit(out, Diag(DiagUnknownEvent, fmt.Sprintf("provider event %s is not part of the protocol as modelwire knows it; kept verbatim, not applied", ev.RawType)))
+		return r.emitDiag(out, DiagUnknownEvent, fmt.Sprintf("provider event %s is not part of the protocol as modelwire knows it; kept verbatim, not applied", ev.RawType))
 	}
 	return r.emit(out, ev)
 }
 
-func (r *Reducer) start(ev Event, seq int) *Item {
+func (r *Reducer) start(ev *Event, seq int) *Item {
 	it := &Item{ID: ev.ItemID, Kind: ItemKind(ev.Kind), CallID: ev.CallID, Name: ev.Name, State: ItemStreaming, StartSeq: seq}
 	r.items = append(r.items, it)
 	r.byID[ev.ItemID] = it
+	r.last = it
 	return it
 }
 
-func (r *Reducer) close(it *Item, ev Event, out []Event) []Event {
+// item is the item with id, nil if none. Deltas come in runs for one
+// item: the last one found answers most lookups without hashing.
+func (r *Reducer) item(id string) *Item {
+	if r.last != nil && r.last.ID == id {
+		return r.last
+	}
+	it := r.byID[id]
+	if it != nil {
+		r.last = it
+	}
+	return it
+}
+
+func (r *Reducer) close(it *Item, ev *Event, out []Event) []Event {
 	if ev.Final != nil && *ev.Final != string(it.buf) {
 		kind := DiagTextDoneMismatch
 		if it.Kind == KindToolCall {
 			kind = DiagArgsDoneMismatch
 		}
 		if len(it.buf) > 0 {
-			out = r.emit(out, Diag(kind, fmt.Sprintf("item %s: the provider's final text differs from its deltas; the final text wins", it.ID)))
+			out = r.emitDiag(out, kind, fmt.Sprintf("item %s: the provider's final text differs from its deltas; the final text wins", it.ID))
 		}
 		it.buf = append(it.buf[:0], *ev.Final...)
 	}
@@ -211,11 +237,11 @@ func (r *Reducer) close(it *Item, ev Event, out []Event) []Event {
 	args, problem := parseArguments(it.buf)
 	if problem != "" {
 		it.State = ItemInvalid
-		return r.emit(out, Diag(DiagToolArgsInvalid, fmt.Sprintf("call %s (%s): %s", it.CallID, it.Name, problem)))
+		return r.emitDiag(out, DiagToolArgsInvalid, fmt.Sprintf("call %s (%s): %s", it.CallID, it.Name, problem))
 	}
 	it.State = ItemParsed
 	it.Arguments = args
-	return r.emit(out, Event{Type: EvToolProposed, CallID: it.CallID, Name: it.Name, Arguments: args})
+	return r.emit(out, &Event{Type: EvToolProposed, CallID: it.CallID, Name: it.Name, Arguments: args})
 }
 
 // parseArguments accepts only a JSON object and returns it compacted.
@@ -254,8 +280,9 @@ func (r *Reducer) End() []Event {
 	if open > 0 {
 		detail += fmt.Sprintf(" (%d item(s) still open)", open)
 	}
-	out = r.emit(out, Diag(DiagStreamCut, detail))
-	return r.apply(Terminal(StatusUnknown, StopUnknown, ""), out)
+	out = r.emitDiag(out, DiagStreamCut, detail)
+	t := Terminal(StatusUnknown, StopUnknown, "")
+	return r.apply(&t, out)
 }
 
 // Done reports whether the response has its terminal.
@@ -293,7 +320,7 @@ func kindOfDelta(t EventType) ItemKind {
 	return KindMessage
 }
 
-func describe(ev Event) string {
+func describe(ev *Event) string {
 	if ev.Type == EvUnknown {
 		return "provider event " + ev.RawType
 	}

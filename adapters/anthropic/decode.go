@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // EventDecoder decodes the events of an Anthropic Messages stream into
@@ -103,7 +104,7 @@ func (d *EventDecoder) DecodeEvent(name, data string) []adapters.Event {
 			return d.applyDelta(index, dtype, value, d.scratch[:0])
 		}
 	}
-	if !gjson.Valid(data) {
+	if !wire.Valid(data) {
 		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, fmt.Sprintf("event %s: data is not valid JSON: %s", orNone(name), quote(data)))}
 	}
 	typ := gjson.Get(data, "type")

@@ -1,6 +1,12 @@
 package anthropic
 
-import "github.com/tidwall/gjson"
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/modelwire/modelwire/adapters/wire"
+)
 
 // The shape of nearly every event of a stream, as the API sends it
 // (compact, keys in this order):
@@ -12,7 +18,7 @@ import "github.com/tidwall/gjson"
 // characters, the closing braces, nothing after them), so a payload it
 // accepts is valid JSON. Any other byte sequence, including valid JSON in
 // another order or with white space, returns ok == false and takes the
-// general path (gjson.Valid, then gjson.Get). This is what keeps the
+// general path (wire.Valid, then gjson.Get). This is what keeps the
 // decoder near the speed of a bare line splitter: a delta costs one scan
 // instead of a validation scan plus one scan per field read.
 const (
@@ -52,47 +58,13 @@ func fastDelta(data string) (index int64, dtype, key, value string, ok bool) {
 	if len(data)-i < 2 || data[i] != ':' || data[i+1] != '"' {
 		return
 	}
-	i += 2
-	vstart := i
-	escaped := false
-	for {
-		if i >= len(data) {
-			return
-		}
-		c := data[i]
-		if c == '"' {
-			break
-		}
-		if c < 0x20 {
-			return
-		}
-		if c == '\\' {
-			escaped = true
-			if i+1 >= len(data) {
-				return
-			}
-			switch data[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(data) || !isHex(data[i+2]) || !isHex(data[i+3]) || !isHex(data[i+4]) || !isHex(data[i+5]) {
-					return
-				}
-				i += 6
-			default:
-				return
-			}
-			continue
-		}
-		i++
+	end, ok := wire.StringEnd(data, i+1)
+	if !ok || data[end:] != "}}" { // the object ends right after the value
+		return index, "", "", "", false
 	}
-	// i is at the closing quote; the object ends right after it.
-	if data[i+1:] != "}}" {
-		return
-	}
-	value = data[vstart:i]
-	if escaped {
-		value = gjson.Parse(data[vstart-1 : i+1]).Str
+	value = data[i+2 : end-1]
+	if strings.IndexByte(value, '\\') >= 0 {
+		value = gjson.Parse(data[i+1 : end]).Str
 	}
 	return index, dtype, key, value, true
 }
@@ -115,8 +87,4 @@ func plainName(data string, i int) (string, int) {
 		i++
 	}
 	return "", i
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }

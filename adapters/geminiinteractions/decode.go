@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // step is one step of the interaction: one canonical item.
@@ -47,34 +48,34 @@ func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
 	if data == "[DONE]" {
 		return d.out
 	}
-	if !gjson.Valid(data) || !gjson.Parse(data).IsObject() {
+	// One pass validates the event and reads its top-level members: a Get
+	// per member would walk the object again for each, and event_type
+	// comes last on the wire.
+	var m members
+	if valid, object := wire.Members(data, m.set); !valid || !object {
 		d.emit(adapters.Diag(adapters.DiagMalformedEvent, fmt.Sprintf("event data is not a JSON object (%d bytes)", len(data))))
 		return d.out
 	}
-	// One walk over the top-level members: a Get per member would walk
-	// the object again for each, and event_type comes last on the wire.
-	var m members
-	gjson.Parse(data).ForEach(m.set)
 	typ := m.eventType.String()
 	if typ == "" {
 		typ = raw.Event
 	}
 	switch typ {
 	case "interaction.created":
-		it := m.interaction
+		it := m.interaction.Result()
 		d.announce(it.Get("id").String(), it.Get("model").String())
 	case "interaction.status_update":
 		d.announce(m.interactionID.String(), "")
 	case "step.start":
-		d.stepStart(m.index.Int(), m.step)
+		d.stepStart(m.index.Int(), m.step.Result())
 	case "step.delta":
 		d.stepDelta(m.index.Int(), m.delta)
 	case "step.stop":
 		d.stepStop(m.index.Int())
 	case "interaction.completed":
-		d.complete(m.interaction)
+		d.complete(m.interaction.Result())
 	case "error":
-		d.errorEvent(m.err)
+		d.errorEvent(m.err.Result())
 	default:
 		d.emit(adapters.Event{Type: adapters.EvUnknown, RawType: typ})
 	}
@@ -82,15 +83,14 @@ func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
 }
 
 // members are the top-level members of an event that the decoder reads,
-// from one ForEach walk; like gjson's Get, the first of a repeated key
-// wins.
+// from one walk; like gjson's Get, the first of a repeated key wins.
 type members struct {
-	eventType, index, delta, step, interaction, interactionID, err gjson.Result
+	eventType, index, delta, step, interaction, interactionID, err member
 }
 
-func (m *members) set(k, v gjson.Result) bool {
-	var dst *gjson.Result
-	switch k.Str {
+func (m *members) set(k, raw string) {
+	var dst *member
+	switch k {
 	case "event_type":
 		dst = &m.eventType
 	case "index":
@@ -106,13 +106,46 @@ func (m *members) set(k, v gjson.Result) bool {
 	case "error":
 		dst = &m.err
 	default:
-		return true
+		return
 	}
-	if !dst.Exists() {
-		*dst = v
+	if *dst == "" {
+		*dst = member(raw)
 	}
-	return true
 }
+
+// member is a member's raw JSON value, "" when absent. It is read only
+// when used, as gjson would read it: parsing each member as it was found
+// (gjson.Parse) was a sixth of a decode.
+type member string
+
+// String is gjson's Result.String of the value; a string without escapes
+// is a sub-string of the event.
+func (v member) String() string {
+	if len(v) >= 2 && v[0] == '"' {
+		if s := string(v[1 : len(v)-1]); strings.IndexByte(s, '\\') < 0 {
+			return s
+		}
+	}
+	return v.Result().String()
+}
+
+// Int is gjson's Result.Int of the value.
+func (v member) Int() int64 {
+	if len(v) > 0 && len(v) <= 18 {
+		n := int64(0)
+		for i := 0; i < len(v); i++ {
+			if v[i] < '0' || v[i] > '9' {
+				return v.Result().Int()
+			}
+			n = n*10 + int64(v[i]-'0')
+		}
+		return n
+	}
+	return v.Result().Int()
+}
+
+// Result is the value parsed.
+func (v member) Result() gjson.Result { return gjson.Parse(string(v)) }
 
 // Finish: a stream that ended without interaction.completed has no usage
 // and no status to report; the Reducer records the cut.
@@ -214,7 +247,7 @@ func (d *decoder) stepStart(index int64, s gjson.Result) {
 // text emits one text content of a step as a delta of its item.
 func (d *decoder) text(st *step, c gjson.Result) {
 	var m contentMembers
-	c.ForEach(m.set)
+	wire.Skim(c.Raw, m.set)
 	d.textOf(st, m.typ.String(), m.text.String())
 }
 
@@ -238,12 +271,12 @@ func (d *decoder) textOf(st *step, typ, s string) {
 // contentMembers are what the decoder reads of a content or a delta, from
 // one walk (a Get for each would walk it once per member).
 type contentMembers struct {
-	typ, text, content, signature, arguments gjson.Result
+	typ, text, content, signature, arguments member
 }
 
-func (m *contentMembers) set(k, v gjson.Result) bool {
-	var dst *gjson.Result
-	switch k.Str {
+func (m *contentMembers) set(k, raw string) {
+	var dst *member
+	switch k {
 	case "type":
 		dst = &m.typ
 	case "text":
@@ -255,12 +288,11 @@ func (m *contentMembers) set(k, v gjson.Result) bool {
 	case "arguments":
 		dst = &m.arguments
 	default:
-		return true
+		return
 	}
-	if !dst.Exists() {
-		*dst = v
+	if *dst == "" {
+		*dst = member(raw)
 	}
-	return true
 }
 
 // deltaKinds is the item a delta implies when no step.start came first
@@ -272,9 +304,9 @@ var deltaKinds = map[string]adapters.ItemKind{
 	"arguments_delta":   adapters.KindToolCall,
 }
 
-func (d *decoder) stepDelta(index int64, delta gjson.Result) {
+func (d *decoder) stepDelta(index int64, delta member) {
 	var m contentMembers
-	delta.ForEach(m.set)
+	wire.Skim(string(delta), m.set)
 	typ := m.typ.String()
 	st := d.steps[index]
 	if st != nil && st.skip {
@@ -302,7 +334,7 @@ func (d *decoder) stepDelta(index int64, delta gjson.Result) {
 		}
 		d.textOf(st, typ, m.text.String())
 	case "thought_summary":
-		d.text(st, m.content)
+		d.text(st, m.content.Result())
 	case "thought_signature":
 		st.sig = m.signature.String()
 	case "arguments_delta":

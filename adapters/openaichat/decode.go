@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // Item ids. Chat Completions gives its output no ids: one response has at
@@ -85,7 +84,11 @@ func (d *decoder) chunk(data string, out []adapters.Event) []adapters.Event {
 	if isDone(data) {
 		return d.done()
 	}
-	if !gjson.Valid(data) {
+	// The envelope before "choices" is the same bytes in every chunk of a
+	// response: when this chunk starts with the last one's, validated
+	// then, only the rest is validated, and the scan resumes at choices.
+	resume := d.prefix != "" && strings.HasPrefix(data, d.prefix)
+	if valid := resume && wire.ValidObjectFrom(data, len(d.prefix)) || !resume && wire.Valid(data); !valid {
 		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, "data is not JSON: "+clip(data))}
 	}
 	if i := skipWS(data, 0); i >= len(data) || data[i] != '{' {
@@ -101,7 +104,7 @@ func (d *decoder) chunk(data string, out []adapters.Event) []adapters.Event {
 	// response; when this chunk starts with the last one's envelope, the
 	// scan resumes at its choices.
 	envelopeOnly := true // nothing but envelope fields so far
-	if d.prefix != "" && strings.HasPrefix(data, d.prefix) {
+	if resume {
 		m.i, next, id, model = len(d.prefix), "choices", d.prefixID, d.prefixModel
 		envelopeOnly = false // the prefix is stored already
 	}

@@ -77,37 +77,27 @@ func newDecoder() *decoder {
 	return &decoder{lanes: map[string]*lane{}, byIndex: map[int64]*lane{}, callIDs: map[string]string{}}
 }
 
-// slabEvents is how many events one allocation holds.
-const slabEvents = 64
-
-// emit appends ev to the current event's output. Outputs are carved from
-// slabs of slabEvents: one allocation serves many events, and since each
-// returned slice is capped and never written again, a caller may keep it.
-func (d *decoder) emit(ev adapters.Event) {
-	if len(d.out) == cap(d.out) {
-		slab := make([]adapters.Event, len(d.out), len(d.out)+slabEvents)
-		copy(slab, d.out)
-		d.out = slab
-	}
-	d.out = append(d.out, ev)
-}
+// emit appends ev to the current event's output.
+func (d *decoder) emit(ev adapters.Event) { d.out = append(d.out, ev) }
 
 // Decode handles one SSE event. It decodes by the JSON `type`, not the SSE
-// event name, as the SDKs do (protocols.md §1.1).
+// event name, as the SDKs do (protocols.md §1.1). The returned slice is
+// reused by the next call, as adapters.Decoder allows: Stream hands it to
+// the Reducer, which copies it, so a stream allocates no events here.
 func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
-	d.out = d.out[len(d.out):]
-	out := d.decode(raw)
-	return out[:len(out):len(out)]
+	d.out = d.out[:0]
+	return d.decode(raw)
 }
 
 func (d *decoder) decode(raw adapters.RawEvent) []adapters.Event {
 	data := raw.Data
-	if !gjson.Valid(data) {
+	var f fields
+	valid, object := scanMembers(data, &f)
+	if !valid {
 		d.emit(adapters.Diag(adapters.DiagMalformedEvent, "event data is not valid JSON: "+quote(data)))
 		return d.out
 	}
-	var f fields
-	if !scanMembers(data, &f) {
+	if !object {
 		d.emit(adapters.Diag(adapters.DiagMalformedEvent, "event data is not a JSON object: "+quote(data)))
 		return d.out
 	}

@@ -4,59 +4,33 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
-// scanMembers reads the top-level members of data, a JSON text that
-// gjson.Valid has accepted, into f in one pass. Only the members the
-// decoder uses are parsed; every other value is skipped by its brackets and
-// quotes. It reports false when data is not an object.
+// scanMembers validates data and reads its top-level members into f in
+// the same pass (wire.Members): only the members the decoder uses are
+// parsed, every other value is only validated. valid reports whether data
+// is JSON, object whether it is an object.
 //
-// Why not gjson.ForEach: it builds a Result for every member (logprobs,
-// obfuscation…), which on delta events costs as much as the validation
-// itself; skipping is about three times cheaper, and deltas are nearly
-// every event of a stream.
-func scanMembers(data string, f *fields) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i++
-	for i < len(data) {
-		i = skipSpace(data, i)
-		if i >= len(data) || data[i] == '}' {
-			return true
+// Why not gjson.Valid then gjson.ForEach: that reads every byte twice and
+// builds a Result for every member (logprobs, obfuscation…), on delta
+// events as costly as the validation itself, and deltas are nearly every
+// event of a stream.
+func scanMembers(data string, f *fields) (valid, object bool) {
+	done := false
+	return wire.Members(data, func(key, raw string) {
+		if done {
+			return
 		}
-		if data[i] == ',' {
-			i++
-			continue
-		}
-		if data[i] != '"' {
-			return true // not reached for valid JSON
-		}
-		kEnd, kEsc := stringEnd(data, i)
-		key := data[i+1 : kEnd-1]
-		if kEsc {
-			key = gjson.Parse(data[i:kEnd]).Str
-		}
-		i = skipSpace(data, kEnd)
-		if i < len(data) && data[i] == ':' {
-			i++
-		}
-		i = skipSpace(data, i)
-		end := valueEnd(data, i)
-		f.set(key, data[i:end])
-		i = end
-		if key == "delta" && f.hasDelta && f.hasSeq && f.hasIdx && strings.HasSuffix(f.typ, ".delta") {
-			// A delta event's members after its delta are logprobs and
-			// obfuscation: nothing the decoder reads — when, as in the
-			// API's older member order, sequence_number and output_index
-			// came first. Since 2026-08 the API sorts the members after
-			// "type", so delta precedes item_id, output_index and
-			// sequence_number, and the scan must go on.
-			return true
-		}
-	}
-	return true
+		f.set(key, raw)
+		// A delta event's members after its delta are logprobs and
+		// obfuscation: nothing the decoder reads — when, as in the API's
+		// older member order, sequence_number and output_index came
+		// first (since 2026-08 the API sorts the members after "type",
+		// so delta precedes them). They are still validated.
+		done = key == "delta" && f.hasDelta && f.hasSeq && f.hasIdx && strings.HasSuffix(f.typ, ".delta")
+	})
 }
 
 // set stores one member's raw value.
@@ -126,86 +100,4 @@ func intValue(raw string) (int64, bool) {
 		n = n*10 + int64(c-'0')
 	}
 	return n, true
-}
-
-func skipSpace(s string, i int) int {
-	for i < len(s) {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// stringEnd returns the index after the string that starts at s[i] == '"',
-// and whether it contains an escape. Keys and most values are short and
-// are walked byte by byte; a long value (a delta, a big argument text)
-// switches to strings.IndexByte, which is vectorised.
-func stringEnd(s string, i int) (int, bool) {
-	esc := false
-	j := i + 1
-	for stop := min(len(s), j+24); j < stop; j++ {
-		switch s[j] {
-		case '"':
-			return j + 1, esc
-		case '\\':
-			esc = true
-			j++
-		}
-	}
-	for j < len(s) {
-		k := strings.IndexByte(s[j:], '"')
-		if k < 0 {
-			return len(s), true
-		}
-		q := j + k
-		n := 0
-		for p := q - 1; p > i && s[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1, esc || strings.IndexByte(s[i+1:q], '\\') >= 0
-		}
-		j = q + 1
-	}
-	return len(s), esc
-}
-
-// valueEnd returns the index after the value that starts at s[i].
-func valueEnd(s string, i int) int {
-	if i >= len(s) {
-		return i
-	}
-	switch s[i] {
-	case '"':
-		end, _ := stringEnd(s, i)
-		return end
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(s); j++ {
-			switch s[j] {
-			case '"':
-				end, _ := stringEnd(s, j)
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(s)
-	}
-	for j := i; j < len(s); j++ {
-		switch s[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j
-		}
-	}
-	return len(s)
 }

@@ -84,7 +84,7 @@ func checkScan(t *testing.T, data string) {
 		return
 	}
 	var got fields
-	okGot := scanMembers(data, &got)
+	_, okGot := scanMembers(data, &got)
 	want, okWant := referenceScan(data)
 	if okGot != okWant || (okGot && !reflect.DeepEqual(comparable(got), comparable(want))) {
 		t.Errorf("scan of %.200q\n got %v\nwant %v", data, comparable(got), comparable(want))

@@ -27,6 +27,7 @@ import (
 	"iter"
 	"math"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // DefaultMaxEventSize is the data size limit of a new Reader.
@@ -120,6 +121,8 @@ type Reader struct {
 	retry     int  // retry from this block, 0 if none
 	reconnect int  // reconnection time from the last valid retry field
 	hasRetry  bool
+
+	arena []byte // where event data strings are carved from; see dataString
 
 	types    map[string]string // interned event types, keyed by raw bytes
 	lastType string            // the type of the last event, valid UTF-8
@@ -432,7 +435,7 @@ func (r *Reader) dispatch(end int64, ev *Event) bool {
 		return false
 	}
 	ev.Type = r.typeString()
-	ev.Data = r.text(r.data[:len(r.data)-1])
+	ev.Data = r.dataString(r.data[:len(r.data)-1])
 	ev.ID = r.id
 	ev.HasID = hasID
 	ev.Retry = retry
@@ -466,6 +469,27 @@ func (r *Reader) typeString() string {
 	}
 	r.lastType = s
 	return s
+}
+
+// arenaSize is the size of one chunk of event data strings.
+const arenaSize = 32 << 10
+
+// dataString is text for an event's data. Small data strings are carved
+// from a shared chunk, so that a stream allocates once per chunk instead of
+// once per event: the allocation was the reader's largest cost. A chunk's
+// bytes are never written again once handed out (appends only go past
+// them), so the strings are as immutable as any other; the price is that a
+// string kept alone keeps its chunk alive.
+func (r *Reader) dataString(b []byte) string {
+	if len(b) == 0 || len(b) > arenaSize/8 || !utf8.Valid(b) {
+		return r.text(b)
+	}
+	if cap(r.arena)-len(r.arena) < len(b) {
+		r.arena = make([]byte, 0, arenaSize)
+	}
+	start := len(r.arena)
+	r.arena = append(r.arena, b...)
+	return unsafe.String(&r.arena[start], len(b))
 }
 
 // text converts complete bytes to a string, replacing ill-formed UTF-8.
