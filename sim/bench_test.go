@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -136,43 +135,36 @@ func recordLoop(b *testing.B, sc *session.Scenario, base, protocol string, strea
 // (srv-µs/req): on a machine that other work shares, the clients' rate
 // follows its load, while the CPU a server spends on a request does not.
 func load(b *testing.B, srv server, protocol string, loop []*adapters.HTTPRequest) {
-	base := srv.base
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	defer client.CloseIdleConnections()
-	send := func(w *adapters.HTTPRequest) error {
-		req, err := http.NewRequest(w.Method, session.Provider{BaseURL: base}.URL(w.Path), bytes.NewReader(w.Body))
+	reqs, err := rawRequests(srv.base, protocol, loop)
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := strings.TrimPrefix(srv.base, "http://")
+	send := func(c *benchConn, i int) error {
+		status, err := c.do(reqs[i])
 		if err != nil {
-			return err
+			return fmt.Errorf("%s %s: %w", loop[i].Method, loop[i].Path, err)
 		}
-		for k, v := range w.Headers {
-			req.Header.Set(k, v)
-		}
-		session.Provider{Key: "sim-key"}.Authorize(req.Header, protocol)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s %s: %d %.300s", w.Method, w.Path, resp.StatusCode, body)
+		if status != http.StatusOK {
+			return fmt.Errorf("%s %s: %d %.300s", loop[i].Method, loop[i].Path, status, c.body)
 		}
 		return nil
 	}
-	for _, w := range loop { // once untimed: both servers must answer every turn
-		if err := send(w); err != nil {
+	warm := &benchConn{addr: addr}
+	for i := range loop { // once untimed: both servers must answer every turn
+		if err := send(warm, i); err != nil {
 			b.Fatal(err)
 		}
 	}
+	warm.close()
 	cpu := srv.cpuTime()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
+		c := &benchConn{addr: addr}
+		defer c.close()
 		for pb.Next() {
-			for _, w := range loop {
-				if err := send(w); err != nil {
+			for i := range loop {
+				if err := send(c, i); err != nil {
 					b.Error(err)
 					return
 				}
