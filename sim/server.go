@@ -229,12 +229,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 		s.remember(id, simp, &mt, o, turn, in)
 	}
 	if !in.Stream {
-		for k, v := range simp.ResponseHeaders(false) {
-			w.Header()[k] = v
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(simp.Body(mt, o))
+		writeBody(w, simp.ResponseHeaders(false), simp.Body(mt, o))
 		return nil
 	}
 	s.stream(w, r, simp, name, mt, o)
@@ -416,10 +411,21 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, protocol, i
 		writeError(w, e)
 		return
 	}
-	for k, v := range simp.ResponseHeaders(false) {
-		w.Header()[k] = v
+	writeBody(w, simp.ResponseHeaders(false), body)
+}
+
+// jsonType is a JSON body's Content-Type, as the header map holds it.
+var jsonType = []string{"application/json"}
+
+// writeBody answers 200 with a JSON body and its length up front (without
+// it, net/http chunks any body over 2 KB).
+func writeBody(w http.ResponseWriter, header http.Header, body []byte) {
+	h := w.Header()
+	for k, v := range header {
+		h[k] = v
 	}
-	w.Header().Set("Content-Type", "application/json")
+	h["Content-Type"] = jsonType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
