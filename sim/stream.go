@@ -46,6 +46,9 @@ var (
 func (s *Server) breakPoint(events []adapters.WireEvent) (cut, stall int) {
 	f := s.opts.Faults
 	cut, stall = -1, -1
+	if f == nil {
+		return cut, stall
+	}
 	hasPhase := func(ph adapters.Phase) bool { return indexOfPhase(events, ph, 0.5) >= 0 }
 	switch {
 	case f.take("disconnect-mid-args", hasPhase(adapters.PhaseArgs)):
