@@ -8,8 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
@@ -23,6 +27,94 @@ import (
 // client process): on two cores shared with the server, the ratio of two
 // servers was partly measuring the client. The same client loads both
 // servers.
+
+// benchConns is how many connections load a server at once
+// (MODELWIRE_BENCH_CONNS): enough to keep a server busy on both cores
+// while requests and responses are on the wire.
+var benchConns = func() int {
+	if n, err := strconv.Atoi(os.Getenv("MODELWIRE_BENCH_CONNS")); err == nil && n > 0 {
+		return n
+	}
+	return 8
+}()
+
+// benchClient loads one server with one loop.
+type benchClient struct {
+	srv   server
+	loop  []*adapters.HTTPRequest
+	reqs  [][]byte
+	conns []*benchConn
+	// requests sent, the time they took and the server's CPU time,
+	// summed over the runs since reset
+	requests int
+	elapsed  time.Duration
+	cpu      time.Duration
+}
+
+func newBenchClient(srv server, l benchLoop) (*benchClient, error) {
+	reqs, err := rawRequests(srv.base, l.protocol, l.requests)
+	if err != nil {
+		return nil, err
+	}
+	c := &benchClient{srv: srv, loop: l.requests, reqs: reqs}
+	for range benchConns {
+		c.conns = append(c.conns, &benchConn{addr: strings.TrimPrefix(srv.base, "http://")})
+	}
+	return c, nil
+}
+
+// run sends the loop n times from all connections at once and adds the
+// time it took and the server's CPU time to the totals.
+func (c *benchClient) run(n int) error {
+	var next atomic.Int64
+	errs := make(chan error, len(c.conns))
+	cpu, start := c.srv.cpuTime(), time.Now()
+	for _, conn := range c.conns {
+		go func() {
+			for next.Add(1) <= int64(n) {
+				for i := range c.reqs {
+					status, err := conn.do(c.reqs[i])
+					if err == nil && status != http.StatusOK {
+						err = fmt.Errorf("%d %.300s", status, conn.body)
+					}
+					if err != nil {
+						errs <- fmt.Errorf("%s %s %s: %w", c.srv.base, c.loop[i].Method, c.loop[i].Path, err)
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range c.conns {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	c.elapsed += time.Since(start)
+	c.cpu += c.srv.cpuTime() - cpu
+	c.requests += n * len(c.reqs)
+	return first
+}
+
+// reset forgets the runs so far.
+func (c *benchClient) reset() { c.requests, c.elapsed, c.cpu = 0, 0, 0 }
+
+// rate is the requests a second of the runs.
+func (c *benchClient) rate() float64 { return float64(c.requests) / c.elapsed.Seconds() }
+
+// serverMicros is the server's CPU time per request, in µs (0 where
+// there is no /proc).
+func (c *benchClient) serverMicros() float64 {
+	return float64(c.cpu.Microseconds()) / float64(c.requests)
+}
+
+func (c *benchClient) close() {
+	for _, conn := range c.conns {
+		conn.close()
+	}
+}
 
 // rawRequests are a loop's requests as bytes on the wire, for one server.
 func rawRequests(base, protocol string, loop []*adapters.HTTPRequest) ([][]byte, error) {
