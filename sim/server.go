@@ -225,8 +225,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 	}
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage,
 		Created: s.now().Unix(), Request: body}
-	if id := simp.ResponseID(o); id != "" {
-		s.remember(id, simp, &mt, o, turn, in)
+	if continuable(name) {
+		if id := simp.ResponseID(o); id != "" {
+			s.remember(id, simp, &mt, o, turn, in)
+		}
 	}
 	if !in.Stream {
 		writeBody(w, simp.ResponseHeaders(false), simp.Body(mt, o))
@@ -269,6 +271,15 @@ func (s *Server) continueChain(in *adapters.Inbound, simp adapters.Simulated) (i
 	}
 	in.Results = append(append([]adapters.ToolResult(nil), prev.results...), in.Results...)
 	return in.ModelTurns + prev.depth, nil
+}
+
+// continuable: a later request of the protocol can continue a response
+// by its id (Responses' previous_response_id, Interactions'
+// previous_interaction_id), so the server keeps its responses. The others
+// never name one, and keeping every response they got (a map entry each,
+// for the life of the server) only grew the heap the GC walks.
+func continuable(protocol string) bool {
+	return protocol == adapters.OpenAIResponses || protocol == adapters.GeminiInteractions
 }
 
 // requestFault takes a fault that answers the request with an HTTP error.
