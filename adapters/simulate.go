@@ -190,6 +190,44 @@ func SimWord(seed, salt uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
+// FixedHeaders are response headers that never change, keyed as net/http
+// writes them (canonical), built once: a response's headers were a map
+// and a canonicalised Set per header per request.
+type FixedHeaders http.Header
+
+// NewFixedHeaders builds FixedHeaders from name, value pairs.
+func NewFixedHeaders(pairs ...string) FixedHeaders {
+	f := FixedHeaders{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		f[http.CanonicalHeaderKey(pairs[i])] = []string{pairs[i+1]}
+	}
+	return f
+}
+
+// Header is a new header holding f, with room for extra more. The value
+// slices are shared with f: the server only writes them out, and Set or
+// Add on the new header replaces or grows its own slice.
+func (f FixedHeaders) Header(extra int) http.Header {
+	h := make(http.Header, len(f)+extra)
+	for k, v := range f {
+		h[k] = v
+	}
+	return h
+}
+
+// SimHex is "prefix" and two words as 32 lowercase hex digits, the shape
+// of OpenAI's and DeepSeek's request ids (fmt's %016x%016x, without fmt).
+func SimHex(prefix string, a, b uint64) string {
+	buf := make([]byte, 0, len(prefix)+32)
+	buf = append(buf, prefix...)
+	for _, w := range [2]uint64{a, b} {
+		for shift := 60; shift >= 0; shift -= 4 {
+			buf = append(buf, "0123456789abcdef"[w>>uint(shift)&15])
+		}
+	}
+	return string(buf)
+}
+
 // Fragments splits text the way providers stream it: a few bytes at a
 // time, several pieces per word, never inside a UTF-8 character. The same
 // text always splits the same way.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -29,16 +28,21 @@ import (
 // (one call; two parallel calls; the final answer) replayed as a client
 // sends them, per protocol, streaming and not, reported as requests a
 // second. With MODELWIRE_AIMOCK=1 the same requests, through the same
-// load loop, also go to @copilotkit/aimock (installed with npm into a
-// temporary directory, serving an equivalent three-turn fixture set), so
-// the two can be compared on one machine. aimock streams text in 20
-// character chunks by default, the simulator in token-sized deltas (4.6
-// characters on average over the refund answer), so streams also run
-// against aimock-c5, aimock sending 5-character chunks: the same content
-// in about as many events.
+// client, also go to @copilotkit/aimock (installed with npm into a
+// temporary directory, serving an equivalent three-turn fixture set), in
+// slices of 50 loops taking turns with the simulator's (sim-vs-aimock/…:
+// req/s and srv-µs/req are the simulator's, ref-req/s and ref-srv-µs/req
+// aimock's, ratio the simulator's rate over aimock's). aimock streams
+// text in 20 character chunks by default, the simulator in token-sized
+// deltas (4.6 characters on average over the refund answer), so streams
+// are also compared with aimock-c5, aimock sending 5-character chunks:
+// the same content in about as many events.
 //
-//	go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
-//	MODELWIRE_AIMOCK=1 go test ./sim -run '^$' -bench RefundLoop -benchtime 3s
+//	go test ./sim -run '^$' -bench RefundLoop -benchtime 600x
+//	MODELWIRE_AIMOCK=1 go test ./sim -run '^$' -bench RefundLoop -benchtime 600x
+//
+// The client (benchclient_test.go) holds 8 keep-alive connections to each
+// server (MODELWIRE_BENCH_CONNS sets another number).
 //
 // MODELWIRE_BENCH_PPROF=127.0.0.1:6061 serves the simulator process's
 // pprof endpoints there, to profile the server under this load.
@@ -70,12 +74,13 @@ func BenchmarkRefundLoop(b *testing.B) {
 		aimock, aimock5 = startAimock(b, ctx, dir, 20), startAimock(b, ctx, dir, 5)
 	}
 	for _, l := range loops {
-		b.Run("sim/"+l.name, func(b *testing.B) { load(b, simServer, l.protocol, l.requests) })
-		if aimock.base != "" && l.protocol != adapters.DeepSeekChat {
-			b.Run("aimock/"+l.name, func(b *testing.B) { load(b, aimock, l.protocol, l.requests) })
-			if l.stream {
-				b.Run("aimock-c5/"+l.name, func(b *testing.B) { load(b, aimock5, l.protocol, l.requests) })
-			}
+		if aimock.base == "" || l.protocol == adapters.DeepSeekChat {
+			b.Run("sim/"+l.name, func(b *testing.B) { load(b, l, simServer) })
+			continue
+		}
+		b.Run("sim-vs-aimock/"+l.name, func(b *testing.B) { load(b, l, simServer, aimock) })
+		if l.stream {
+			b.Run("sim-vs-aimock-c5/"+l.name, func(b *testing.B) { load(b, l, simServer, aimock5) })
 		}
 	}
 }
@@ -131,59 +136,50 @@ func recordLoop(b *testing.B, sc *session.Scenario, base, protocol string, strea
 	return res.Requests
 }
 
-// load replays the loop b.N times from parallel clients and reports
-// requests a second, and the server process's CPU time per request
+// load replays the loop b.N times against each server and reports
+// requests a second, and each server process's CPU time per request
 // (srv-µs/req): on a machine that other work shares, the clients' rate
 // follows its load, while the CPU a server spends on a request does not.
-func load(b *testing.B, srv server, protocol string, loop []*adapters.HTTPRequest) {
-	base := srv.base
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	defer client.CloseIdleConnections()
-	send := func(w *adapters.HTTPRequest) error {
-		req, err := http.NewRequest(w.Method, session.Provider{BaseURL: base}.URL(w.Path), bytes.NewReader(w.Body))
+// Against two servers the loops alternate between them in slices of
+// benchSlice, so that whatever else the machine runs meanwhile weighs on
+// both alike, and the ratio of their rates is reported too.
+func load(b *testing.B, l benchLoop, servers ...server) {
+	clients := make([]*benchClient, len(servers))
+	for i, srv := range servers {
+		c, err := newBenchClient(srv, l)
 		if err != nil {
-			return err
-		}
-		for k, v := range w.Headers {
-			req.Header.Set(k, v)
-		}
-		session.Provider{Key: "sim-key"}.Authorize(req.Header, protocol)
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s %s: %d %.300s", w.Method, w.Path, resp.StatusCode, body)
-		}
-		return nil
-	}
-	for _, w := range loop { // once untimed: both servers must answer every turn
-		if err := send(w); err != nil {
 			b.Fatal(err)
 		}
+		defer c.close()
+		if err := c.run(1); err != nil { // once untimed: both servers must answer every turn
+			b.Fatal(err)
+		}
+		c.reset()
+		clients[i] = c
 	}
-	cpu := srv.cpuTime()
 	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			for _, w := range loop {
-				if err := send(w); err != nil {
-					b.Error(err)
-					return
-				}
+	for done := 0; done < b.N; done += benchSlice {
+		for _, c := range clients {
+			if err := c.run(min(benchSlice, b.N-done)); err != nil {
+				b.Fatal(err)
 			}
 		}
-	})
-	b.ReportMetric(float64(b.N*len(loop))/b.Elapsed().Seconds(), "req/s")
-	if used := srv.cpuTime() - cpu; used > 0 {
-		b.ReportMetric(float64(used.Microseconds())/float64(b.N*len(loop)), "srv-µs/req")
+	}
+	b.StopTimer()
+	names := []string{"", "ref-"}
+	for i, c := range clients {
+		b.ReportMetric(c.rate(), names[i]+"req/s")
+		if us := c.serverMicros(); us > 0 {
+			b.ReportMetric(us, names[i]+"srv-µs/req")
+		}
+	}
+	if len(clients) == 2 {
+		b.ReportMetric(clients[0].rate()/clients[1].rate(), "ratio")
 	}
 }
+
+// benchSlice is how many loops one server gets before the other's turn.
+const benchSlice = 50
 
 // installAimock installs aimock into a temporary directory and writes the
 // refund loop there as its fixtures.

@@ -225,16 +225,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 	}
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage,
 		Created: s.now().Unix(), Request: body}
-	if id := simp.ResponseID(o); id != "" {
-		s.remember(id, simp, &mt, o, turn, in)
+	if continuable(name) {
+		if id := simp.ResponseID(o); id != "" {
+			s.remember(id, simp, &mt, o, turn, in)
+		}
 	}
 	if !in.Stream {
-		for k, v := range simp.ResponseHeaders(false) {
-			w.Header()[k] = v
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(simp.Body(mt, o))
+		writeBody(w, simp.ResponseHeaders(false), simp.Body(mt, o))
 		return nil
 	}
 	s.stream(w, r, simp, name, mt, o)
@@ -274,6 +271,15 @@ func (s *Server) continueChain(in *adapters.Inbound, simp adapters.Simulated) (i
 	}
 	in.Results = append(append([]adapters.ToolResult(nil), prev.results...), in.Results...)
 	return in.ModelTurns + prev.depth, nil
+}
+
+// continuable: a later request of the protocol can continue a response
+// by its id (Responses' previous_response_id, Interactions'
+// previous_interaction_id), so the server keeps its responses. The others
+// never name one, and keeping every response they got (a map entry each,
+// for the life of the server) only grew the heap the GC walks.
+func continuable(protocol string) bool {
+	return protocol == adapters.OpenAIResponses || protocol == adapters.GeminiInteractions
 }
 
 // requestFault takes a fault that answers the request with an HTTP error.
@@ -416,10 +422,21 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, protocol, i
 		writeError(w, e)
 		return
 	}
-	for k, v := range simp.ResponseHeaders(false) {
-		w.Header()[k] = v
+	writeBody(w, simp.ResponseHeaders(false), body)
+}
+
+// jsonType is a JSON body's Content-Type, as the header map holds it.
+var jsonType = []string{"application/json"}
+
+// writeBody answers 200 with a JSON body and its length up front (without
+// it, net/http chunks any body over 2 KB).
+func writeBody(w http.ResponseWriter, header http.Header, body []byte) {
+	h := w.Header()
+	for k, v := range header {
+		h[k] = v
 	}
-	w.Header().Set("Content-Type", "application/json")
+	h["Content-Type"] = jsonType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }

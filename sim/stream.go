@@ -21,23 +21,34 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Si
 	events := simp.StreamEvents(mt, o)
 	cut, stall := s.breakPoint(events)
 	events = s.reshape(events, simp, protocol)
+	h := w.Header()
 	for k, v := range simp.ResponseHeaders(true) {
-		w.Header()[k] = v
+		h[k] = v
 	}
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	h["Content-Type"] = sseType
 	if array {
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		h["Content-Type"] = arrayType
 	}
-	w.Header().Set("Cache-Control", "no-cache")
+	h["Cache-Control"] = noCache
 	w.WriteHeader(http.StatusOK)
 	s.writeEvents(w, r.Context(), events, eventFraming{array: array, nl: simp.LineEnd(), cut: cut, stall: stall, pause: contentPause(mt, events, s.opts.Pace)})
 }
+
+// A stream's headers, as the header map holds them.
+var (
+	sseType   = []string{"text/event-stream; charset=utf-8"}
+	arrayType = []string{"application/json; charset=UTF-8"}
+	noCache   = []string{"no-cache"}
+)
 
 // breakPoint takes a fault that ends the stream early: the event index
 // where the connection is cut, or where it stalls (-1: none).
 func (s *Server) breakPoint(events []adapters.WireEvent) (cut, stall int) {
 	f := s.opts.Faults
 	cut, stall = -1, -1
+	if f == nil {
+		return cut, stall
+	}
 	hasPhase := func(ph adapters.Phase) bool { return indexOfPhase(events, ph, 0.5) >= 0 }
 	switch {
 	case f.take("disconnect-mid-args", hasPhase(adapters.PhaseArgs)):

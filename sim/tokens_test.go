@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
 
 // The simulator's token count: one token per CJK character, one per four
 // bytes of other text; input counts the keys and strings of the JSON.
@@ -23,36 +27,6 @@ func TestTokens(t *testing.T) {
 // every offset, escaped quotes and backslash runs in long strings, a body
 // cut inside a string.
 func TestTokensBulkAgreesWithByteByByte(t *testing.T) {
-	oneByOne := func(s string) int {
-		n, run := 0, 0
-		for _, r := range s {
-			if isCJK(r) {
-				n += 1 + (run+3)/4
-				run = 0
-				continue
-			}
-			run += len(string(r))
-		}
-		return n + (run+3)/4
-	}
-	inputByteByByte := func(body string) int {
-		n := 0
-		for i := 0; i < len(body); i++ {
-			if body[i] != '"' {
-				continue
-			}
-			j := i + 1
-			for j < len(body) && body[j] != '"' {
-				if body[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			n += oneByOne(body[i+1 : min(j, len(body))])
-			i = j
-		}
-		return n
-	}
 	long := "abcdefghijklmnopqrstuvwxyz0123456789"
 	for k := range 12 {
 		s := long[:k] + "退款" + long[k:] + "é" + long[:2*k] + "中"
@@ -70,4 +44,58 @@ func TestTokensBulkAgreesWithByteByByte(t *testing.T) {
 			t.Errorf("inputTokens(%s) = %d, byte by byte %d", body, got, want)
 		}
 	}
+}
+
+// The one-pass input count agrees with the byte-by-byte reading on bodies
+// built at random from the bytes that matter: quotes, backslashes, ASCII,
+// Chinese, other non-ASCII, full-width punctuation, a stray byte that is
+// not UTF-8, at every offset from the eight-byte blocks.
+func TestInputTokensAgreesOnRandomBodies(t *testing.T) {
+	pieces := []string{`"`, `\\`, `\"`, "a", "abcdefghij", " ", ":", ",", "{", "退", "款项", "é", "，", "。", "\xff", "\xe4\xb8", "😀", "0123456789abcdef"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		var b strings.Builder
+		for range rng.IntN(40) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		body := b.String()
+		if got, want := inputTokens([]byte(body)), inputByteByByte(body); got != want {
+			t.Fatalf("inputTokens(%q) = %d, byte by byte %d", body, got, want)
+		}
+	}
+}
+
+// oneByOne counts tokens a character at a time, the definition the bulk
+// paths must agree with.
+func oneByOne(s string) int {
+	n, run := 0, 0
+	for _, r := range s {
+		if isCJK(r) {
+			n += 1 + (run+3)/4
+			run = 0
+			continue
+		}
+		run += len(string(r))
+	}
+	return n + (run+3)/4
+}
+
+// inputByteByByte counts a body's strings a byte at a time.
+func inputByteByByte(body string) int {
+	n := 0
+	for i := 0; i < len(body); i++ {
+		if body[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for j < len(body) && body[j] != '"' {
+			if body[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		n += oneByOne(body[i+1 : min(j, len(body))])
+		i = j
+	}
+	return n
 }

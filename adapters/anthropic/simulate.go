@@ -112,20 +112,31 @@ func (protocol) ResponseID(o adapters.ResponseOptions) string {
 // keeps it as RequestID), the organization and the rate-limit counters
 // (protocols.md §3.1, §6.4; resets are RFC 3339).
 func (protocol) ResponseHeaders(stream bool) http.Header {
-	h := http.Header{}
-	h.Set("request-id", newRequestID())
-	h.Set("anthropic-organization-id", organizationID)
-	reset := time.Now().UTC().Add(time.Second).Format(time.RFC3339)
+	h := fixedHeaders.Header(len(resetHeaders) + 1)
+	h["Request-Id"] = []string{newRequestID()}
+	reset := []string{time.Now().UTC().Add(time.Second).Format(time.RFC3339)}
+	for _, k := range resetHeaders {
+		h[k] = reset
+	}
+	return h
+}
+
+// fixedHeaders are the headers of a successful response that never
+// change: the organization and the rate limits; resetHeaders are the
+// limits' reset times, a second from now.
+var fixedHeaders, resetHeaders = func() (adapters.FixedHeaders, []string) {
+	pairs := []string{"anthropic-organization-id", organizationID}
+	var resets []string
 	for _, l := range []struct {
 		name         string
 		limit, spent int
 	}{{"requests", 4000, 1}, {"input-tokens", 2000000, 2000}, {"output-tokens", 400000, 0}, {"tokens", 2400000, 2000}} {
-		h.Set("anthropic-ratelimit-"+l.name+"-limit", strconv.Itoa(l.limit))
-		h.Set("anthropic-ratelimit-"+l.name+"-remaining", strconv.Itoa(l.limit-l.spent))
-		h.Set("anthropic-ratelimit-"+l.name+"-reset", reset)
+		pairs = append(pairs, "anthropic-ratelimit-"+l.name+"-limit", strconv.Itoa(l.limit),
+			"anthropic-ratelimit-"+l.name+"-remaining", strconv.Itoa(l.limit-l.spent))
+		resets = append(resets, http.CanonicalHeaderKey("anthropic-ratelimit-"+l.name+"-reset"))
 	}
-	return h
-}
+	return adapters.NewFixedHeaders(pairs...), resets
+}()
 
 // LineEnd: the API ends SSE lines with \n.
 func (protocol) LineEnd() string { return "\n" }

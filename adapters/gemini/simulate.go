@@ -102,22 +102,28 @@ var simTiming atomic.Uint64
 // Gemini API sends no request id header and no rate-limit headers
 // (protocols.md §6.4).
 func simHeaders() http.Header {
-	h := http.Header{}
-	h["Vary"] = []string{"Origin", "X-Origin", "Referer"}
-	h.Set("Server", "scaffolding on HTTPServer2")
-	h.Set("X-Xss-Protection", "0")
-	h.Set("X-Frame-Options", "SAMEORIGIN")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Server-Timing", "gfet4t7; dur="+strconv.FormatUint(380+adapters.SimWord(simTiming.Add(1), 0x74696d65)%1400, 10))
+	h := simFixed.Header(2)
+	h["Server-Timing"] = []string{"gfet4t7; dur=" + strconv.FormatUint(380+adapters.SimWord(simTiming.Add(1), 0x74696d65)%1400, 10)}
 	return h
 }
+
+// attachment is a stream's Content-Disposition.
+var attachment = []string{"attachment"}
+
+// simFixed are the front end's headers that never change.
+var simFixed = func() adapters.FixedHeaders {
+	f := adapters.NewFixedHeaders("Server", "scaffolding on HTTPServer2", "X-Xss-Protection", "0",
+		"X-Frame-Options", "SAMEORIGIN", "X-Content-Type-Options", "nosniff")
+	f["Vary"] = []string{"Origin", "X-Origin", "Referer"}
+	return f
+}()
 
 // ResponseHeaders are a successful response's headers; a stream is also
 // sent as an attachment, as Google's streaming front end does.
 func (Protocol) ResponseHeaders(stream bool) http.Header {
 	h := simHeaders()
 	if stream {
-		h.Set("Content-Disposition", "attachment")
+		h["Content-Disposition"] = attachment
 	}
 	return h
 }

@@ -150,11 +150,11 @@ var (
 // DeepSeek's x-ds-trace-id (32 hex digits).
 func (p protocol) requestID() string {
 	n := requestSeq.Add(1)
-	id := fmt.Sprintf("%016x%016x", adapters.SimWord(requestEpoch, n), adapters.SimWord(n, requestEpoch))
+	prefix := "req_"
 	if p.deepseek {
-		return id
+		prefix = ""
 	}
-	return "req_" + id
+	return adapters.SimHex(prefix, adapters.SimWord(requestEpoch, n), adapters.SimWord(n, requestEpoch))
 }
 
 func (p protocol) requestIDHeader() string {
@@ -164,31 +164,36 @@ func (p protocol) requestIDHeader() string {
 	return "x-request-id"
 }
 
+// The headers of a successful response that never change: OpenAI's API
+// version and rate-limit counters (protocols.md §6.4), DeepSeek's CORS
+// answer.
+var (
+	fixedHeaders = adapters.NewFixedHeaders("openai-version", "2020-10-01",
+		"openai-organization", "user-modelwire-sim", "openai-project", "proj_modelwireSimulator000",
+		"x-ratelimit-limit-requests", "10000", "x-ratelimit-limit-tokens", "30000000",
+		"x-ratelimit-remaining-requests", "9999", "x-ratelimit-remaining-tokens", "29998000",
+		"x-ratelimit-reset-requests", "6ms", "x-ratelimit-reset-tokens", "4ms")
+	deepseekFixedHeaders = adapters.NewFixedHeaders("vary", "origin, access-control-request-method, access-control-request-headers",
+		"access-control-allow-credentials", "true")
+	processingMS       = []string{"412"}
+	processingMSStream = []string{"187"} // time to the first byte
+)
+
 // ResponseHeaders are a successful response's headers: OpenAI's request id,
-// processing time, API version and rate-limit counters (protocols.md §6.4);
+// processing time, API version and rate-limit counters;
 // DeepSeek's trace id.
 func (p protocol) ResponseHeaders(stream bool) http.Header {
-	h := http.Header{}
-	h.Set(p.requestIDHeader(), p.requestID())
 	if p.deepseek {
-		h.Set("vary", "origin, access-control-request-method, access-control-request-headers")
-		h.Set("access-control-allow-credentials", "true")
+		h := deepseekFixedHeaders.Header(1)
+		h["X-Ds-Trace-Id"] = []string{p.requestID()}
 		return h
 	}
-	ms := "412"
+	h := fixedHeaders.Header(2)
+	h["X-Request-Id"] = []string{p.requestID()}
+	h["Openai-Processing-Ms"] = processingMS
 	if stream {
-		ms = "187" // time to the first byte
+		h["Openai-Processing-Ms"] = processingMSStream
 	}
-	h.Set("openai-processing-ms", ms)
-	h.Set("openai-version", "2020-10-01")
-	h.Set("openai-organization", "user-modelwire-sim")
-	h.Set("openai-project", "proj_modelwireSimulator000")
-	h.Set("x-ratelimit-limit-requests", "10000")
-	h.Set("x-ratelimit-limit-tokens", "30000000")
-	h.Set("x-ratelimit-remaining-requests", "9999")
-	h.Set("x-ratelimit-remaining-tokens", "29998000")
-	h.Set("x-ratelimit-reset-requests", "6ms")
-	h.Set("x-ratelimit-reset-tokens", "4ms")
 	return h
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -153,7 +154,7 @@ var (
 // to the HTTP exchange, not to the rendered turn).
 func simRequestID() string {
 	n := simRequestSeq.Add(1)
-	return fmt.Sprintf("req_%016x%016x", adapters.SimWord(simRequestEpoch, n), adapters.SimWord(n, simRequestEpoch))
+	return adapters.SimHex("req_", adapters.SimWord(simRequestEpoch, n), adapters.SimWord(n, simRequestEpoch))
 }
 
 // ResponseID is the resp_ id a rendered response carries for the seed.
@@ -161,34 +162,43 @@ func (Protocol) ResponseID(o adapters.ResponseOptions) string {
 	return simID("resp_", o.Seed, simSaltResponse, simCreated(o))
 }
 
-// simRateLimits sets the x-ratelimit-* headers (protocols.md §6.4).
+// simLimits and simLimitsExhausted are the x-ratelimit-* headers
+// (protocols.md §6.4), with requests to spare and with none left.
+var (
+	simLimits = adapters.NewFixedHeaders("x-ratelimit-limit-requests", "5000", "x-ratelimit-limit-tokens", "4000000",
+		"x-ratelimit-remaining-requests", "4999", "x-ratelimit-remaining-tokens", "3997469",
+		"x-ratelimit-reset-requests", "12ms", "x-ratelimit-reset-tokens", "37ms")
+	simLimitsExhausted = adapters.NewFixedHeaders("x-ratelimit-limit-requests", "5000", "x-ratelimit-limit-tokens", "4000000",
+		"x-ratelimit-remaining-requests", "0", "x-ratelimit-remaining-tokens", "0",
+		"x-ratelimit-reset-requests", "1s", "x-ratelimit-reset-tokens", "1s")
+	// simFixed are a successful response's headers that never change.
+	simFixed = func() adapters.FixedHeaders {
+		f := adapters.NewFixedHeaders("openai-version", "2020-10-01", "openai-organization", "modelwire-sim")
+		maps.Copy(f, simLimits)
+		return f
+	}()
+)
+
+// simRateLimits sets the x-ratelimit-* headers.
 func simRateLimits(h http.Header, exhausted bool) {
-	remReq, remTok, resetReq, resetTok := "4999", "3997469", "12ms", "37ms"
 	if exhausted {
-		remReq, remTok, resetReq, resetTok = "0", "0", "1s", "1s"
+		maps.Copy(h, simLimitsExhausted)
+		return
 	}
-	h.Set("x-ratelimit-limit-requests", "5000")
-	h.Set("x-ratelimit-limit-tokens", "4000000")
-	h.Set("x-ratelimit-remaining-requests", remReq)
-	h.Set("x-ratelimit-remaining-tokens", remTok)
-	h.Set("x-ratelimit-reset-requests", resetReq)
-	h.Set("x-ratelimit-reset-tokens", resetTok)
+	maps.Copy(h, simLimits)
 }
 
 // ResponseHeaders are a successful response's headers: x-request-id,
 // openai-processing-ms, openai-version, openai-organization and the
 // rate-limit counters (protocols.md §1.1, §6.4).
 func (Protocol) ResponseHeaders(stream bool) http.Header {
-	h := http.Header{}
-	h.Set("x-request-id", simRequestID())
+	h := simFixed.Header(2)
+	h["X-Request-Id"] = []string{simRequestID()}
 	ms := 180 + simRequestSeq.Load()%240
 	if stream {
 		ms = 90 + simRequestSeq.Load()%120 // time to the first byte
 	}
-	h.Set("openai-processing-ms", strconv.FormatUint(ms, 10))
-	h.Set("openai-version", "2020-10-01")
-	h.Set("openai-organization", "modelwire-sim")
-	simRateLimits(h, false)
+	h["Openai-Processing-Ms"] = []string{strconv.FormatUint(ms, 10)}
 	return h
 }
 
