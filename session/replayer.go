@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -55,9 +56,18 @@ type Replayer struct {
 	attempt map[[2]int]*store.Attempt // by (turn, attempt)
 	cursor  *store.Cursor             // the store's view of the response at an entry, opened when asked for
 
-	n                 int
-	turnStarts        []int // turnStarts[t-1] is turn t's first entry
-	proposals, errors []int
+	n          int
+	turnStarts []int         // turnStarts[t-1] is turn t's first entry
+	session    []store.Entry // the session-level entries, in order
+	// turns are what the records say of each turn's response (records),
+	// for a long session's earlier turns (settle).
+	turns []turnRecord
+	marks struct {
+		sync.Mutex
+		done              bool
+		proposals, errors []int
+		err               error
+	}
 
 	pos int
 	b   *timelineBuilder // nil: fold again from the start
@@ -68,6 +78,7 @@ type Replayer struct {
 	cps, fine        []*timelineBuilder
 	every            int
 	fineFrom, fineTo int
+	skipped          int // skeletons folded (tests)
 }
 
 // Checkpoint spacing. A fold costs ~10-15 µs an entry (reading and
@@ -121,26 +132,67 @@ func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
 	return r, r.Seek(0)
 }
 
-// index counts the entries and keeps the positions of turn starts,
-// proposals and errors, reading the timeline a chunk at a time.
+// index counts the entries and finds where turns start from what the
+// store keeps beside the timeline (store.Outline: its length and its
+// session-level entries; the attempts' first entries), without reading
+// the responses' events: opening costs the same at any length. An
+// attempt's entries all carry its turn, so its first entry stands for
+// them.
 func (r *Replayer) index() error {
-	return r.db.EachEntry(r.sess.ID, 1, 0, func(e store.Entry) error {
-		r.n = e.Seq
-		for len(r.turnStarts) < e.Turn {
-			r.turnStarts = append(r.turnStarts, e.Seq)
+	n, sess, err := r.db.Outline(r.sess.ID)
+	if err != nil {
+		return err
+	}
+	r.n, r.session = n, sess
+	type first struct{ seq, turn int }
+	var firsts []first
+	for _, a := range r.sess.Attempts {
+		if a.FirstSeq > 0 {
+			firsts = append(firsts, first{a.FirstSeq, a.Turn})
 		}
-		switch adapters.EventType(e.Type) {
-		case adapters.EvToolProposed:
-			r.proposals = append(r.proposals, e.Seq)
-		case adapters.EvDiagnostic:
-			r.errors = append(r.errors, e.Seq)
-		case adapters.EvTerminal:
-			if ev, ok, _ := e.Canonical(); ok && ev.Status == adapters.StatusFailed {
-				r.errors = append(r.errors, e.Seq)
-			}
+	}
+	for _, e := range sess {
+		firsts = append(firsts, first{e.Seq, e.Turn})
+	}
+	slices.SortFunc(firsts, func(a, b first) int { return a.seq - b.seq })
+	for _, f := range firsts {
+		for len(r.turnStarts) < f.turn {
+			r.turnStarts = append(r.turnStarts, f.seq)
 		}
-		return nil
-	})
+	}
+	r.records()
+	return nil
+}
+
+// Marks are the entries that proposed a tool call and those that went
+// wrong (a diagnostic, a failed terminal), for the scrubber. The store
+// keeps no index of them, so the first call reads the chunks that
+// contain one (store.EachEntryContaining) — a pass over the session's
+// bytes in SQLite, decoding only those chunks; later calls return what it
+// found. It may run while a Seek runs in another goroutine.
+func (r *Replayer) Marks() (proposals, errs []int, err error) {
+	r.marks.Lock()
+	defer r.marks.Unlock()
+	if !r.marks.done {
+		r.marks.err = r.db.EachEntryContaining(r.sess.ID,
+			[]string{`"type":"` + string(adapters.EvToolProposed) + `"`, `"type":"` + string(adapters.EvDiagnostic) + `"`,
+				`"status":"` + string(adapters.StatusFailed) + `"`},
+			func(e store.Entry) error {
+				switch adapters.EventType(e.Type) {
+				case adapters.EvToolProposed:
+					r.marks.proposals = append(r.marks.proposals, e.Seq)
+				case adapters.EvDiagnostic:
+					r.marks.errors = append(r.marks.errors, e.Seq)
+				case adapters.EvTerminal:
+					if ev, ok, _ := e.Canonical(); ok && ev.Status == adapters.StatusFailed {
+						r.marks.errors = append(r.marks.errors, e.Seq)
+					}
+				}
+				return nil
+			})
+		r.marks.done = true
+	}
+	return slices.Clone(r.marks.proposals), slices.Clone(r.marks.errors), r.marks.err
 }
 
 // Info is the session's metadata.
@@ -166,12 +218,6 @@ func (r *Replayer) Turns() int { return len(r.turnStarts) }
 
 // TurnStarts are the turns' first entries, in order.
 func (r *Replayer) TurnStarts() []int { return slices.Clone(r.turnStarts) }
-
-// Proposals are the entries that proposed a tool call.
-func (r *Replayer) Proposals() []int { return slices.Clone(r.proposals) }
-
-// Errors are the entries that went wrong: a diagnostic, a failed terminal.
-func (r *Replayer) Errors() []int { return slices.Clone(r.errors) }
 
 // TurnOf is the turn entry p belongs to (0 for position 0, before any).
 func (r *Replayer) TurnOf(p int) int {
@@ -236,12 +282,170 @@ func (r *Replayer) Seek(p int) error {
 			r.b = r.newBuilder()
 		}
 	}
+	if t := r.baseTurn(p); t > 0 && r.turnStarts[t-1]-1-r.b.pos > r.every {
+		// A long session's turns before p's are folded from the records
+		// rather than from their entries (skeleton): a jump reads only
+		// the entries of the turn it lands in.
+		b, err := r.skeleton(t)
+		if err != nil {
+			r.b = nil
+			return err
+		}
+		r.b = b
+		r.keep(b, true)
+	}
 	if err := r.b.advance(p); err != nil {
 		r.b = nil
 		return err
 	}
 	r.pos = p
 	return nil
+}
+
+// long reports whether the session is long enough that a replay keeps
+// only the shown turn's detail (detailedUpTo).
+func (r *Replayer) long() bool { return r.n > detailedUpTo }
+
+// baseTurn is, in a long session, the turn whose start (the position just
+// before its first entry) is the last at or before p; 0 when there is
+// none or the session is not long.
+func (r *Replayer) baseTurn(p int) int {
+	if !r.long() {
+		return 0
+	}
+	t, _ := slices.BinarySearch(r.turnStarts, p+2)
+	return t
+}
+
+// turnRecord is what the attempts' records say of a turn's response: the
+// last terminal status, usage and timings among its attempts.
+type turnRecord struct {
+	terminal *adapters.Event
+	usage    *adapters.Usage
+	timings  *Timings
+}
+
+// records collects the turns' records from the attempts (in turn and
+// attempt order: the last one wins, as in the fold).
+func (r *Replayer) records() {
+	for _, a := range r.sess.Attempts {
+		if a.Turn < 1 {
+			continue
+		}
+		for len(r.turns) < a.Turn {
+			r.turns = append(r.turns, turnRecord{})
+		}
+		tr := &r.turns[a.Turn-1]
+		if a.TerminalStatus != "" {
+			tr.terminal = &adapters.Event{Type: adapters.EvTerminal, Status: a.TerminalStatus, StopReason: a.StopReason}
+		}
+		if a.Usage != nil {
+			tr.usage = a.Usage
+		}
+		if a.LastSeq > 0 {
+			tr.timings = timingsOf(a.Timings)
+		}
+	}
+}
+
+// turnAt is turn t's record so far (zero when none).
+func (r *Replayer) turnAt(t int) turnRecord {
+	if t >= 1 && t <= len(r.turns) {
+		return r.turns[t-1]
+	}
+	return turnRecord{}
+}
+
+// skeleton folds a long session up to turn t's start — position
+// turnStarts[t-1]-1, with the updates before turn t's first entry — from
+// the records alone: the attempts (their assembly, attempt and response
+// updates) and the session-level entries, never the responses' events.
+// Only what a long session keeps of an earlier turn comes out of those
+// events, and settle takes it from the records in every fold, so the
+// state equals the fold from the start. Two entries are read: those
+// around the start, for their times.
+func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
+	start := r.turnStarts[t-1]
+	r.skipped++
+	b := r.newBuilder()
+	atts := slices.Clone(r.sess.Attempts) // in order of their first entry
+	slices.SortStableFunc(atts, func(x, y store.Attempt) int { return x.FirstSeq - y.FirstSeq })
+	si := 0
+	for _, a := range atts {
+		if a.FirstSeq == 0 {
+			continue // no entries: flushed with what comes after it
+		}
+		if a.FirstSeq >= start {
+			break
+		}
+		for ; si < len(r.session) && r.session[si].Seq < a.FirstSeq; si++ {
+			if err := b.skipSession(r.session[si]); err != nil {
+				return nil, err
+			}
+		}
+		b.before(store.Entry{Seq: a.FirstSeq, Turn: a.Turn, Attempt: a.Attempt})
+		if tr := r.turnAt(a.Turn); tr.terminal != nil {
+			b.terminal = setTurn(b.terminal, a.Turn, tr.terminal)
+		}
+		b.pos = max(b.pos, a.LastSeq)
+	}
+	for ; si < len(r.session) && r.session[si].Seq < start; si++ {
+		if err := b.skipSession(r.session[si]); err != nil {
+			return nil, err
+		}
+	}
+	es, err := r.db.Events(r.sess.ID, max(1, start-1), 2)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(es, func(e store.Entry) bool { return e.Seq == start })
+	if i < 0 {
+		return nil, fmt.Errorf("entry %d: not in the timeline", start)
+	}
+	e := es[i]
+	if i > 0 {
+		b.at = r.at(es[i-1])
+	}
+	b.pos = start - 1
+	if err := b.before(e); err != nil {
+		return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
+	}
+	b.prelude, b.next, b.hasNext = start, r.at(e), true
+	return b, nil
+}
+
+// skipSession folds a session-level entry in a skeleton, as advance does.
+func (b *timelineBuilder) skipSession(e store.Entry) error {
+	if err := b.before(e); err != nil {
+		return fmt.Errorf("entry %d: %w", e.Seq, err)
+	}
+	b.prelude = e.Seq
+	return b.fold([]store.Entry{e}, e.Seq)
+}
+
+// settle makes a long session's turns before the shown one what the
+// records say they were — their lanes and event log dropped, their
+// terminal, usage and timings from the attempts' records — whether they
+// were folded from their entries or skipped (skeleton), so that the two
+// agree; the counts of updates and events restart with the shown turn.
+func (b *timelineBuilder) settle() {
+	st := b.st
+	for i := b.settled; i < len(st.Turns)-1; i++ {
+		t := st.Turn(i + 1)
+		tr := b.r.turnAt(i + 1)
+		t.Lanes, t.Log, t.byItem, t.lastClosed = nil, nil, nil, nil
+		t.Terminal, t.Usage, t.Timings = tr.terminal, tr.usage, tr.timings
+		if t.Summary != nil {
+			sum := *t.Summary
+			sum.Terminal, sum.StopReason, sum.ProviderStopReason = adapters.StatusUnknown, adapters.StopUnknown, ""
+			if tr.terminal != nil {
+				sum.Terminal, sum.StopReason = tr.terminal.Status, tr.terminal.StopReason
+			}
+			t.Summary = &sum
+		}
+	}
+	b.settled = max(b.settled, len(st.Turns)-1)
+	st.Applied, st.Events = 0, 0
 }
 
 // byPos orders checkpoints by position.
@@ -383,6 +587,7 @@ type timelineBuilder struct {
 	hasNext  bool
 	partial  bool // pos is inside an entry group: the builder cannot go on
 	ended    bool
+	settled  int // turns settle has made final (a long session's)
 }
 
 func (r *Replayer) newBuilder() *timelineBuilder {
@@ -496,19 +701,26 @@ func (b *timelineBuilder) end() {
 
 func (b *timelineBuilder) emit(u Update) {
 	u.SessionID = b.r.sess.ID
+	if u.Kind == UpStep && u.Turn <= b.settled {
+		// A step of a settled turn (attempts that interleave): settle
+		// took what the turn keeps from the records, and a skeleton
+		// never sees it, so it is not folded either way.
+		return
+	}
 	b.st.Apply(u)
-	if u.Kind == UpAssembled && b.r.n > detailedUpTo {
+	if u.Kind == UpAssembled && b.r.long() {
 		// A long session keeps the lanes and the event log of the turn
 		// being shown only, so the replay's memory stays bounded by a
 		// turn, not the session; earlier turns keep their request,
-		// attempts, summary, usage and proposals.
-		b.st.dropDetail()
+		// attempts, summary, usage and proposals (settle).
+		b.settle()
 	}
 }
 
 // detailedUpTo is the length of timeline up to which a replay keeps every
-// turn's lanes and event log, as the live session does.
-const detailedUpTo = 100_000
+// turn's lanes and event log, as the live session does (a variable for
+// tests).
+var detailedUpTo = 100_000
 
 // before folds the updates that come before entry e and cover no entry.
 func (b *timelineBuilder) before(e store.Entry) error {

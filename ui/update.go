@@ -69,6 +69,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case replayMsg:
 		return m, m.onReplay(msg)
+	case marksMsg:
+		if msg.gen == m.repGen && m.rep != nil {
+			if msg.err != nil {
+				return m, m.setStatus(levelWarn, "scrubber marks: "+msg.err.Error())
+			}
+			m.rep.Proposals, m.rep.Errors = msg.proposals, msg.errors
+		}
+		return m, nil
 	case playTickMsg:
 		return m, m.onTick(msg)
 	case seekMsg:
@@ -442,7 +450,8 @@ func (m *Model) onReplay(msg replayMsg) tea.Cmd {
 	m.d.state = m.cur.state
 	m.resize(m.w, m.h)
 	m.logP.sync()
-	return m.setStatus(levelInfo, "replaying "+msg.rep.Info.ID+": → step, ] turn, G end, space play")
+	return tea.Batch(m.setStatus(levelInfo, "replaying "+msg.rep.Info.ID+": → step, ] turn, G end, space play"),
+		marksCmd(m.repGen, msg.rep.r))
 }
 
 // seek asks for replay position p. One seek runs at a time (seekCmd):
