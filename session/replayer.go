@@ -57,8 +57,9 @@ type Replayer struct {
 	cursor  *store.Cursor             // the store's view of the response at an entry, opened when asked for
 
 	n          int
-	turnStarts []int         // turnStarts[t-1] is turn t's first entry
-	session    []store.Entry // the session-level entries, in order
+	turnStarts []int       // turnStarts[t-1] is turn t's first entry
+	session    []sessEntry // the session-level entries, in order
+	byFirst    []int       // the attempts with entries (indexes), by their first entry
 	// turns are what the records say of each turn's response (records),
 	// for a long session's earlier turns (settle).
 	turns []turnRecord
@@ -133,26 +134,25 @@ func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
 }
 
 // index counts the entries and finds where turns start from what the
-// store keeps beside the timeline (store.Outline: its length and its
-// session-level entries; the attempts' first entries), without reading
-// the responses' events: opening costs the same at any length. An
+// store keeps beside the timeline — its length, the attempts' first
+// entries, the calls' and verdicts' records (sessionRecords) — without
+// reading the timeline: opening costs the same at any length. An
 // attempt's entries all carry its turn, so its first entry stands for
 // them.
 func (r *Replayer) index() error {
-	n, sess, err := r.db.Outline(r.sess.ID)
-	if err != nil {
-		return err
-	}
-	r.n, r.session = n, sess
+	r.n = r.sess.Events
+	r.session = r.sessionRecords()
 	type first struct{ seq, turn int }
 	var firsts []first
-	for _, a := range r.sess.Attempts {
+	for i, a := range r.sess.Attempts {
 		if a.FirstSeq > 0 {
 			firsts = append(firsts, first{a.FirstSeq, a.Turn})
+			r.byFirst = append(r.byFirst, i)
 		}
 	}
-	for _, e := range sess {
-		firsts = append(firsts, first{e.Seq, e.Turn})
+	slices.SortStableFunc(r.byFirst, func(x, y int) int { return r.sess.Attempts[x].FirstSeq - r.sess.Attempts[y].FirstSeq })
+	for _, e := range r.session {
+		firsts = append(firsts, first{e.seq, e.turn})
 	}
 	slices.SortFunc(firsts, func(a, b first) int { return a.seq - b.seq })
 	for _, f := range firsts {
@@ -286,13 +286,14 @@ func (r *Replayer) Seek(p int) error {
 		// A long session's turns before p's are folded from the records
 		// rather than from their entries (skeleton): a jump reads only
 		// the entries of the turn it lands in.
-		b, err := r.skeleton(t)
-		if err != nil {
+		switch b, err := r.skeleton(t); {
+		case err == nil:
+			r.b = b
+			r.keep(b, true)
+		case !errors.Is(err, errNoSkeleton):
 			r.b = nil
 			return err
 		}
-		r.b = b
-		r.keep(b, true)
 	}
 	if err := r.b.advance(p); err != nil {
 		r.b = nil
@@ -368,20 +369,14 @@ func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
 	start := r.turnStarts[t-1]
 	r.skipped++
 	b := r.newBuilder()
-	atts := slices.Clone(r.sess.Attempts) // in order of their first entry
-	slices.SortStableFunc(atts, func(x, y store.Attempt) int { return x.FirstSeq - y.FirstSeq })
 	si := 0
-	for _, a := range atts {
-		if a.FirstSeq == 0 {
-			continue // no entries: flushed with what comes after it
-		}
+	for _, i := range r.byFirst {
+		a := &r.sess.Attempts[i]
 		if a.FirstSeq >= start {
 			break
 		}
-		for ; si < len(r.session) && r.session[si].Seq < a.FirstSeq; si++ {
-			if err := b.skipSession(r.session[si]); err != nil {
-				return nil, err
-			}
+		for ; si < len(r.session) && r.session[si].seq < a.FirstSeq; si++ {
+			b.skipSession(r.session[si])
 		}
 		b.before(store.Entry{Seq: a.FirstSeq, Turn: a.Turn, Attempt: a.Attempt})
 		if tr := r.turnAt(a.Turn); tr.terminal != nil {
@@ -389,10 +384,11 @@ func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
 		}
 		b.pos = max(b.pos, a.LastSeq)
 	}
-	for ; si < len(r.session) && r.session[si].Seq < start; si++ {
-		if err := b.skipSession(r.session[si]); err != nil {
-			return nil, err
-		}
+	for ; si < len(r.session) && r.session[si].seq < start; si++ {
+		b.skipSession(r.session[si])
+	}
+	if b.answered {
+		return nil, errNoSkeleton
 	}
 	es, err := r.db.Events(r.sess.ID, max(1, start-1), 2)
 	if err != nil {
@@ -415,13 +411,17 @@ func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
 }
 
 // skipSession folds a session-level entry in a skeleton, as advance does.
-func (b *timelineBuilder) skipSession(e store.Entry) error {
-	if err := b.before(e); err != nil {
-		return fmt.Errorf("entry %d: %w", e.Seq, err)
-	}
-	b.prelude = e.Seq
-	return b.fold([]store.Entry{e}, e.Seq)
+func (b *timelineBuilder) skipSession(se sessEntry) {
+	b.beforeSession(se)
+	b.prelude = se.seq
+	b.applySession(se)
+	b.pos = se.seq
 }
+
+// errNoSkeleton: the turns before cannot be folded from the records — a
+// verdict among them took the answer shown then, which only the
+// entries hold (finalAnswer) — so they are folded from their entries.
+var errNoSkeleton = errors.New("no skeleton")
 
 // settle makes a long session's turns before the shown one what the
 // records say they were — their lanes and event log dropped, their
@@ -587,7 +587,8 @@ type timelineBuilder struct {
 	hasNext  bool
 	partial  bool // pos is inside an entry group: the builder cannot go on
 	ended    bool
-	settled  int // turns settle has made final (a long session's)
+	settled  int  // turns settle has made final (a long session's)
+	answered bool // a verdict took the shown answer (finalAnswer)
 }
 
 func (r *Replayer) newBuilder() *timelineBuilder {
@@ -730,12 +731,19 @@ func (b *timelineBuilder) before(e store.Entry) error {
 		})
 		return nil
 	}
-	switch e.Type {
+	se, err := decodeSession(e)
+	if err != nil {
+		return err
+	}
+	b.beforeSession(se)
+	return nil
+}
+
+// beforeSession is before for a session-level entry.
+func (b *timelineBuilder) beforeSession(se sessEntry) {
+	switch se.kind {
 	case store.EntryDecision:
-		d, err := decisionOf(e)
-		if err != nil {
-			return err
-		}
+		d := se.decision
 		b.flushAttempts(func(a store.Attempt) bool { return a.Turn <= d.Turn })
 		b.respond(d.Turn + 1)
 		if !b.proposed(d.Turn, d.CallID) {
@@ -746,7 +754,69 @@ func (b *timelineBuilder) before(e store.Entry) error {
 		b.flushAttempts(func(store.Attempt) bool { return true })
 		b.respond(len(b.st.Turns) + 1)
 	}
-	return nil
+}
+
+// sessEntry is a session-level entry decoded: from the timeline
+// (decodeSession) or rebuilt from the calls' and verdicts' records
+// (Replayer.sessionRecords).
+type sessEntry struct {
+	seq, turn int
+	kind      string // store.EntryDecision, EntryToolResult, EntryValidation, or one this version does not know
+	decision  store.Decision
+	result    store.ToolResult
+	vturn     int // the turn a validation judged (0: the session)
+	verdicts  []store.Validation
+}
+
+// decodeSession decodes a session-level entry.
+func decodeSession(e store.Entry) (sessEntry, error) {
+	se := sessEntry{seq: e.Seq, turn: e.Turn, kind: e.Type}
+	var ok bool
+	switch e.Type {
+	case store.EntryDecision:
+		var err error
+		se.decision, err = decisionOf(e)
+		return se, err
+	case store.EntryToolResult:
+		if se.result, ok = e.ToolResult(); !ok {
+			return se, errors.New("a tool result entry that does not decode")
+		}
+		if se.result.Turn == 0 {
+			se.result.Turn = e.Turn
+		}
+	case store.EntryValidation:
+		if se.vturn, se.verdicts, ok = e.Validation(); !ok {
+			return se, errors.New("a validation entry that does not decode")
+		}
+	}
+	return se, nil
+}
+
+// sessionRecords rebuilds the session-level entries from the records
+// GetSession read (the tool calls' decisions and results, the verdicts),
+// in timeline order, for the index and the skeleton: the store keeps them
+// there as well as in the timeline.
+func (r *Replayer) sessionRecords() []sessEntry {
+	var out []sessEntry
+	for _, c := range r.sess.Calls {
+		if c.DecisionSeq > 0 {
+			out = append(out, sessEntry{seq: c.DecisionSeq, turn: c.Turn, kind: store.EntryDecision, decision: store.Decision{
+				Turn: c.Turn, CallID: c.CallID, Name: c.Name, Decision: c.Decision, Arguments: c.Arguments, Edited: c.Edited, Reason: c.Reason}})
+		}
+		if c.ResultSeq > 0 {
+			out = append(out, sessEntry{seq: c.ResultSeq, turn: c.Turn, kind: store.EntryToolResult, result: store.ToolResult{
+				Turn: c.Turn, CallID: c.CallID, Name: c.Name, Content: c.Result, IsError: c.IsError}})
+		}
+	}
+	for _, v := range r.sess.Validations { // by seq, then layer order
+		if n := len(out); n > 0 && out[n-1].kind == store.EntryValidation && out[n-1].seq == v.Seq {
+			out[n-1].verdicts = append(out[n-1].verdicts, v.Validation)
+			continue
+		}
+		out = append(out, sessEntry{seq: v.Seq, turn: v.Turn, kind: store.EntryValidation, vturn: v.Turn, verdicts: []store.Validation{v.Validation}})
+	}
+	slices.SortStableFunc(out, func(a, b sessEntry) int { return a.seq - b.seq })
+	return out
 }
 
 // fold folds one group of entries (one step, or one session-level entry)
@@ -856,12 +926,19 @@ func timingsOf(t store.Timings) *Timings {
 
 // sessionEntry folds a decision, a tool result or a validation.
 func (b *timelineBuilder) sessionEntry(e store.Entry) error {
-	switch e.Type {
+	se, err := decodeSession(e)
+	if err != nil {
+		return err
+	}
+	b.applySession(se)
+	return nil
+}
+
+// applySession folds a session-level entry.
+func (b *timelineBuilder) applySession(se sessEntry) {
+	switch se.kind {
 	case store.EntryDecision:
-		d, err := decisionOf(e)
-		if err != nil {
-			return err
-		}
+		d := se.decision
 		p := b.proposal(d)
 		dec := Decision{Kind: d.Decision, Reason: d.Reason, By: "person"}
 		switch d.Decision {
@@ -872,44 +949,34 @@ func (b *timelineBuilder) sessionEntry(e store.Entry) error {
 		}
 		b.emit(Update{Kind: UpDecision, Turn: d.Turn, Proposal: &p, Decision: &dec})
 	case store.EntryToolResult:
-		r, ok := e.ToolResult()
-		if !ok {
-			return errors.New("a tool result entry that does not decode")
-		}
-		if r.Turn == 0 {
-			r.Turn = e.Turn
-		}
+		r := se.result
 		b.emit(Update{Kind: UpResult, Turn: r.Turn, Result: &adapters.ToolResult{CallID: r.CallID, Name: r.Name,
 			Content: r.Content, IsError: r.IsError}})
 	case store.EntryValidation:
-		turn, results, ok := e.Validation()
-		if !ok {
-			return errors.New("a validation entry that does not decode")
-		}
-		layers := make([]LayerResult, len(results))
+		layers := make([]LayerResult, len(se.verdicts))
 		parsed := false
-		for i, l := range results {
+		for i, l := range se.verdicts {
 			layers[i] = LayerResult{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
 			if l.Layer == LayerParse && l.Status == Pass {
 				parsed = true
 			}
 		}
-		if turn > 0 && !b.r.PerTurnVerdicts() {
+		if se.vturn > 0 && !b.r.PerTurnVerdicts() {
 			// A run's verdict on one turn's answer: the engine asked again.
-			b.emit(Update{Kind: UpRegenerate, Turn: turn + 1, Layers: layers})
-			return nil
+			b.emit(Update{Kind: UpRegenerate, Turn: se.vturn + 1, Layers: layers})
+			return
 		}
-		u := Update{Kind: UpValidated, Turn: turn, Layers: layers}
+		u := Update{Kind: UpValidated, Turn: se.vturn, Layers: layers}
 		if parsed {
 			u.Output = finalAnswer(b.st)
+			b.answered = true
 		}
 		b.emit(u)
 	default:
 		// An entry of a kind this version does not know: it keeps its
 		// position and shows nothing.
-		b.emit(Update{Kind: UpdateKind("entry:" + e.Type)})
+		b.emit(Update{Kind: UpdateKind("entry:" + se.kind)})
 	}
-	return nil
 }
 
 // decisionOf decodes a decision entry; a decision recorded without its

@@ -132,3 +132,38 @@ func TestReplayerLongJumps(t *testing.T) {
 		t.Fatalf("marks: proposals %v (want %v), errors %v (want [21])", props, wantProps, errs)
 	}
 }
+
+// BenchmarkReplayerOpen measures what the workbench does on a stored
+// session of 1,000,000 entries (1,000 turns of 1,000) with the database
+// open: opening the replayer at its first entry, and opening it and
+// jumping, cold (no checkpoints), to the end, to the middle, or to the
+// start of turn 700. Run with
+//
+//	go test ./session -run '^$' -bench ReplayerOpen -benchtime 10x
+func BenchmarkReplayerOpen(b *testing.B) {
+	db := openStore(b)
+	id := recordTurns(b, db, store.SourceRun, 1000, 1000, false)
+	r0, err := NewReplayer(db, id, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		to   int
+	}{{"first", 0}, {"end", r0.Len()}, {"middle", r0.Len() / 2}, {"turn700", r0.TurnStarts()[699] - 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				r, err := NewReplayer(db, id, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := r.Seek(c.to); err != nil {
+					b.Fatal(err)
+				}
+				if r.Pos() != c.to {
+					b.Fatalf("at %d, want %d", r.Pos(), c.to)
+				}
+			}
+		})
+	}
+}

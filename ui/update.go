@@ -413,14 +413,18 @@ func (m *Model) loadReplay(id string) tea.Cmd {
 		return m.setStatus(levelWarn, "no session store is open")
 	}
 	m.repGen++
-	gen, lib := m.repGen, m.opts.Library
-	return tea.Batch(m.setStatus(levelInfo, "loading session "+id+"…"), func() tea.Msg {
+	return tea.Batch(m.setStatus(levelInfo, "loading session "+id+"…"), loadCmd(m.repGen, m.opts.Library, id))
+}
+
+// loadCmd opens session id of lib for replay in a command.
+func loadCmd(gen int, lib Library, id string) tea.Cmd {
+	return func() tea.Msg {
 		rep, err := lib.Load(id)
 		if err != nil {
 			return replayMsg{gen: gen, err: err}
 		}
 		return replayMsg{gen: gen, rep: newReplay(rep)}
-	})
+	}
 }
 
 // onReplay switches to replay mode on a loaded session; the live session,

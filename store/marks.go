@@ -1,0 +1,49 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"slices"
+)
+
+// EachEntryContaining calls fn, in order, for the entries of the chunks of
+// session id whose stored events contain any of texts (as stored: JSON),
+// and only those: a pass for rare events (diagnostics, proposals) that
+// decodes only the chunks that hold them, the others only searched
+// (bytes.Index, in the driver's buffer). fn sees the chunks' other
+// entries too and picks its own.
+func (db *DB) EachEntryContaining(id string, texts []string, fn func(Entry) error) error {
+	ctx := context.Background()
+	sid, err := db.sid(ctx, id)
+	if err != nil {
+		return err
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT steps FROM chunks WHERE sid = ? ORDER BY seq`, sid)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var steps sql.RawBytes // valid until the next row: searched in place
+		if err := rows.Scan(&steps); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(texts, func(t string) bool { return bytes.Contains(steps, []byte(t)) }) {
+			continue
+		}
+		for _, el := range splitArray(steps) {
+			var s storedStep // decoding copies what it keeps out of steps
+			if err := json.Unmarshal(el, &s); err != nil {
+				return err
+			}
+			for i := range s.entries() {
+				if err := fn(s.entry(i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return rows.Err()
+}
