@@ -368,9 +368,17 @@ func (r *Replayer) turnAt(t int) turnRecord {
 func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
 	start := r.turnStarts[t-1]
 	r.skipped++
-	b := r.newBuilder()
-	si := 0
-	for _, i := range r.byFirst {
+	// From the last checkpoint at a turn start before, if any: the turns
+	// before it are shared with it rather than made again (a skeleton's
+	// checkpoint would otherwise hold a copy of every turn).
+	b, from := r.newBuilder(), 1
+	if cp := r.turnCheckpoint(start - 1); cp != nil {
+		b, from = cp.clone(), cp.prelude
+		b.answered = false
+	}
+	si, _ := slices.BinarySearchFunc(r.session, from, func(e sessEntry, seq int) int { return e.seq - seq })
+	ai, _ := slices.BinarySearchFunc(r.byFirst, from, func(i, seq int) int { return r.sess.Attempts[i].FirstSeq - seq })
+	for _, i := range r.byFirst[ai:] {
 		a := &r.sess.Attempts[i]
 		if a.FirstSeq >= start {
 			break
@@ -408,6 +416,26 @@ func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
 	}
 	b.prelude, b.next, b.hasNext = start, r.at(e), true
 	return b, nil
+}
+
+// turnCheckpoint is the last checkpoint at or before p that is at a turn
+// start (a skeleton's, or one keep took there), nil if none.
+func (r *Replayer) turnCheckpoint(p int) *timelineBuilder {
+	var best *timelineBuilder
+	for _, l := range [][]*timelineBuilder{r.cps, r.fine} {
+		i, _ := slices.BinarySearchFunc(l, p+1, byPos)
+		for i--; i >= 0; i-- {
+			if c := l[i]; !c.partial && c.prelude == c.pos+1 {
+				if _, ok := slices.BinarySearch(r.turnStarts, c.prelude); ok {
+					if best == nil || c.pos > best.pos {
+						best = c
+					}
+					break
+				}
+			}
+		}
+	}
+	return best
 }
 
 // skipSession folds a session-level entry in a skeleton, as advance does.

@@ -111,6 +111,22 @@ func TestReplayerLongJumps(t *testing.T) {
 	if skipped == 0 {
 		t.Fatal("no jump skipped a turn")
 	}
+	// From a turn start kept on the way (turn 2's), over turns 2-5.
+	k, err := NewReplayer(db, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []int{3, 17, 19, 95} {
+		if err := k.Seek(p); err != nil {
+			t.Fatal(err)
+		}
+		if got := dump(t, k.State()); got != want[p] {
+			t.Fatalf("jumping to %d from turn 2:\n%s\nwant\n%s", p, got, want[p])
+		}
+	}
+	if k.skipped != 2 { // to turn 2, then from its start to turn 6
+		t.Fatalf("%d skeletons on the way to 95, want 2", k.skipped)
+	}
 	order := []int{90, 3, 70, 71, 18, 50, 0, 97, 33, 34, 17, 65, 49, 81}
 	for _, p := range order {
 		if err := r.Seek(p); err != nil {

@@ -12,9 +12,9 @@ import (
 // ReplayCost is what replaying a stored session costs the workbench, as a
 // person meets it (`modelwire bench --only store`, BenchmarkReplayLarge).
 type ReplayCost struct {
-	// Open is from asking for the session (the sessions list's enter) to
-	// its first frame drawn: the load command (Library.Load) and the
-	// model's update and view.
+	// Open is from asking for the session (the sessions list's enter) in
+	// a running workbench to its first frame drawn: the load command
+	// (Library.Load) and the model's update and view.
 	Open time.Duration
 	// Jumps are cold jumps, each in a session just opened: to the end,
 	// to the middle, and to the start of the turn at 70%: from the key
@@ -42,8 +42,10 @@ func MeasureReplay(lib Library, id string, w, h, frames int, clock func() time.D
 	}
 	since := func(t time.Duration) time.Duration { return clock() - t }
 	open := func() (*Model, time.Duration, error) {
+		// The workbench is running when a session is opened in it.
 		m := New(Options{Library: lib, Getenv: func(string) string { return "" }})
 		m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+		_ = m.View()
 		t0 := clock()
 		m.repGen++
 		msg := loadCmd(m.repGen, lib, id)().(replayMsg)
