@@ -100,6 +100,13 @@ func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ReplayerOf(db, s, sc)
+}
+
+// ReplayerOf is NewReplayer for a session already read (db.GetSession),
+// which it keeps and sorts: reading a long session's records is most of
+// what opening it costs.
+func ReplayerOf(db *store.DB, s *store.Session, sc *Scenario) (*Replayer, error) {
 	r := &Replayer{db: db, sess: s, sc: sc, history: adapters.HistoryFull, attempt: map[[2]int]*store.Attempt{},
 		every: checkpointEvery}
 	slices.SortStableFunc(s.Attempts, func(a, b store.Attempt) int {
