@@ -27,17 +27,19 @@ import (
 // validation) belongs to the turn before it. Turn t starts at the first
 // entry recorded with turn t or later.
 //
-// Memory does not grow with the timeline: opening reads the entries once,
-// a chunk at a time, to count them and keep the positions of turn starts,
-// proposals and errors; the state is folded from the entries as they are
-// read. Stepping forward reads only the new entries. Folding keeps
+// Neither time to open nor memory grows with the timeline: opening reads
+// the session's records, not its entries (index); the state is folded
+// from the entries as they are read, a chunk at a time. The scrubber's
+// marks are found by a separate pass (Marks). Stepping forward reads only
+// the new entries. Folding keeps
 // checkpoints (a copy of the fold, cheap: State.Clone shares the turns
 // that do not change) every checkpointEvery entries, at most
 // maxCheckpoints of them (beyond, the spacing doubles), and finer ones
 // within the interval of the last seek back; stepping back, or a jump,
 // folds from the last checkpoint at or before the target. The state keeps
 // every turn's lanes and event log, as live, up to detailedUpTo entries;
-// beyond, only the current turn's.
+// beyond, only the current turn's, and a jump folds the turns before its
+// own from the records (skeleton, settle).
 //
 // The store's Cursor cannot serve this: its snapshots hold the reducer of
 // one response (items, usage, terminal), while the workbench's State is
