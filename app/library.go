@@ -61,7 +61,7 @@ func (l Library) Load(id string) (*session.Replayer, error) {
 	if s.Scenario != "" {
 		sc, _ = samples.Lookup(s.ScenarioName())
 	}
-	return session.NewReplayer(l.DB, id, sc)
+	return session.ReplayerOf(l.DB, s, sc)
 }
 
 // Diff compares two stored sessions by turn and call_id (package diff).

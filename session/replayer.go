@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -26,17 +27,19 @@ import (
 // validation) belongs to the turn before it. Turn t starts at the first
 // entry recorded with turn t or later.
 //
-// Memory does not grow with the timeline: opening reads the entries once,
-// a chunk at a time, to count them and keep the positions of turn starts,
-// proposals and errors; the state is folded from the entries as they are
-// read. Stepping forward reads only the new entries. Folding keeps
+// Neither time to open nor memory grows with the timeline: opening reads
+// the session's records, not its entries (index); the state is folded
+// from the entries as they are read, a chunk at a time. The scrubber's
+// marks are found by a separate pass (Marks). Stepping forward reads only
+// the new entries. Folding keeps
 // checkpoints (a copy of the fold, cheap: State.Clone shares the turns
 // that do not change) every checkpointEvery entries, at most
 // maxCheckpoints of them (beyond, the spacing doubles), and finer ones
 // within the interval of the last seek back; stepping back, or a jump,
 // folds from the last checkpoint at or before the target. The state keeps
 // every turn's lanes and event log, as live, up to detailedUpTo entries;
-// beyond, only the current turn's.
+// beyond, only the current turn's, and a jump folds the turns before its
+// own from the records (skeleton, settle).
 //
 // The store's Cursor cannot serve this: its snapshots hold the reducer of
 // one response (items, usage, terminal), while the workbench's State is
@@ -55,9 +58,19 @@ type Replayer struct {
 	attempt map[[2]int]*store.Attempt // by (turn, attempt)
 	cursor  *store.Cursor             // the store's view of the response at an entry, opened when asked for
 
-	n                 int
-	turnStarts        []int // turnStarts[t-1] is turn t's first entry
-	proposals, errors []int
+	n          int
+	turnStarts []int       // turnStarts[t-1] is turn t's first entry
+	session    []sessEntry // the session-level entries, in order
+	byFirst    []int       // the attempts with entries (indexes), by their first entry
+	// turns are what the records say of each turn's response (records),
+	// for a long session's earlier turns (settle).
+	turns []turnRecord
+	marks struct {
+		sync.Mutex
+		done              bool
+		proposals, errors []int
+		err               error
+	}
 
 	pos int
 	b   *timelineBuilder // nil: fold again from the start
@@ -68,6 +81,7 @@ type Replayer struct {
 	cps, fine        []*timelineBuilder
 	every            int
 	fineFrom, fineTo int
+	skipped          int // skeletons folded (tests)
 }
 
 // Checkpoint spacing. A fold costs ~10-15 µs an entry (reading and
@@ -88,6 +102,13 @@ func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ReplayerOf(db, s, sc)
+}
+
+// ReplayerOf is NewReplayer for a session already read (db.GetSession),
+// which it keeps and sorts: reading a long session's records is most of
+// what opening it costs.
+func ReplayerOf(db *store.DB, s *store.Session, sc *Scenario) (*Replayer, error) {
 	r := &Replayer{db: db, sess: s, sc: sc, history: adapters.HistoryFull, attempt: map[[2]int]*store.Attempt{},
 		every: checkpointEvery}
 	slices.SortStableFunc(s.Attempts, func(a, b store.Attempt) int {
@@ -121,26 +142,66 @@ func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
 	return r, r.Seek(0)
 }
 
-// index counts the entries and keeps the positions of turn starts,
-// proposals and errors, reading the timeline a chunk at a time.
+// index counts the entries and finds where turns start from what the
+// store keeps beside the timeline — its length, the attempts' first
+// entries, the calls' and verdicts' records (sessionRecords) — without
+// reading the timeline: opening costs the same at any length. An
+// attempt's entries all carry its turn, so its first entry stands for
+// them.
 func (r *Replayer) index() error {
-	return r.db.EachEntry(r.sess.ID, 1, 0, func(e store.Entry) error {
-		r.n = e.Seq
-		for len(r.turnStarts) < e.Turn {
-			r.turnStarts = append(r.turnStarts, e.Seq)
+	r.n = r.sess.Events
+	r.session = r.sessionRecords()
+	type first struct{ seq, turn int }
+	var firsts []first
+	for i, a := range r.sess.Attempts {
+		if a.FirstSeq > 0 {
+			firsts = append(firsts, first{a.FirstSeq, a.Turn})
+			r.byFirst = append(r.byFirst, i)
 		}
-		switch adapters.EventType(e.Type) {
-		case adapters.EvToolProposed:
-			r.proposals = append(r.proposals, e.Seq)
-		case adapters.EvDiagnostic:
-			r.errors = append(r.errors, e.Seq)
-		case adapters.EvTerminal:
-			if ev, ok, _ := e.Canonical(); ok && ev.Status == adapters.StatusFailed {
-				r.errors = append(r.errors, e.Seq)
-			}
+	}
+	slices.SortStableFunc(r.byFirst, func(x, y int) int { return r.sess.Attempts[x].FirstSeq - r.sess.Attempts[y].FirstSeq })
+	for _, e := range r.session {
+		firsts = append(firsts, first{e.seq, e.turn})
+	}
+	slices.SortFunc(firsts, func(a, b first) int { return a.seq - b.seq })
+	for _, f := range firsts {
+		for len(r.turnStarts) < f.turn {
+			r.turnStarts = append(r.turnStarts, f.seq)
 		}
-		return nil
-	})
+	}
+	r.records()
+	return nil
+}
+
+// Marks are the entries that proposed a tool call and those that went
+// wrong (a diagnostic, a failed terminal), for the scrubber. The store
+// keeps no index of them, so the first call reads the chunks that
+// contain one (store.EachEntryContaining) — a pass over the session's
+// bytes in SQLite, decoding only those chunks; later calls return what it
+// found. It may run while a Seek runs in another goroutine.
+func (r *Replayer) Marks() (proposals, errs []int, err error) {
+	r.marks.Lock()
+	defer r.marks.Unlock()
+	if !r.marks.done {
+		r.marks.err = r.db.EachEntryContaining(r.sess.ID,
+			[]string{`"type":"` + string(adapters.EvToolProposed) + `"`, `"type":"` + string(adapters.EvDiagnostic) + `"`,
+				`"status":"` + string(adapters.StatusFailed) + `"`},
+			func(e store.Entry) error {
+				switch adapters.EventType(e.Type) {
+				case adapters.EvToolProposed:
+					r.marks.proposals = append(r.marks.proposals, e.Seq)
+				case adapters.EvDiagnostic:
+					r.marks.errors = append(r.marks.errors, e.Seq)
+				case adapters.EvTerminal:
+					if ev, ok, _ := e.Canonical(); ok && ev.Status == adapters.StatusFailed {
+						r.marks.errors = append(r.marks.errors, e.Seq)
+					}
+				}
+				return nil
+			})
+		r.marks.done = true
+	}
+	return slices.Clone(r.marks.proposals), slices.Clone(r.marks.errors), r.marks.err
 }
 
 // Info is the session's metadata.
@@ -166,12 +227,6 @@ func (r *Replayer) Turns() int { return len(r.turnStarts) }
 
 // TurnStarts are the turns' first entries, in order.
 func (r *Replayer) TurnStarts() []int { return slices.Clone(r.turnStarts) }
-
-// Proposals are the entries that proposed a tool call.
-func (r *Replayer) Proposals() []int { return slices.Clone(r.proposals) }
-
-// Errors are the entries that went wrong: a diagnostic, a failed terminal.
-func (r *Replayer) Errors() []int { return slices.Clone(r.errors) }
 
 // TurnOf is the turn entry p belongs to (0 for position 0, before any).
 func (r *Replayer) TurnOf(p int) int {
@@ -236,12 +291,198 @@ func (r *Replayer) Seek(p int) error {
 			r.b = r.newBuilder()
 		}
 	}
+	if t := r.baseTurn(p); t > 0 && r.turnStarts[t-1]-1-r.b.pos > r.every {
+		// A long session's turns before p's are folded from the records
+		// rather than from their entries (skeleton): a jump reads only
+		// the entries of the turn it lands in.
+		switch b, err := r.skeleton(t); {
+		case err == nil:
+			r.b = b
+			r.keep(b, true)
+		case !errors.Is(err, errNoSkeleton):
+			r.b = nil
+			return err
+		}
+	}
 	if err := r.b.advance(p); err != nil {
 		r.b = nil
 		return err
 	}
 	r.pos = p
 	return nil
+}
+
+// long reports whether the session is long enough that a replay keeps
+// only the shown turn's detail (detailedUpTo).
+func (r *Replayer) long() bool { return r.n > detailedUpTo }
+
+// baseTurn is, in a long session, the turn whose start (the position just
+// before its first entry) is the last at or before p; 0 when there is
+// none or the session is not long.
+func (r *Replayer) baseTurn(p int) int {
+	if !r.long() {
+		return 0
+	}
+	t, _ := slices.BinarySearch(r.turnStarts, p+2)
+	return t
+}
+
+// turnRecord is what the attempts' records say of a turn's response: the
+// last terminal status, usage and timings among its attempts.
+type turnRecord struct {
+	terminal *adapters.Event
+	usage    *adapters.Usage
+	timings  *Timings
+}
+
+// records collects the turns' records from the attempts (in turn and
+// attempt order: the last one wins, as in the fold).
+func (r *Replayer) records() {
+	for _, a := range r.sess.Attempts {
+		if a.Turn < 1 {
+			continue
+		}
+		for len(r.turns) < a.Turn {
+			r.turns = append(r.turns, turnRecord{})
+		}
+		tr := &r.turns[a.Turn-1]
+		if a.TerminalStatus != "" {
+			tr.terminal = &adapters.Event{Type: adapters.EvTerminal, Status: a.TerminalStatus, StopReason: a.StopReason}
+		}
+		if a.Usage != nil {
+			tr.usage = a.Usage
+		}
+		if a.LastSeq > 0 {
+			tr.timings = timingsOf(a.Timings)
+		}
+	}
+}
+
+// turnAt is turn t's record so far (zero when none).
+func (r *Replayer) turnAt(t int) turnRecord {
+	if t >= 1 && t <= len(r.turns) {
+		return r.turns[t-1]
+	}
+	return turnRecord{}
+}
+
+// skeleton folds a long session up to turn t's start — position
+// turnStarts[t-1]-1, with the updates before turn t's first entry — from
+// the records alone: the attempts (their assembly, attempt and response
+// updates) and the session-level entries, never the responses' events.
+// Only what a long session keeps of an earlier turn comes out of those
+// events, and settle takes it from the records in every fold, so the
+// state equals the fold from the start. Two entries are read: those
+// around the start, for their times.
+func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
+	start := r.turnStarts[t-1]
+	r.skipped++
+	// From the last checkpoint at a turn start before, if any: the turns
+	// before it are shared with it rather than made again (a skeleton's
+	// checkpoint would otherwise hold a copy of every turn).
+	b, from := r.newBuilder(), 1
+	if cp := r.turnCheckpoint(start - 1); cp != nil {
+		b, from = cp.clone(), cp.prelude
+		b.answered = false
+	}
+	si, _ := slices.BinarySearchFunc(r.session, from, func(e sessEntry, seq int) int { return e.seq - seq })
+	ai, _ := slices.BinarySearchFunc(r.byFirst, from, func(i, seq int) int { return r.sess.Attempts[i].FirstSeq - seq })
+	for _, i := range r.byFirst[ai:] {
+		a := &r.sess.Attempts[i]
+		if a.FirstSeq >= start {
+			break
+		}
+		for ; si < len(r.session) && r.session[si].seq < a.FirstSeq; si++ {
+			b.skipSession(r.session[si])
+		}
+		b.before(store.Entry{Seq: a.FirstSeq, Turn: a.Turn, Attempt: a.Attempt})
+		if tr := r.turnAt(a.Turn); tr.terminal != nil {
+			b.terminal = setTurn(b.terminal, a.Turn, tr.terminal)
+		}
+		b.pos = max(b.pos, a.LastSeq)
+	}
+	for ; si < len(r.session) && r.session[si].seq < start; si++ {
+		b.skipSession(r.session[si])
+	}
+	if b.answered {
+		return nil, errNoSkeleton
+	}
+	es, err := r.db.Events(r.sess.ID, max(1, start-1), 2)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(es, func(e store.Entry) bool { return e.Seq == start })
+	if i < 0 {
+		return nil, fmt.Errorf("entry %d: not in the timeline", start)
+	}
+	e := es[i]
+	if i > 0 {
+		b.at = r.at(es[i-1])
+	}
+	b.pos = start - 1
+	if err := b.before(e); err != nil {
+		return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
+	}
+	b.prelude, b.next, b.hasNext = start, r.at(e), true
+	return b, nil
+}
+
+// turnCheckpoint is the last checkpoint at or before p that is at a turn
+// start (a skeleton's, or one keep took there), nil if none.
+func (r *Replayer) turnCheckpoint(p int) *timelineBuilder {
+	var best *timelineBuilder
+	for _, l := range [][]*timelineBuilder{r.cps, r.fine} {
+		i, _ := slices.BinarySearchFunc(l, p+1, byPos)
+		for i--; i >= 0; i-- {
+			if c := l[i]; !c.partial && c.prelude == c.pos+1 {
+				if _, ok := slices.BinarySearch(r.turnStarts, c.prelude); ok {
+					if best == nil || c.pos > best.pos {
+						best = c
+					}
+					break
+				}
+			}
+		}
+	}
+	return best
+}
+
+// skipSession folds a session-level entry in a skeleton, as advance does.
+func (b *timelineBuilder) skipSession(se sessEntry) {
+	b.beforeSession(se)
+	b.prelude = se.seq
+	b.applySession(se)
+	b.pos = se.seq
+}
+
+// errNoSkeleton: the turns before cannot be folded from the records — a
+// verdict among them took the answer shown then, which only the
+// entries hold (finalAnswer) — so they are folded from their entries.
+var errNoSkeleton = errors.New("no skeleton")
+
+// settle makes a long session's turns before the shown one what the
+// records say they were — their lanes and event log dropped, their
+// terminal, usage and timings from the attempts' records — whether they
+// were folded from their entries or skipped (skeleton), so that the two
+// agree; the counts of updates and events restart with the shown turn.
+func (b *timelineBuilder) settle() {
+	st := b.st
+	for i := b.settled; i < len(st.Turns)-1; i++ {
+		t := st.Turn(i + 1)
+		tr := b.r.turnAt(i + 1)
+		t.Lanes, t.Log, t.byItem, t.lastClosed = nil, nil, nil, nil
+		t.Terminal, t.Usage, t.Timings = tr.terminal, tr.usage, tr.timings
+		if t.Summary != nil {
+			sum := *t.Summary
+			sum.Terminal, sum.StopReason, sum.ProviderStopReason = adapters.StatusUnknown, adapters.StopUnknown, ""
+			if tr.terminal != nil {
+				sum.Terminal, sum.StopReason = tr.terminal.Status, tr.terminal.StopReason
+			}
+			t.Summary = &sum
+		}
+	}
+	b.settled = max(b.settled, len(st.Turns)-1)
+	st.Applied, st.Events = 0, 0
 }
 
 // byPos orders checkpoints by position.
@@ -383,6 +624,8 @@ type timelineBuilder struct {
 	hasNext  bool
 	partial  bool // pos is inside an entry group: the builder cannot go on
 	ended    bool
+	settled  int  // turns settle has made final (a long session's)
+	answered bool // a verdict took the shown answer (finalAnswer)
 }
 
 func (r *Replayer) newBuilder() *timelineBuilder {
@@ -496,19 +739,26 @@ func (b *timelineBuilder) end() {
 
 func (b *timelineBuilder) emit(u Update) {
 	u.SessionID = b.r.sess.ID
+	if u.Kind == UpStep && u.Turn <= b.settled {
+		// A step of a settled turn (attempts that interleave): settle
+		// took what the turn keeps from the records, and a skeleton
+		// never sees it, so it is not folded either way.
+		return
+	}
 	b.st.Apply(u)
-	if u.Kind == UpAssembled && b.r.n > detailedUpTo {
+	if u.Kind == UpAssembled && b.r.long() {
 		// A long session keeps the lanes and the event log of the turn
 		// being shown only, so the replay's memory stays bounded by a
 		// turn, not the session; earlier turns keep their request,
-		// attempts, summary, usage and proposals.
-		b.st.dropDetail()
+		// attempts, summary, usage and proposals (settle).
+		b.settle()
 	}
 }
 
 // detailedUpTo is the length of timeline up to which a replay keeps every
-// turn's lanes and event log, as the live session does.
-const detailedUpTo = 100_000
+// turn's lanes and event log, as the live session does (a variable for
+// tests).
+var detailedUpTo = 100_000
 
 // before folds the updates that come before entry e and cover no entry.
 func (b *timelineBuilder) before(e store.Entry) error {
@@ -518,12 +768,19 @@ func (b *timelineBuilder) before(e store.Entry) error {
 		})
 		return nil
 	}
-	switch e.Type {
+	se, err := decodeSession(e)
+	if err != nil {
+		return err
+	}
+	b.beforeSession(se)
+	return nil
+}
+
+// beforeSession is before for a session-level entry.
+func (b *timelineBuilder) beforeSession(se sessEntry) {
+	switch se.kind {
 	case store.EntryDecision:
-		d, err := decisionOf(e)
-		if err != nil {
-			return err
-		}
+		d := se.decision
 		b.flushAttempts(func(a store.Attempt) bool { return a.Turn <= d.Turn })
 		b.respond(d.Turn + 1)
 		if !b.proposed(d.Turn, d.CallID) {
@@ -534,7 +791,69 @@ func (b *timelineBuilder) before(e store.Entry) error {
 		b.flushAttempts(func(store.Attempt) bool { return true })
 		b.respond(len(b.st.Turns) + 1)
 	}
-	return nil
+}
+
+// sessEntry is a session-level entry decoded: from the timeline
+// (decodeSession) or rebuilt from the calls' and verdicts' records
+// (Replayer.sessionRecords).
+type sessEntry struct {
+	seq, turn int
+	kind      string // store.EntryDecision, EntryToolResult, EntryValidation, or one this version does not know
+	decision  store.Decision
+	result    store.ToolResult
+	vturn     int // the turn a validation judged (0: the session)
+	verdicts  []store.Validation
+}
+
+// decodeSession decodes a session-level entry.
+func decodeSession(e store.Entry) (sessEntry, error) {
+	se := sessEntry{seq: e.Seq, turn: e.Turn, kind: e.Type}
+	var ok bool
+	switch e.Type {
+	case store.EntryDecision:
+		var err error
+		se.decision, err = decisionOf(e)
+		return se, err
+	case store.EntryToolResult:
+		if se.result, ok = e.ToolResult(); !ok {
+			return se, errors.New("a tool result entry that does not decode")
+		}
+		if se.result.Turn == 0 {
+			se.result.Turn = e.Turn
+		}
+	case store.EntryValidation:
+		if se.vturn, se.verdicts, ok = e.Validation(); !ok {
+			return se, errors.New("a validation entry that does not decode")
+		}
+	}
+	return se, nil
+}
+
+// sessionRecords rebuilds the session-level entries from the records
+// GetSession read (the tool calls' decisions and results, the verdicts),
+// in timeline order, for the index and the skeleton: the store keeps them
+// there as well as in the timeline.
+func (r *Replayer) sessionRecords() []sessEntry {
+	var out []sessEntry
+	for _, c := range r.sess.Calls {
+		if c.DecisionSeq > 0 {
+			out = append(out, sessEntry{seq: c.DecisionSeq, turn: c.Turn, kind: store.EntryDecision, decision: store.Decision{
+				Turn: c.Turn, CallID: c.CallID, Name: c.Name, Decision: c.Decision, Arguments: c.Arguments, Edited: c.Edited, Reason: c.Reason}})
+		}
+		if c.ResultSeq > 0 {
+			out = append(out, sessEntry{seq: c.ResultSeq, turn: c.Turn, kind: store.EntryToolResult, result: store.ToolResult{
+				Turn: c.Turn, CallID: c.CallID, Name: c.Name, Content: c.Result, IsError: c.IsError}})
+		}
+	}
+	for _, v := range r.sess.Validations { // by seq, then layer order
+		if n := len(out); n > 0 && out[n-1].kind == store.EntryValidation && out[n-1].seq == v.Seq {
+			out[n-1].verdicts = append(out[n-1].verdicts, v.Validation)
+			continue
+		}
+		out = append(out, sessEntry{seq: v.Seq, turn: v.Turn, kind: store.EntryValidation, vturn: v.Turn, verdicts: []store.Validation{v.Validation}})
+	}
+	slices.SortStableFunc(out, func(a, b sessEntry) int { return a.seq - b.seq })
+	return out
 }
 
 // fold folds one group of entries (one step, or one session-level entry)
@@ -644,12 +963,19 @@ func timingsOf(t store.Timings) *Timings {
 
 // sessionEntry folds a decision, a tool result or a validation.
 func (b *timelineBuilder) sessionEntry(e store.Entry) error {
-	switch e.Type {
+	se, err := decodeSession(e)
+	if err != nil {
+		return err
+	}
+	b.applySession(se)
+	return nil
+}
+
+// applySession folds a session-level entry.
+func (b *timelineBuilder) applySession(se sessEntry) {
+	switch se.kind {
 	case store.EntryDecision:
-		d, err := decisionOf(e)
-		if err != nil {
-			return err
-		}
+		d := se.decision
 		p := b.proposal(d)
 		dec := Decision{Kind: d.Decision, Reason: d.Reason, By: "person"}
 		switch d.Decision {
@@ -660,44 +986,34 @@ func (b *timelineBuilder) sessionEntry(e store.Entry) error {
 		}
 		b.emit(Update{Kind: UpDecision, Turn: d.Turn, Proposal: &p, Decision: &dec})
 	case store.EntryToolResult:
-		r, ok := e.ToolResult()
-		if !ok {
-			return errors.New("a tool result entry that does not decode")
-		}
-		if r.Turn == 0 {
-			r.Turn = e.Turn
-		}
+		r := se.result
 		b.emit(Update{Kind: UpResult, Turn: r.Turn, Result: &adapters.ToolResult{CallID: r.CallID, Name: r.Name,
 			Content: r.Content, IsError: r.IsError}})
 	case store.EntryValidation:
-		turn, results, ok := e.Validation()
-		if !ok {
-			return errors.New("a validation entry that does not decode")
-		}
-		layers := make([]LayerResult, len(results))
+		layers := make([]LayerResult, len(se.verdicts))
 		parsed := false
-		for i, l := range results {
+		for i, l := range se.verdicts {
 			layers[i] = LayerResult{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
 			if l.Layer == LayerParse && l.Status == Pass {
 				parsed = true
 			}
 		}
-		if turn > 0 && !b.r.PerTurnVerdicts() {
+		if se.vturn > 0 && !b.r.PerTurnVerdicts() {
 			// A run's verdict on one turn's answer: the engine asked again.
-			b.emit(Update{Kind: UpRegenerate, Turn: turn + 1, Layers: layers})
-			return nil
+			b.emit(Update{Kind: UpRegenerate, Turn: se.vturn + 1, Layers: layers})
+			return
 		}
-		u := Update{Kind: UpValidated, Turn: turn, Layers: layers}
+		u := Update{Kind: UpValidated, Turn: se.vturn, Layers: layers}
 		if parsed {
 			u.Output = finalAnswer(b.st)
+			b.answered = true
 		}
 		b.emit(u)
 	default:
 		// An entry of a kind this version does not know: it keeps its
 		// position and shows nothing.
-		b.emit(Update{Kind: UpdateKind("entry:" + e.Type)})
+		b.emit(Update{Kind: UpdateKind("entry:" + se.kind)})
 	}
-	return nil
 }
 
 // decisionOf decodes a decision entry; a decision recorded without its

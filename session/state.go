@@ -195,17 +195,6 @@ func (l *Lane) clone() *Lane {
 	return &c
 }
 
-// dropDetail forgets the lanes and event log of every turn before the
-// last (a long replay keeps only the shown turn's).
-func (s *State) dropDetail() {
-	for i := range max(0, len(s.Turns)-1) {
-		if t := s.Turns[i]; t.Lanes != nil || t.Log != nil || t.lastClosed != nil {
-			t = s.Turn(i + 1)
-			t.Lanes, t.Log, t.byItem, t.lastClosed = nil, nil, map[string]*Lane{}, nil
-		}
-	}
-}
-
 // Current is the latest turn, or nil.
 func (s *State) Current() *TurnState {
 	if len(s.Turns) == 0 {

@@ -90,3 +90,32 @@ func BenchmarkReplayStepFrame(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// BenchmarkReplayLarge measures the workbench on a stored session of
+// 1,000,000 entries (1,000 turns of 1,000) at 200×60 (MeasureReplay):
+// open-ms, from enter to the first frame; jump-ms, the worst of three
+// cold jumps (end, middle, the turn at 70%) from the key to the frame
+// where it lands; frame-p99-ms and frame-max-ms, the workbench
+// goroutine's work per frame playing at full speed; step-p99-ms, the step
+// seek in its command beside it. Run:
+// go test ./ui -run '^$' -bench ReplayLarge -benchtime 3x
+func BenchmarkReplayLarge(b *testing.B) {
+	db, id := recordLong(b, 1000, 1000)
+	lib := app.Library{DB: db}
+	var open, jumps, frames, steps []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		c, err := MeasureReplay(lib, id, 200, 60, 300, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		open, jumps = append(open, c.Open), append(jumps, c.Jumps...)
+		frames, steps = append(frames, c.Frames...), append(steps, c.Steps...)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(Percentile(open, 50)), "open-ms")
+	b.ReportMetric(ms(Percentile(jumps, 100)), "jump-ms")
+	b.ReportMetric(ms(Percentile(frames, 99)), "frame-p99-ms")
+	b.ReportMetric(ms(Percentile(frames, 100)), "frame-max-ms")
+	b.ReportMetric(ms(Percentile(steps, 99)), "step-p99-ms")
+}

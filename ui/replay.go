@@ -38,7 +38,8 @@ type Replay struct {
 	Entries  int
 	// TurnStarts are the positions just before each turn's first entry;
 	// Proposals and Errors the entries that proposed a tool call and that
-	// went wrong, for the scrubber.
+	// went wrong, for the scrubber: found by a pass over the session
+	// after it opens (marksCmd), nil until it lands.
 	TurnStarts, Proposals, Errors []int
 	Stream                        bool
 	History                       adapters.HistoryMode
@@ -49,7 +50,7 @@ type Replay struct {
 }
 
 func newReplay(r *session.Replayer) *Replay {
-	rep := &Replay{r: r, Info: r.Info(), Scenario: r.Scenario(), Entries: r.Len(), Proposals: r.Proposals(), Errors: r.Errors(),
+	rep := &Replay{r: r, Info: r.Info(), Scenario: r.Scenario(), Entries: r.Len(),
 		Stream: r.Stream(), History: r.History(), state: r.State().Clone(), gap: r.Gap()}
 	for _, s := range r.TurnStarts() {
 		rep.TurnStarts = append(rep.TurnStarts, s-1)
@@ -90,6 +91,24 @@ func seekCmd(gen int, r *session.Replayer, p int) tea.Cmd {
 			return seekMsg{gen: gen, err: err}
 		}
 		return seekMsg{gen: gen, pos: r.Pos(), state: r.State().Clone(), gap: r.Gap()}
+	}
+}
+
+// marksMsg brings a replay's scrubber marks (Replayer.Marks).
+type marksMsg struct {
+	gen               int
+	proposals, errors []int
+	err               error
+}
+
+// marksCmd finds the replay's proposals and errors in a command: the
+// store keeps no index of them, so it reads the session once (in SQLite,
+// decoding only the chunks that hold one), and the replay opens without
+// waiting for it.
+func marksCmd(gen int, r *session.Replayer) tea.Cmd {
+	return func() tea.Msg {
+		p, e, err := r.Marks()
+		return marksMsg{gen: gen, proposals: p, errors: e, err: err}
 	}
 }
 

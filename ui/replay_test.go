@@ -131,11 +131,25 @@ func TestReplayCursorKeys(t *testing.T) {
 	m := New(Options{Library: app.Library{DB: db}})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	msgs := run(m.loadReplay(id))
+	var opened tea.Cmd
 	for _, msg := range msgs {
-		m.Update(msg)
+		_, cmd := m.Update(msg)
+		if msg, ok := msg.(replayMsg); ok && msg.err == nil {
+			opened = cmd
+		}
 	}
 	if m.mode != modeReplay || m.cur == nil {
 		t.Fatal("not replaying")
+	}
+	// The scrubber's marks come in a command of their own, after the
+	// replay opened.
+	if len(m.rep.Proposals) != 0 {
+		t.Fatal("the marks were read before the replay opened")
+	}
+	for _, msg := range run(opened) {
+		if msg, ok := msg.(marksMsg); ok {
+			m.Update(msg)
+		}
 	}
 	settle(m, press(m, "right", "l"))
 	if m.cur.pos != 2 {

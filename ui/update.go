@@ -69,6 +69,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case replayMsg:
 		return m, m.onReplay(msg)
+	case marksMsg:
+		if msg.gen == m.repGen && m.rep != nil {
+			if msg.err != nil {
+				return m, m.setStatus(levelWarn, "scrubber marks: "+msg.err.Error())
+			}
+			m.rep.Proposals, m.rep.Errors = msg.proposals, msg.errors
+		}
+		return m, nil
 	case playTickMsg:
 		return m, m.onTick(msg)
 	case seekMsg:
@@ -405,14 +413,18 @@ func (m *Model) loadReplay(id string) tea.Cmd {
 		return m.setStatus(levelWarn, "no session store is open")
 	}
 	m.repGen++
-	gen, lib := m.repGen, m.opts.Library
-	return tea.Batch(m.setStatus(levelInfo, "loading session "+id+"…"), func() tea.Msg {
+	return tea.Batch(m.setStatus(levelInfo, "loading session "+id+"…"), loadCmd(m.repGen, m.opts.Library, id))
+}
+
+// loadCmd opens session id of lib for replay in a command.
+func loadCmd(gen int, lib Library, id string) tea.Cmd {
+	return func() tea.Msg {
 		rep, err := lib.Load(id)
 		if err != nil {
 			return replayMsg{gen: gen, err: err}
 		}
 		return replayMsg{gen: gen, rep: newReplay(rep)}
-	})
+	}
 }
 
 // onReplay switches to replay mode on a loaded session; the live session,
@@ -442,7 +454,8 @@ func (m *Model) onReplay(msg replayMsg) tea.Cmd {
 	m.d.state = m.cur.state
 	m.resize(m.w, m.h)
 	m.logP.sync()
-	return m.setStatus(levelInfo, "replaying "+msg.rep.Info.ID+": → step, ] turn, G end, space play")
+	return tea.Batch(m.setStatus(levelInfo, "replaying "+msg.rep.Info.ID+": → step, ] turn, G end, space play"),
+		marksCmd(m.repGen, msg.rep.r))
 }
 
 // seek asks for replay position p. One seek runs at a time (seekCmd):

@@ -183,7 +183,9 @@ func (p *validationPanel) usage(st *session.State) []string {
 	if len(rows) == 0 {
 		return nil
 	}
-	if len(rows) > 1 {
+	many := len(rows) > 1
+	rows, earlier := lastRows(rows)
+	if many {
 		rows = append(rows, total)
 	}
 	s := p.c.Styles
@@ -202,6 +204,7 @@ func (p *validationPanel) usage(st *session.State) []string {
 		return cut(b.String(), p.w)
 	}
 	out := []string{s.Muted.Render(line(head))}
+	out = append(out, p.earlier(earlier, "in the total")...)
 	for _, r := range rows {
 		cells := []string{r.name}
 		for _, x := range r.v {
@@ -218,12 +221,16 @@ func (p *validationPanel) usage(st *session.State) []string {
 
 // timings lists each turn's first byte, first event, first text and total.
 func (p *validationPanel) timings(st *session.State) []string {
-	var out []string
-	s := p.c.Styles
+	var timed []*session.TurnState
 	for _, t := range st.Turns {
-		if t.Timings == nil {
-			continue
+		if t.Timings != nil {
+			timed = append(timed, t)
 		}
+	}
+	timed, earlier := lastRows(timed)
+	out := p.earlier(earlier, "")
+	s := p.c.Styles
+	for _, t := range timed {
 		tm := t.Timings
 		line := fmt.Sprintf("  turn %d  byte %s · event %s · text %s · total %s", t.N,
 			msOrDash(tm.FirstByte), msOrDash(tm.FirstEvent), msOrDash(tm.FirstText), msOrDash(tm.Terminal))
@@ -298,8 +305,10 @@ func (p *validationPanel) cost(st *session.State) []string {
 		model = p.d.scenario.Model
 	}
 	c := session.PriceSession(model, sums)
-	var out []string
-	for i, tc := range c.Turns {
+	shown, earlier := lastRows(c.Turns)
+	out := p.earlier(earlier, "in the total")
+	for i, tc := range shown {
+		i += earlier
 		line := fmt.Sprintf("  turn %d  ", turns[i])
 		if !tc.Priced {
 			out = append(out, cut(line+s.Muted.Render(tc.Why), p.w))
@@ -316,4 +325,28 @@ func (p *validationPanel) cost(st *session.State) []string {
 		out = append(out, "  "+s.Muted.Render(l))
 	}
 	return out
+}
+
+// turnRows is how many turns the per-turn tables (usage, timings, cost)
+// list: the last ones, the turn shown among them. A session of thousands
+// of turns would otherwise render thousands of rows every frame, for a
+// panel that shows a screenful; the totals count every turn.
+const turnRows = 50
+
+// lastRows is the last turnRows of rows and how many come before them.
+func lastRows[T any](rows []T) ([]T, int) {
+	n := max(0, len(rows)-turnRows)
+	return rows[n:], n
+}
+
+// earlier is the line that says n earlier turns are not listed.
+func (p *validationPanel) earlier(n int, note string) []string {
+	if n == 0 {
+		return nil
+	}
+	line := fmt.Sprintf("  … %d earlier turns", n)
+	if note != "" {
+		line += " (" + note + ")"
+	}
+	return []string{cut(p.c.Styles.Muted.Render(line), p.w)}
 }

@@ -211,15 +211,15 @@ func (m *Model) timeline() string {
 	pos := at(m.cur.pos)
 	// Marks by priority: an error outranks a proposal, which outranks a
 	// turn boundary, where they share a cell.
+	// Each mark is rendered once: a session has thousands of turns.
 	marks := map[int]string{}
-	for _, p := range m.rep.TurnStarts {
-		marks[at(p)] = s.TimelineDone.Render("┃")
-	}
-	for _, p := range m.rep.Proposals {
-		marks[at(p)] = s.Warn.Render("◆")
-	}
-	for _, p := range m.rep.Errors {
-		marks[at(p)] = s.Bad.Render("✗")
+	for _, l := range []struct {
+		at   []int
+		mark string
+	}{{m.rep.TurnStarts, s.TimelineDone.Render("┃")}, {m.rep.Proposals, s.Warn.Render("◆")}, {m.rep.Errors, s.Bad.Render("✗")}} {
+		for _, p := range l.at {
+			marks[at(p)] = l.mark
+		}
 	}
 	for i := range cells {
 		switch {
