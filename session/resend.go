@@ -217,12 +217,11 @@ func splice(body []byte, v gjson.Result, raw string) []byte {
 	return append(out, body[v.Index+len(v.Raw):]...)
 }
 
+// mustJSON is v as the encoders write JSON (adapters.MarshalBody: no HTML
+// escaping); v is always one that encodes.
 func mustJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := adapters.MarshalBody(v)
+	return string(b)
 }
 
 // BodyResult is one tool result where it sits in a request body.
