@@ -44,13 +44,20 @@ func (c *Common) markdown(md string, width int) []string {
 	src := []byte(strings.ReplaceAll(md, "\t", "    "))
 	doc := mdParser().Parse(text.NewReader(src))
 	r := &mdRender{c: c, src: src, st: c.Styles.Markdown}
+	// A panel too narrow for the margin and a character gets none.
+	margin := mdMargin
+	if width <= mdMargin {
+		margin = 0
+	}
 	var out []string
-	for _, l := range r.blocks(doc, max(width-mdMargin, 1), false) {
+	for _, l := range r.blocks(doc, max(width-margin, 1), false) {
 		if l != "" {
-			l = strings.Repeat(" ", mdMargin) + l
+			l = strings.Repeat(" ", margin) + l
 		}
-		if ansi.StringWidth(l) > width { // only when width is below the margin
-			out = append(out, wrapLines(l, width)...)
+		if ansi.StringWidth(l) > width {
+			// A table's padding or a wide character in a panel of a cell
+			// or two: cut at the width, nothing dropped.
+			out = append(out, strings.Split(ansi.Hardwrap(l, width, true), "\n")...)
 			continue
 		}
 		out = append(out, l)
