@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -264,50 +263,77 @@ func ArgumentText(args json.RawMessage) string {
 }
 
 // JSONString is s as a JSON string the way the providers write one: UTF-8
-// as is (中文, not \u4e2d), no HTML escaping. Simulated text is quoted
-// without the encoder (a stream writes thousands of these), quotes,
-// backslashes and line breaks escaped as the encoder escapes them; the
-// rare rest (other control characters, invalid UTF-8, U+2028 and U+2029)
-// goes through the encoder.
+// as is (中文, not \u4e2d), no HTML escaping (AppendJSONString). Text
+// that needs no escape, most of what a stream writes, is quoted as it is.
 func JSONString(s string) string {
-	plain, escapes := utf8.ValidString(s), 0
-	for i := 0; plain && i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-			escapes++
-		case c < 0x20:
-			plain = false
-		case c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9):
-			plain = false // other characters starting e2 (“ ” —) go as they are
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' ||
+			c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) { // U+2028, U+2029
+			return string(AppendJSONString(make([]byte, 0, len(s)+8), s))
 		}
 	}
-	if plain && escapes == 0 {
-		return `"` + s + `"`
+	if !utf8.ValidString(s) {
+		return string(AppendJSONString(make([]byte, 0, len(s)+8), s))
 	}
-	if plain {
-		b := make([]byte, 0, len(s)+escapes+2)
-		b = append(b, '"')
-		for i := 0; i < len(s); i++ {
-			switch c := s[i]; c {
+	return `"` + s + `"`
+}
+
+// AppendJSONString appends s as a JSON string, as encoding/json writes it
+// with HTML escaping off (so text stays readable: 中文, <, &): invalid UTF-8
+// becomes U+FFFD, U+2028 and U+2029 are escaped.
+func AppendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
 			case '"', '\\':
-				b = append(b, '\\', c)
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			case '\n':
-				b = append(b, '\\', 'n')
+				dst = append(dst, '\\', 'n')
 			case '\r':
-				b = append(b, '\\', 'r')
+				dst = append(dst, '\\', 'r')
 			case '\t':
-				b = append(b, '\\', 't')
+				dst = append(dst, '\\', 't')
 			default:
-				b = append(b, c)
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 			}
+			i++
+			start = i
+			continue
 		}
-		return string(append(b, '"'))
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\u202`...)
+			dst = append(dst, hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
 	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // SimError is an HTTP error the simulator answers with.

@@ -629,7 +629,7 @@ func appendPlainEvents(dst []byte, evs []adapters.Event) (_ []byte, ok bool) {
 		dst = append(dst, `{"seq":`...)
 		dst = strconv.AppendInt(dst, int64(ev.Seq), 10)
 		dst = append(dst, `,"type":`...)
-		dst = appendJSONString(dst, string(ev.Type))
+		dst = adapters.AppendJSONString(dst, string(ev.Type))
 		// The fields in Event's order, each omitted when empty.
 		for _, f := range [...]struct{ key, val string }{
 			{`,"response_id":`, ev.ResponseID}, {`,"model":`, ev.Model}, {`,"item_id":`, ev.ItemID}, {`,"kind":`, ev.Kind},
@@ -637,12 +637,12 @@ func appendPlainEvents(dst []byte, evs []adapters.Event) (_ []byte, ok bool) {
 		} {
 			if f.val != "" {
 				dst = append(dst, f.key...)
-				dst = appendJSONString(dst, f.val)
+				dst = adapters.AppendJSONString(dst, f.val)
 			}
 		}
 		if ev.Final != nil {
 			dst = append(dst, `,"final":`...)
-			dst = appendJSONString(dst, *ev.Final)
+			dst = adapters.AppendJSONString(dst, *ev.Final)
 		}
 		for _, f := range [...]struct{ key, val string }{
 			{`,"signature":`, ev.Signature}, {`,"status":`, string(ev.Status)}, {`,"stop_reason":`, string(ev.StopReason)},
@@ -650,7 +650,7 @@ func appendPlainEvents(dst []byte, evs []adapters.Event) (_ []byte, ok bool) {
 		} {
 			if f.val != "" {
 				dst = append(dst, f.key...)
-				dst = appendJSONString(dst, f.val)
+				dst = adapters.AppendJSONString(dst, f.val)
 			}
 		}
 		dst = append(dst, '}')

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
 )
@@ -585,64 +584,7 @@ func writeStepJSON(buf *bytes.Buffer, s *stepOp, withRaw bool) {
 	buf.WriteByte('}')
 }
 
-// writeJSONString writes s as a JSON string (appendJSONString).
+// writeJSONString writes s as a JSON string (adapters.AppendJSONString).
 func writeJSONString(buf *bytes.Buffer, s string) {
-	buf.Write(appendJSONString(buf.AvailableBuffer(), s))
-}
-
-// appendJSONString appends s as a JSON string, as encoding/json writes it
-// with HTML escaping off (so stored data stays readable): invalid UTF-8
-// becomes U+FFFD, U+2028 and U+2029 are escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\u202`...)
-			dst = append(dst, hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	buf.Write(adapters.AppendJSONString(buf.AvailableBuffer(), s))
 }
