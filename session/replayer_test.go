@@ -15,7 +15,8 @@ import (
 
 // recordTurns records a session of turns responses of perTurn entries
 // each (response.created, item added, deltas, item done, completed), with
-// a verdict per turn when perTurnVerdicts, and returns its id.
+// a verdict per turn for a proxied session (source store.SourceProxy),
+// the last one failing when failLast, and returns its id.
 func recordTurns(t testing.TB, db *store.DB, source string, turns, perTurn int, failLast bool) string {
 	t.Helper()
 	must := func(err error) {
