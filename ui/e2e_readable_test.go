@@ -61,7 +61,7 @@ func TestE2EReadable(t *testing.T) {
 			} else {
 				tm.send("n")
 			}
-			tm.waitFor("the next step", 20*time.Second, func(s2 string) bool { return s2 != s })
+			settledStep(tm, s)
 		}
 		if s := tm.capture(); strings.Contains(s, "⏸ validated") {
 			if !strings.Contains(s, "◆ Validation") {

@@ -32,6 +32,18 @@ func has(want ...string) func(string) bool {
 // any change, never takes a status clearing for the key's effect.
 func header(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 
+// settledStep waits, after a key that steps the walkthrough, for the
+// header to leave before's state and come to rest: paused, asking, done or
+// failed. "● running" between two pauses is not a step; a loop that took it
+// for one sent its next key into the run and stepped past where it meant to
+// stop.
+func settledStep(tm *tmux, before string) string {
+	return tm.waitFor("the next step", 20*time.Second, func(s string) bool {
+		h := header(s)
+		return h != header(before) && strings.ContainsAny(h, "⏸⏳✓✗")
+	})
+}
+
 // sizes are the terminals issue 16 asks for: 80×24 without colour and
 // 200×60 with 256 colours.
 var sizes = []struct {
@@ -97,7 +109,7 @@ func TestE2ECompareAndApproval(t *testing.T) {
 				t.Fatalf("no proposal after %d steps:\n%s", i, s)
 			}
 			tm.send("n")
-			tm.waitFor("the next step", 20*time.Second, func(s2 string) bool { return header(s2) != header(s) })
+			settledStep(tm, s)
 		}
 		tm.waitFor("the invalid proposal", 10*time.Second, has("missing property", "cannot run as proposed"))
 		tm.send("a")
@@ -126,7 +138,7 @@ func TestE2ECompareAndApproval(t *testing.T) {
 				key = "a"
 			}
 			tm.send(key)
-			tm.waitFor("the next step", 20*time.Second, func(s2 string) bool { return header(s2) != header(s) })
+			settledStep(tm, s)
 		}
 		tm.send("q")
 		tm.waitFor("the quit question", 10*time.Second, has("Quit?"))
@@ -214,7 +226,7 @@ func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
 				key = "A"
 			}
 			tm.sendText(key)
-			tm.waitFor("the next step", 20*time.Second, func(s2 string) bool { return header(s2) != header(s) })
+			settledStep(tm, s)
 		}
 		tm.waitFor("the end's timeline", 10*time.Second, has("tok/s"))
 		tm.sendText("s")
