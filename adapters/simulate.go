@@ -156,6 +156,8 @@ func (o ResponseOptions) Fragmenter() func(s string) []string {
 type Simulated interface {
 	// CheckRequest validates a request as the real provider does and
 	// returns its facts, or the provider's own error (status and body).
+	// The facts' strings may share body's memory (wire.View): body must
+	// not change after.
 	CheckRequest(method, path string, h http.Header, body []byte) (*Inbound, *SimError)
 	// StreamEvents renders a turn as the provider's stream events.
 	StreamEvents(t ModelTurn, o ResponseOptions) []WireEvent

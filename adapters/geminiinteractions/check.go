@@ -72,10 +72,11 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 		return nil, simError(404, simErrorObj{Code: "not_found", Message: "The requested resource was not found: " + method + " " + p})
 	}
 	body = bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
-	if !gjson.ValidBytes(body) || !gjson.ParseBytes(body).IsObject() {
+	text := wire.View(body)
+	if !wire.Valid(text) || !gjson.Parse(text).IsObject() {
 		return nil, simInvalid("Invalid JSON payload: the request body must be a JSON object.")
 	}
-	r := &request{root: gjson.ParseBytes(body), in: &adapters.Inbound{}}
+	r := &request{root: gjson.Parse(text), in: &adapters.Inbound{}}
 	if e := wire.Check(r, requestRules); e != nil {
 		return nil, e
 	}

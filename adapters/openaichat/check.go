@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/wire"
-	"github.com/tidwall/gjson"
 )
 
 // Checking a request as api.openai.com or api.deepseek.com does
@@ -332,7 +331,7 @@ func (c *checker) notJSON() *adapters.SimError {
 // returns its facts. Any API key, or none, is accepted.
 func (p protocol) CheckRequest(method, path string, h http.Header, body []byte) (*adapters.Inbound, *adapters.SimError) {
 	pth, _, _ := strings.Cut(path, "?")
-	c := &checker{p: p, s: string(body)}
+	c := &checker{p: p, s: wire.View(body)}
 	if method != http.MethodPost || !p.servesPath(pth) {
 		e := apiError{status: http.StatusNotFound, message: "Invalid URL (" + method + " " + pth + ")", typ: "invalid_request_error"}
 		if p.deepseek {
@@ -340,7 +339,7 @@ func (p protocol) CheckRequest(method, path string, h http.Header, body []byte) 
 		}
 		return nil, p.simError(e)
 	}
-	if !gjson.Valid(c.s) {
+	if !wire.Valid(c.s) {
 		return nil, c.notJSON()
 	}
 	i := skipWS(c.s, 0)

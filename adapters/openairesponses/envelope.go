@@ -200,27 +200,26 @@ var simEchoed = map[string]string{
 // simEcho reads the echoed members from the request body (checked
 // already), compacted: an event's data is one line. text gains the
 // default verbosity, and reasoning is the default with the request's
-// effort and summary. One gjson pass: this runs for every response.
+// effort and summary. One pass (wire.Members): this runs for every response.
 func simEcho(body []byte) map[string]string {
 	echo := make(map[string]string, len(simEchoed)+1)
 	for k, v := range simEchoed {
 		echo[k] = v
 	}
 	effort, summary := `"medium"`, `"auto"`
-	gjson.ParseBytes(body).ForEach(func(k, v gjson.Result) bool {
-		key := k.String()
-		if _, ok := simEchoed[key]; ok && v.Type != gjson.Null {
-			echo[key] = simCompactRaw(v.Raw)
+	wire.Members(wire.View(body), func(key, raw string) {
+		if _, ok := simEchoed[key]; ok && raw != "null" {
+			echo[key] = simCompactRaw(raw)
 		}
 		if key == "reasoning" {
-			if e := v.Get("effort"); e.Type == gjson.String {
+			r, _ := wire.Value{Raw: raw}.Members()
+			if e := r.Get("effort"); e.Kind() == wire.KindString {
 				effort = e.Raw
 			}
-			if s := v.Get("summary"); s.Type == gjson.String {
+			if s := r.Get("summary"); s.Kind() == wire.KindString {
 				summary = s.Raw
 			}
 		}
-		return true
 	})
 	if text := echo["text"]; strings.HasPrefix(text, "{") && !gjson.Get(text, "verbosity").Exists() {
 		sep := ","

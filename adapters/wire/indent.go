@@ -1,14 +1,12 @@
 package wire
 
-import "github.com/tidwall/gjson"
-
 // AppendIndent appends src pretty-printed as json.Indent(dst, src, "", "  ")
 // prints it — the providers' two-space bodies — and false (dst unchanged)
 // when src is not valid JSON. json.Indent runs the decoder's state machine
 // over every byte; the simulator's bodies are tens of kilobytes, and
 // printing them this way was a good part of a body's cost.
 func AppendIndent(dst []byte, src string) ([]byte, bool) {
-	if !gjson.Valid(src) {
+	if !Valid(src) {
 		return dst, false
 	}
 	depth := 0
