@@ -110,7 +110,7 @@ func simStreamJSON(v any) string {
 // simPrettyJSON prints v as Google's bodies are: two-space indentation.
 func simPrettyJSON(v any) []byte {
 	compact := simMarshal(v)
-	b, _ := wire.AppendIndent(make([]byte, 0, len(compact)*5/4), string(compact))
+	b, _ := wire.AppendIndent(nil, string(compact))
 	return append(b, '\n')
 }
 

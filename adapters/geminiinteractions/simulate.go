@@ -333,7 +333,7 @@ func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 		steps = append(steps, s)
 	}
 	compact := simMarshal(st.final(steps))
-	b, _ := wire.AppendIndent(make([]byte, 0, len(compact)*5/4), compact)
+	b, _ := wire.AppendIndent(nil, compact)
 	return append(b, '\n')
 }
 

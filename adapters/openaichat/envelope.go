@@ -214,6 +214,6 @@ func (p protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte 
 	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(body)
-	out, _ := wire.AppendIndent(make([]byte, 0, compact.Len()*5/4), compact.String()) // keeps Encode's trailing newline
+	out, _ := wire.AppendIndent(nil, compact.String()) // keeps Encode's trailing newline
 	return out
 }

@@ -282,7 +282,7 @@ func (st simTurn) object(final bool) string {
 // same ids, items and usage as StreamEvents for the same seed.
 func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 	compact := simRender(t, o).object(true)
-	b, ok := wire.AppendIndent(make([]byte, 0, len(compact)*5/4), compact)
+	b, ok := wire.AppendIndent(nil, compact)
 	if !ok {
 		return []byte(compact)
 	}

@@ -1,5 +1,7 @@
 package wire
 
+import "slices"
+
 // AppendIndent appends src pretty-printed as json.Indent(dst, src, "", "  ")
 // prints it — the providers' two-space bodies — and false (dst unchanged)
 // when src is not valid JSON. json.Indent runs the decoder's state machine
@@ -9,6 +11,10 @@ func AppendIndent(dst []byte, src string) ([]byte, bool) {
 	if !Valid(src) {
 		return dst, false
 	}
+	// Room for the indentation up front: the bodies nest tool schemas
+	// eight deep, and growing the buffer as it filled was a tenth of a
+	// body's cost.
+	dst = slices.Grow(dst, 2*len(src))
 	depth := 0
 	open := false // just after { or [: the line break waits for a member
 	newline := func() {

@@ -116,7 +116,9 @@ func (v Value) Members() (Object, bool) {
 	if v.Kind() != KindObject {
 		return Object{}, false
 	}
-	var o Object
+	// Request objects have a few members, rarely more than eight: one
+	// allocation each for the keys and values, not one per doubling.
+	o := Object{Keys: make([]string, 0, 8), Vals: make([]Value, 0, 8)}
 	s := v.Raw
 	for i := skipWS(s, 1); i < len(s) && s[i] == '"'; {
 		end := skipValue(s, i)
