@@ -32,38 +32,58 @@ func (p protocol) newChunker(st simTurn, o adapters.ResponseOptions) *chunker {
 
 // obfuscation is OpenAI's random padding: a few base62 characters that vary
 // the chunk length (deterministic here, from the seed and chunk number).
-func (c *chunker) obfuscation() string {
+func (c *chunker) obfuscation(b *strings.Builder) {
 	w := adapters.SimWord(c.seed, saltObf+c.n<<20)
 	c.n++
-	var b strings.Builder
-	wire.Digits(&b, wire.Base62, w, 11)
-	wire.Digits(&b, wire.Base62, adapters.SimWord(0, w), 11) // SimWord(0, w) is the plain mix of w
-	return b.String()[:1+w%15]
+	var buf [22]byte
+	d := wire.AppendDigits(buf[:0], wire.Base62, w, 11)
+	d = wire.AppendDigits(d, wire.Base62, adapters.SimWord(0, w), 11) // SimWord(0, w) is the plain mix of w
+	b.Write(d[:1+w%15])
 }
 
 // tail closes a chunk: usage, then (OpenAI) the obfuscation.
-func (c *chunker) tail(usage string) string {
-	s := ""
+func (c *chunker) tail(b *strings.Builder, usage string) {
 	if usage != "" {
-		s = `,"usage":` + usage
+		b.WriteString(`,"usage":`)
+		b.WriteString(usage)
 	}
 	if !c.p.deepseek {
-		s += `,"obfuscation":"` + c.obfuscation() + `"`
+		b.WriteString(`,"obfuscation":"`)
+		c.obfuscation(b)
+		b.WriteByte('"')
 	}
-	return s + "}"
+	b.WriteByte('}')
 }
 
 // chunk is one choices[0] chunk; finish is the raw finish_reason (null or
-// a JSON string), usage the usage object to attach ("" for none).
+// a JSON string), usage the usage object to attach ("" for none). A
+// stream is hundreds of chunks, so each is written into one buffer of its
+// final size, not concatenated piece by piece.
 func (c *chunker) chunk(delta, finish, usage string) string {
 	if usage == "" && c.usageNil {
 		usage = "null"
 	}
-	return c.envelope + `{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":` + finish + `}]` + c.tail(usage)
+	var b strings.Builder
+	b.Grow(len(c.envelope) + len(delta) + len(finish) + len(usage) + 96)
+	b.WriteString(c.envelope)
+	b.WriteString(`{"index":0,"delta":`)
+	b.WriteString(delta)
+	b.WriteString(`,"logprobs":null,"finish_reason":`)
+	b.WriteString(finish)
+	b.WriteString(`}]`)
+	c.tail(&b, usage)
+	return b.String()
 }
 
 // usageChunk is the chunk with "choices":[] and the usage, before [DONE].
-func (c *chunker) usageChunk(usage string) string { return c.envelope + "]" + c.tail(usage) }
+func (c *chunker) usageChunk(usage string) string {
+	var b strings.Builder
+	b.Grow(len(c.envelope) + len(usage) + 64)
+	b.WriteString(c.envelope)
+	b.WriteByte(']')
+	c.tail(&b, usage)
+	return b.String()
+}
 
 // callStart is a call's first tool_calls fragment; callArgs a later one.
 func callStart(it simItem) string {

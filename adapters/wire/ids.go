@@ -1,6 +1,9 @@
 package wire
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Base62 is the alphabet of OpenAI's ids (chatcmpl-…, call_…).
 const Base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -10,17 +13,18 @@ const Base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // zero digits). Simulated ids are words of adapters.SimWord written this
 // way, each provider with its own alphabet and length.
 func Digits(b *strings.Builder, alphabet string, w uint64, n int) {
-	base := uint64(len(alphabet))
 	var buf [24]byte
-	var d []byte
-	if n <= len(buf) {
-		d = buf[:n]
-	} else {
-		d = make([]byte, n)
-	}
+	b.Write(AppendDigits(buf[:0], alphabet, w, n))
+}
+
+// AppendDigits is Digits appending to dst.
+func AppendDigits(dst []byte, alphabet string, w uint64, n int) []byte {
+	base := uint64(len(alphabet))
+	dst = slices.Grow(dst, n)
+	d := dst[len(dst) : len(dst)+n]
 	for i := n - 1; i >= 0; i-- {
 		d[i] = alphabet[w%base]
 		w /= base
 	}
-	b.Write(d)
+	return dst[:len(dst)+n]
 }
