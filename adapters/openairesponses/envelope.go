@@ -25,26 +25,42 @@ func simInt(n int64) string { return strconv.FormatInt(n, 10) }
 type simMember struct{ key, raw string }
 
 // simEnvelope writes an event's data: "type" first, then the other members
-// in alphabetical order, sequence_number among them.
+// in alphabetical order, sequence_number among them. members is sorted in
+// place (each call's own arguments); a stream is hundreds of events, so
+// the data is written once into a buffer of its size. Event types are
+// plain identifiers and need no escaping.
 func simEnvelope(typ string, seq int, members ...simMember) string {
-	members = append(members, simMember{"sequence_number", strconv.Itoa(seq)})
 	slices.SortFunc(members, func(a, b simMember) int { return strings.Compare(a.key, b.key) })
-	n := 16 + len(typ)
+	sq := simMember{"sequence_number", strconv.Itoa(seq)}
+	n := 32 + len(typ) + len(sq.raw)
 	for _, m := range members {
 		n += len(m.key) + len(m.raw) + 4
 	}
 	var b strings.Builder
 	b.Grow(n)
-	b.WriteString(`{"type":`)
-	b.WriteString(adapters.JSONString(typ))
+	b.WriteString(`{"type":"`)
+	b.WriteString(typ)
+	b.WriteByte('"')
 	for _, m := range members {
-		b.WriteString(`,"`)
-		b.WriteString(m.key)
-		b.WriteString(`":`)
-		b.WriteString(m.raw)
+		if sq.key != "" && m.key > sq.key {
+			sq.write(&b)
+			sq.key = ""
+		}
+		m.write(&b)
+	}
+	if sq.key != "" {
+		sq.write(&b)
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// write appends the member to an object being written.
+func (m simMember) write(b *strings.Builder) {
+	b.WriteString(`,"`)
+	b.WriteString(m.key)
+	b.WriteString(`":`)
+	b.WriteString(m.raw)
 }
 
 // ---- rendering a turn -----------------------------------------------------
