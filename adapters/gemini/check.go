@@ -183,6 +183,12 @@ func (r *request) content(vs []simViolation, i int, c wire.Value) []simViolation
 	return vs
 }
 
+// partMessages are a part's members whose value is a message (an object).
+var partMessages = []struct{ name, snake, typ string }{
+	{"functionCall", "function_call", "FunctionCall"},
+	{"functionResponse", "function_response", "FunctionResponse"},
+}
+
 // partViolations: unknown names, a second data field, function call and
 // response values of the wrong type.
 func partViolations(vs []simViolation, part wire.Object, pat string) []simViolation {
@@ -197,8 +203,12 @@ func partViolations(vs []simViolation, part wire.Object, pat string) []simViolat
 		}
 		data = k
 	}
-	for _, f := range []struct{ name, typ string }{{"functionCall", "FunctionCall"}, {"functionResponse", "FunctionResponse"}} {
-		if v, ok := simMessageValue(simGet(part, f.name), f.name, pat+"."+simSnake(f.name), f.typ); !ok {
+	for _, f := range partMessages {
+		v := simGet(part, f.name)
+		if k := simKind(v); k == wire.KindAbsent || k == wire.KindObject {
+			continue // valid, and every part is checked: no path built for it
+		}
+		if v, ok := simMessageValue(v, f.name, pat+"."+f.snake, f.typ); !ok {
 			vs = append(vs, v)
 		}
 	}
@@ -414,6 +424,7 @@ func simKind(v wire.Value) wire.Kind {
 // which the API accepts too and uses in its messages.
 func simSnake(name string) string {
 	var b strings.Builder
+	b.Grow(len(name) + 4)
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if 'A' <= c && c <= 'Z' {
