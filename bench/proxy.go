@@ -336,9 +336,9 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// fixed schedule so a late tick does not slow the next.
 	const tick = 10 * time.Millisecond
 	per := max(1, rate/int(time.Second/tick))
-	start := time.Now()
+	start, tm := time.Now(), time.NewTimer(time.Hour)
 	for k, off := 0, 0; off < len(body); k, off = k+1, off+per {
-		if !sleepUntil(r.Context(), start.Add(time.Duration(k)*tick)) {
+		if !sleepUntil(r.Context(), tm, start.Add(time.Duration(k)*tick)) {
 			return
 		}
 		_, _ = w.Write(body[off:min(off+per, len(body))])
@@ -353,10 +353,10 @@ func (u *upstream) paced(w http.ResponseWriter, f http.Flusher, r *http.Request,
 	if err != nil {
 		return
 	}
-	start := time.Now()
+	start, tm := time.Now(), time.NewTimer(time.Hour)
 	buf := make([]byte, 0, 256)
 	for i := range n {
-		if !sleepUntil(r.Context(), start.Add(time.Duration(i)*interval)) {
+		if !sleepUntil(r.Context(), tm, start.Add(time.Duration(i)*interval)) {
 			return
 		}
 		buf = chunkAt(buf[:0], time.Since(epoch), i)
@@ -379,18 +379,19 @@ func parsePaced(spec string) (int, time.Duration, error) {
 	return n, interval, err
 }
 
-// sleepUntil waits until t; false if ctx ends first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
+// sleepUntil waits on tm until t; false if ctx ends first. A paced
+// stream reuses its timer, so that waiting makes no garbage per event.
+func sleepUntil(ctx context.Context, tm *time.Timer, t time.Time) bool {
 	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
+	tm.Reset(d)
 	select {
 	case <-tm.C:
 		return true
 	case <-ctx.Done():
+		tm.Stop()
 		return false
 	}
 }
@@ -454,7 +455,7 @@ func PacedRun(ctx context.Context, c *http.Client, base string, streams, events 
 	start := time.Now()
 	for s := range streams {
 		wg.Go(func() {
-			if !sleepUntil(ctx, start.Add(interval*time.Duration(s)/time.Duration(streams))) {
+			if !sleepUntil(ctx, time.NewTimer(time.Hour), start.Add(interval*time.Duration(s)/time.Duration(streams))) {
 				errs[s] = ctx.Err()
 				return
 			}
