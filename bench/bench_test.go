@@ -299,6 +299,7 @@ func BenchmarkProxyPaced(b *testing.B) {
 	defer g.Close()
 	var lat [2][]time.Duration
 	var cpu [2]time.Duration
+	b.ReportAllocs()
 	for b.Loop() {
 		for i, proxied := range []bool{false, true} {
 			var l []time.Duration

@@ -31,9 +31,16 @@ const spoolLimit = 64 << 20
 // half of one is handed to the spool whole and the copy takes a fresh
 // buffer (from chunks, where the spool returns them once read): at full
 // speed that saves the copy and the allocation of every chunk. A smaller
-// read (an event of a slow stream) is copied to a slice of its size, so
-// that the bytes kept never hold much more memory than they count.
+// read (an event of a slow stream) is copied into the spool's slab.
 const chunkSize = 32 << 10
+
+// slabSize is the block small chunks are copied into, one after another,
+// each kept as a sub-slice of it: a paced stream's events (a few hundred
+// bytes each) then cost the forward path one allocation a slab, not one
+// an event, so the client's path makes less garbage and does less GC
+// assist work. A slab is held until its last chunk is read: at most
+// slabSize more than the bytes counted.
+const slabSize = 8 << 10
 
 var chunks = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 
@@ -49,6 +56,7 @@ type spool struct {
 	cond    *sync.Cond
 	chunks  [][]byte
 	at      []time.Time
+	slab    []byte // where small chunks are copied (add)
 	cur     []byte // the chunk being read
 	curBuf  []byte // cur's pooled buffer, if it is one, to return once read
 	curAt   time.Time
@@ -105,7 +113,12 @@ func (s *spool) add(p []byte, at time.Time, owned bool) bool {
 		return false
 	}
 	if !owned {
-		p = append([]byte(nil), p...)
+		if len(p) > cap(s.slab)-len(s.slab) {
+			s.slab = make([]byte, 0, max(slabSize, len(p)))
+		}
+		from := len(s.slab)
+		s.slab = append(s.slab, p...)
+		p = s.slab[from:len(s.slab):len(s.slab)]
 	}
 	s.chunks = append(s.chunks, p)
 	s.at = append(s.at, at)
@@ -143,7 +156,12 @@ func (s *spool) Read(p []byte) (int, error) {
 				s.curBuf = s.cur[:chunkSize]
 			}
 			s.chunks[0] = nil
-			s.chunks, s.at = s.chunks[1:], s.at[1:]
+			if len(s.chunks) == 1 {
+				// Drained: the next chunks reuse the arrays from the start.
+				s.chunks, s.at = s.chunks[:0], s.at[:0]
+			} else {
+				s.chunks, s.at = s.chunks[1:], s.at[1:]
+			}
 			s.waiting -= len(s.cur)
 		case s.overrun:
 			s.mu.Unlock()
