@@ -68,6 +68,12 @@ type spool struct {
 	overrun bool
 	// cancelled: the client went away and the copy stopped.
 	cancelled bool
+
+	// slots, when set, is the proxy's recorder slots (see Proxy.slots):
+	// the reader holds one from the chunk it takes until it has read all
+	// it was given, so it never holds one while it waits.
+	slots chan struct{}
+	held  bool
 }
 
 func newSpool(limit int) *spool {
@@ -146,6 +152,9 @@ func (s *spool) Read(p []byte) (int, error) {
 			s.curBuf = nil
 		}
 		s.mu.Lock()
+		if len(s.chunks) == 0 && s.held {
+			s.release()
+		}
 		for len(s.chunks) == 0 && !s.closed && !s.overrun {
 			s.cond.Wait()
 		}
@@ -165,20 +174,35 @@ func (s *spool) Read(p []byte) (int, error) {
 			s.waiting -= len(s.cur)
 		case s.overrun:
 			s.mu.Unlock()
+			s.release()
 			return 0, ErrRecorderBehind
 		default:
 			err := s.err
 			s.mu.Unlock()
+			s.release()
 			if err == nil {
 				return 0, io.EOF
 			}
 			return 0, err
 		}
 		s.mu.Unlock()
+		if s.slots != nil && !s.held {
+			s.slots <- struct{}{} // wait for a free slot; the copy never does
+			s.held = true
+		}
 	}
 	n := copy(p, s.cur)
 	s.cur = s.cur[n:]
 	return n, nil
+}
+
+// release gives back the reader's recorder slot, if it holds one. Only
+// the reader calls it (Read, and the recorder once it is done).
+func (s *spool) release() {
+	if s.held {
+		<-s.slots
+		s.held = false
+	}
 }
 
 // arrived is when the chunk last read arrived from upstream: the time of
