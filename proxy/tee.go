@@ -47,6 +47,15 @@ var chunks = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 // newChunk is a read buffer for the forward path.
 func newChunk() []byte { return chunks.Get().(*[chunkSize]byte)[:] }
 
+// recordPause: a recorder that has read all it was given waits this long
+// before it waits for the next chunk, when its stream is busy (the last
+// chunk came less than recordPause after the one before). A stream paced
+// by the model (an event every few ms) is then recorded several events a
+// wake-up and a slot, not one: the wake-ups cost more CPU than recording
+// an event does. The client never waits for it; the end of the body ends
+// the pause at once.
+const recordPause = 20 * time.Millisecond
+
 // ErrRecorderBehind ends a recording whose recorder fell too far behind.
 var ErrRecorderBehind = errors.New("modelwire: the recorder fell behind the stream by more than its buffer; the rest of the response was forwarded but not recorded")
 
@@ -74,10 +83,14 @@ type spool struct {
 	// it was given, so it never holds one while it waits.
 	slots chan struct{}
 	held  bool
+
+	prevAt time.Time   // when the chunk before cur arrived
+	pause  *time.Timer // the reader's (nap)
+	woken  chan struct{}
 }
 
 func newSpool(limit int) *spool {
-	s := &spool{limit: limit}
+	s := &spool{limit: limit, woken: make(chan struct{}, 1)}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -116,6 +129,7 @@ func (s *spool) add(p []byte, at time.Time, owned bool) bool {
 	if s.waiting+len(p) > s.limit {
 		s.overrun = true
 		s.cond.Signal()
+		s.wake()
 		return false
 	}
 	if !owned {
@@ -142,6 +156,29 @@ func (s *spool) close(err error) {
 	}
 	s.closed, s.err = true, err
 	s.cond.Signal()
+	s.wake()
+}
+
+// wake ends the reader's pause, if it is in one (the input ended).
+func (s *spool) wake() {
+	select {
+	case s.woken <- struct{}{}:
+	default:
+	}
+}
+
+// nap is the reader's pause (recordPause), ended early by wake.
+func (s *spool) nap() {
+	if s.pause == nil {
+		s.pause = time.NewTimer(recordPause)
+	} else {
+		s.pause.Reset(recordPause)
+	}
+	select {
+	case <-s.pause.C:
+	case <-s.woken:
+		s.pause.Stop()
+	}
 }
 
 // Read gives the recorder the next bytes, waiting for them.
@@ -155,12 +192,17 @@ func (s *spool) Read(p []byte) (int, error) {
 		if len(s.chunks) == 0 && s.held {
 			s.release()
 		}
+		if len(s.chunks) == 0 && !s.closed && !s.overrun && !s.prevAt.IsZero() && s.curAt.Sub(s.prevAt) < recordPause {
+			s.mu.Unlock()
+			s.nap()
+			s.mu.Lock()
+		}
 		for len(s.chunks) == 0 && !s.closed && !s.overrun {
 			s.cond.Wait()
 		}
 		switch {
 		case len(s.chunks) > 0:
-			s.cur, s.curAt = s.chunks[0], s.at[0]
+			s.cur, s.prevAt, s.curAt = s.chunks[0], s.curAt, s.at[0]
 			if cap(s.cur) == chunkSize {
 				s.curBuf = s.cur[:chunkSize]
 			}
