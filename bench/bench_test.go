@@ -6,12 +6,14 @@ import (
 	"encoding/csv"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/store"
 )
 
 // TestCapturesDecodeWhole makes sure each decode measurement measures a
@@ -213,4 +215,147 @@ func TestStoreJumpFindsTheEvent(t *testing.T) {
 	if _, _, err := Jump(path, id, 3001); err == nil {
 		t.Error("a jump past the end found an event")
 	}
+}
+
+// TestPacedStreamsThroughTheProxy keeps the proxy group's target rows
+// honest on a small run: every paced event of every stream is timed from
+// its stamp, through the proxy as straight, and the proxy recorded each
+// stream as a session that ended done with all its events.
+func TestPacedStreamsThroughTheProxy(t *testing.T) {
+	g, err := newProxyRig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	const streams, events = 4, 30
+	for _, proxied := range []bool{false, true} {
+		var lat []time.Duration
+		if _, err := g.measure(proxied, func(base string) (err error) {
+			lat, err = PacedRun(context.Background(), g.client, base, streams, events, 2*time.Millisecond)
+			return err
+		}); err != nil {
+			t.Fatalf("%s: %v", side(proxied), err)
+		}
+		if len(lat) != streams*events {
+			t.Fatalf("%s: %d latencies, want %d", side(proxied), len(lat), streams*events)
+		}
+		for i, d := range lat {
+			if d <= 0 {
+				t.Fatalf("%s: event %d took %v", side(proxied), i, d)
+			}
+		}
+	}
+	ss, err := g.db.ListSessions(store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != streams {
+		t.Fatalf("%d sessions recorded, want %d (one a stream)", len(ss), streams)
+	}
+	for _, s := range ss {
+		// started, assembled, attempt, each event, the terminal step,
+		// response, validated: at least the events themselves.
+		if s.Status != store.StatusDone || s.Events < events {
+			t.Errorf("session %s: %s with %d entries, want done with at least %d", s.ID, s.Status, s.Events, events)
+		}
+	}
+}
+
+// TestRateLimitedFirehose checks the throughput rows' streams: every byte
+// of the body reaches the client at the link's rate and at full speed,
+// straight and through the proxy.
+func TestRateLimitedFirehose(t *testing.T) {
+	g, err := newProxyRig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	body, err := Capture("openai-chat", 64<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.up.setBody(body)
+	for _, proxied := range []bool{false, true} {
+		for _, rate := range []int{0, 1 << 20} {
+			if _, err := g.measure(proxied, func(base string) error {
+				return FirehoseRun(context.Background(), g.client, base, 3, len(body), rate)
+			}); err != nil {
+				t.Errorf("%s at %d B/s: %v", side(proxied), rate, err)
+			}
+		}
+	}
+}
+
+// BenchmarkProxyPaced is the proxy group's latency row on a smaller run:
+// 20 streams of 100 Chat chunks at 100 events/s, straight then through a
+// recording proxy, each op one of each. It reports the p50 and p99 of
+// each side (µs, upstream write → client read), the p99 added, and the
+// process CPU per event of each side (the proxy's recording included).
+func BenchmarkProxyPaced(b *testing.B) {
+	g, err := newProxyRig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	var lat [2][]time.Duration
+	var cpu [2]time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, proxied := range []bool{false, true} {
+			var l []time.Duration
+			m, err := g.measure(proxied, func(base string) (err error) {
+				l, err = PacedRun(context.Background(), g.client, base, 20, 100, 10*time.Millisecond)
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			lat[i], cpu[i] = append(lat[i], l...), cpu[i]+m.cpu
+		}
+	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+	for i, name := range []string{"direct", "proxy"} {
+		slices.Sort(lat[i])
+		b.ReportMetric(us(percentile(lat[i], 50)), name+"-p50-µs")
+		b.ReportMetric(us(percentile(lat[i], 99)), name+"-p99-µs")
+		b.ReportMetric(us(cpu[i])/float64(len(lat[i])), name+"-cpu-µs/event")
+	}
+	b.ReportMetric(us(percentile(lat[1], 99)-percentile(lat[0], 99)), "added-p99-µs")
+}
+
+// BenchmarkProxyRecord is the proxy's whole cost per byte: 8 streams of a
+// 2 MB Chat capture at full speed through a recording proxy, each op
+// ending when every event is recorded. MB/s and allocs/op are the
+// forward path's and the recorder's together; cpu-ms/MB is the process's
+// (the upstream and the client included: see BenchmarkProxyDirect).
+func BenchmarkProxyRecord(b *testing.B) { benchFirehose(b, true) }
+
+// BenchmarkProxyDirect is BenchmarkProxyRecord without the proxy.
+func BenchmarkProxyDirect(b *testing.B) { benchFirehose(b, false) }
+
+func benchFirehose(b *testing.B, proxied bool) {
+	g, err := newProxyRig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	body, err := Capture("openai-chat", 2<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g.up.setBody(body)
+	const streams = 8
+	b.SetBytes(int64(streams * len(body)))
+	b.ReportAllocs()
+	var cpu time.Duration
+	for b.Loop() {
+		m, err := g.measure(proxied, func(base string) error {
+			return FirehoseRun(context.Background(), g.client, base, streams, len(body), 0)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu += m.cpu
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/(float64(b.N*streams*len(body))/(1<<20)), "cpu-ms/MB")
 }

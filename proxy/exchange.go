@@ -259,6 +259,7 @@ const maxRecorded = 1 << 20
 func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *spool, hold bool) {
 	p := x.p
 	defer p.wg.Done()
+	defer sp.release()
 	defer x.closeHead()
 	x.waitHead()
 	x.head(status, h, firstByte, "")

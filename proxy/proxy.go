@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,15 @@ type Proxy struct {
 	next       int
 	inflight   int // recordings still decoding
 
+	// slots bounds the recorders decoding and storing at once to one
+	// fewer than the Ps (at least one). A recorder is CPU-bound, the copy
+	// to the client is not: left to Go's scheduler, which has no
+	// priorities, fifty recorders catching up on a burst would keep every P
+	// and each forwarded chunk would queue behind them. With a P always
+	// left to it, the copy goes on at its pace while the recorders, fed by
+	// their spools, catch up in turn.
+	slots chan struct{}
+
 	wg     sync.WaitGroup // recording goroutines
 	holdMu sync.Mutex     // one hold decision at a time
 	errMu  sync.Mutex
@@ -81,7 +91,8 @@ func New(opts Options) *Proxy {
 	if c == nil {
 		c = NewClient()
 	}
-	p := &Proxy{opts: opts, client: c, log: opts.Log, byResponse: map[string]*conversation{}}
+	p := &Proxy{opts: opts, client: c, log: opts.Log, byResponse: map[string]*conversation{},
+		slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
 	p.cond = sync.NewCond(&p.mu)
 	return p
 }
@@ -169,6 +180,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.markFailed(fmt.Sprintf("HTTP %d", resp.StatusCode))
 	}
 	sp := newSpool(spoolLimit)
+	sp.slots = p.slots
 	hold := x.holds(resp.StatusCode)
 	go x.record(resp.StatusCode, resp.Header.Clone(), firstByte, sp, hold)
 	if hold {

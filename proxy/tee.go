@@ -31,14 +31,30 @@ const spoolLimit = 64 << 20
 // half of one is handed to the spool whole and the copy takes a fresh
 // buffer (from chunks, where the spool returns them once read): at full
 // speed that saves the copy and the allocation of every chunk. A smaller
-// read (an event of a slow stream) is copied to a slice of its size, so
-// that the bytes kept never hold much more memory than they count.
+// read (an event of a slow stream) is copied into the spool's slab.
 const chunkSize = 32 << 10
+
+// slabSize is the block small chunks are copied into, one after another,
+// each kept as a sub-slice of it: a paced stream's events (a few hundred
+// bytes each) then cost the forward path one allocation a slab, not one
+// an event, so the client's path makes less garbage and does less GC
+// assist work. A slab is held until its last chunk is read: at most
+// slabSize more than the bytes counted.
+const slabSize = 8 << 10
 
 var chunks = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 
 // newChunk is a read buffer for the forward path.
 func newChunk() []byte { return chunks.Get().(*[chunkSize]byte)[:] }
+
+// recordPause: a recorder that has read all it was given waits this long
+// before it waits for the next chunk, when its stream is busy (the last
+// chunk came less than recordPause after the one before). A stream paced
+// by the model (an event every few ms) is then recorded several events a
+// wake-up and a slot, not one: the wake-ups cost more CPU than recording
+// an event does. The client never waits for it; the end of the body ends
+// the pause at once.
+const recordPause = 20 * time.Millisecond
 
 // ErrRecorderBehind ends a recording whose recorder fell too far behind.
 var ErrRecorderBehind = errors.New("modelwire: the recorder fell behind the stream by more than its buffer; the rest of the response was forwarded but not recorded")
@@ -49,6 +65,7 @@ type spool struct {
 	cond    *sync.Cond
 	chunks  [][]byte
 	at      []time.Time
+	slab    []byte // where small chunks are copied (add)
 	cur     []byte // the chunk being read
 	curBuf  []byte // cur's pooled buffer, if it is one, to return once read
 	curAt   time.Time
@@ -60,10 +77,20 @@ type spool struct {
 	overrun bool
 	// cancelled: the client went away and the copy stopped.
 	cancelled bool
+
+	// slots, when set, is the proxy's recorder slots (see Proxy.slots):
+	// the reader holds one from the chunk it takes until it has read all
+	// it was given, so it never holds one while it waits.
+	slots chan struct{}
+	held  bool
+
+	prevAt time.Time   // when the chunk before cur arrived
+	pause  *time.Timer // the reader's (nap)
+	woken  chan struct{}
 }
 
 func newSpool(limit int) *spool {
-	s := &spool{limit: limit}
+	s := &spool{limit: limit, woken: make(chan struct{}, 1)}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -102,10 +129,16 @@ func (s *spool) add(p []byte, at time.Time, owned bool) bool {
 	if s.waiting+len(p) > s.limit {
 		s.overrun = true
 		s.cond.Signal()
+		s.wake()
 		return false
 	}
 	if !owned {
-		p = append([]byte(nil), p...)
+		if len(p) > cap(s.slab)-len(s.slab) {
+			s.slab = make([]byte, 0, max(slabSize, len(p)))
+		}
+		from := len(s.slab)
+		s.slab = append(s.slab, p...)
+		p = s.slab[from:len(s.slab):len(s.slab)]
 	}
 	s.chunks = append(s.chunks, p)
 	s.at = append(s.at, at)
@@ -123,6 +156,29 @@ func (s *spool) close(err error) {
 	}
 	s.closed, s.err = true, err
 	s.cond.Signal()
+	s.wake()
+}
+
+// wake ends the reader's pause, if it is in one (the input ended).
+func (s *spool) wake() {
+	select {
+	case s.woken <- struct{}{}:
+	default:
+	}
+}
+
+// nap is the reader's pause (recordPause), ended early by wake.
+func (s *spool) nap() {
+	if s.pause == nil {
+		s.pause = time.NewTimer(recordPause)
+	} else {
+		s.pause.Reset(recordPause)
+	}
+	select {
+	case <-s.pause.C:
+	case <-s.woken:
+		s.pause.Stop()
+	}
 }
 
 // Read gives the recorder the next bytes, waiting for them.
@@ -133,34 +189,62 @@ func (s *spool) Read(p []byte) (int, error) {
 			s.curBuf = nil
 		}
 		s.mu.Lock()
+		if len(s.chunks) == 0 && s.held {
+			s.release()
+		}
+		if len(s.chunks) == 0 && !s.closed && !s.overrun && !s.prevAt.IsZero() && s.curAt.Sub(s.prevAt) < recordPause {
+			s.mu.Unlock()
+			s.nap()
+			s.mu.Lock()
+		}
 		for len(s.chunks) == 0 && !s.closed && !s.overrun {
 			s.cond.Wait()
 		}
 		switch {
 		case len(s.chunks) > 0:
-			s.cur, s.curAt = s.chunks[0], s.at[0]
+			s.cur, s.prevAt, s.curAt = s.chunks[0], s.curAt, s.at[0]
 			if cap(s.cur) == chunkSize {
 				s.curBuf = s.cur[:chunkSize]
 			}
 			s.chunks[0] = nil
-			s.chunks, s.at = s.chunks[1:], s.at[1:]
+			if len(s.chunks) == 1 {
+				// Drained: the next chunks reuse the arrays from the start.
+				s.chunks, s.at = s.chunks[:0], s.at[:0]
+			} else {
+				s.chunks, s.at = s.chunks[1:], s.at[1:]
+			}
 			s.waiting -= len(s.cur)
 		case s.overrun:
 			s.mu.Unlock()
+			s.release()
 			return 0, ErrRecorderBehind
 		default:
 			err := s.err
 			s.mu.Unlock()
+			s.release()
 			if err == nil {
 				return 0, io.EOF
 			}
 			return 0, err
 		}
 		s.mu.Unlock()
+		if s.slots != nil && !s.held {
+			s.slots <- struct{}{} // wait for a free slot; the copy never does
+			s.held = true
+		}
 	}
 	n := copy(p, s.cur)
 	s.cur = s.cur[n:]
 	return n, nil
+}
+
+// release gives back the reader's recorder slot, if it holds one. Only
+// the reader calls it (Read, and the recorder once it is done).
+func (s *spool) release() {
+	if s.held {
+		<-s.slots
+		s.held = false
+	}
 }
 
 // arrived is when the chunk last read arrived from upstream: the time of

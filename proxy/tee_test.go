@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -132,5 +133,48 @@ func TestSpoolPass(t *testing.T) {
 	got, err := io.ReadAll(sp)
 	if err != nil || string(got) != string(want) {
 		t.Fatalf("read %d bytes (%v), want the %d forwarded", len(got), err, len(want))
+	}
+}
+
+// A paced stream's small chunks share slabs: the recorder, reading as the
+// copy writes (draining the queue every third chunk, so its arrays are
+// reused), gets each chunk whole, in order, with its own arrival time,
+// across slab boundaries, whatever the copy then writes into its buffer.
+func TestSpoolSmallChunks(t *testing.T) {
+	sp := newSpool(1 << 20)
+	t0 := time.Now()
+	buf := newChunk()
+	var sent []string
+	p := make([]byte, 600)
+	for i := range 2000 {
+		n := 1 + i*37%599
+		for j := range n {
+			buf[j] = byte('a' + (i+j)%26)
+		}
+		sent = append(sent, string(buf[:n]))
+		buf = sp.pass(buf, buf[:n], t0.Add(time.Duration(i)))
+		for j := range n {
+			buf[j] = '!'
+		}
+		if i%3 != 2 {
+			continue
+		}
+		for k := i - 2; k <= i; k++ { // one Read is one chunk: p holds any
+			m, err := sp.Read(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(p[:m]) != sent[k] {
+				t.Fatalf("chunk %d: read %q, want %q", k, p[:m], sent[k])
+			}
+			if at := sp.arrived().Sub(t0); at != time.Duration(k) {
+				t.Fatalf("chunk %d read with the time of chunk %d", k, at)
+			}
+		}
+	}
+	sp.close(nil)
+	rest, err := io.ReadAll(sp)
+	if err != nil || string(rest) != strings.Join(sent[1998:], "") {
+		t.Fatalf("read %q at the end (%v), want the last two chunks", rest, err)
 	}
 }
