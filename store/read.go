@@ -987,6 +987,58 @@ func (db *DB) sessionSteps(id string) (*stepIter, error) {
 	return db.iterSteps(ctx, sid, 1, 0, true)
 }
 
+// decodeStep reads a step in the form writeStep writes, without the JSON
+// decoder, which was most of what folding a replay's entries cost; false
+// for any other form (the export's, with its raw event inline), for
+// json.Unmarshal. Its events are one copy of the step's bytes, split, as
+// the decoder would copy them, so no entry keeps a whole chunk alive.
+func decodeStep(b []byte, s *storedStep) bool {
+	var v [5]int64
+	rest := b
+	for i, key := range []string{`{"seq":`, `,"turn":`, `,"attempt":`, `,"offset_us":`, `,"raw_index":`} {
+		r, ok := bytes.CutPrefix(rest, []byte(key))
+		if !ok {
+			if i == 4 {
+				v[i] = -1 // no raw event
+				break
+			}
+			return false
+		}
+		neg := len(r) > 0 && r[0] == '-'
+		n := 0
+		if neg {
+			n = 1
+		}
+		start := n
+		for ; n < len(r) && r[n] >= '0' && r[n] <= '9' && n-start < 18; n++ {
+			v[i] = v[i]*10 + int64(r[n]-'0')
+		}
+		if n == start {
+			return false
+		}
+		if neg {
+			v[i] = -v[i]
+		}
+		rest = r[n:]
+	}
+	arr, ok := bytes.CutPrefix(rest, []byte(`,"events":`))
+	if !ok || len(arr) < 3 || arr[0] != '[' || !bytes.HasSuffix(arr, []byte("]}")) {
+		return false
+	}
+	*s = storedStep{Seq: int(v[0]), Turn: int(v[1]), Attempt: int(v[2]), OffsetUS: v[3]}
+	if v[4] >= 0 {
+		ri := int(v[4])
+		s.RawIndex = &ri
+	}
+	if parts := splitArray(slices.Clone(arr[:len(arr)-1])); len(parts) > 0 {
+		s.Events = make([]json.RawMessage, len(parts))
+		for i, p := range parts {
+			s.Events[i] = p
+		}
+	}
+	return true
+}
+
 // next returns the next step, or nil at the end or on error (see err). The
 // step is valid until the following call.
 func (it *stepIter) next() *storedStep {
@@ -1010,8 +1062,10 @@ func (it *stepIter) next() *storedStep {
 				it.cur.Seq, it.cur.decoded = cs.Seq, cs.Events
 				return &it.cur
 			}
-			if it.err = json.Unmarshal(e, &it.cur); it.err != nil {
-				return nil
+			if !decodeStep(e, &it.cur) {
+				if it.err = json.Unmarshal(e, &it.cur); it.err != nil {
+					return nil
+				}
 			}
 			if it.withRaw && it.cur.RawIndex != nil {
 				k := *it.cur.RawIndex - it.first

@@ -646,3 +646,36 @@ func TestGetSessionAttemptRecords(t *testing.T) {
 		t.Errorf("session tokens %d %d %d %d %d", s.InputTokens, s.OutputTokens, s.CacheReadTokens, s.CacheWriteTokens, s.ReasoningTokens)
 	}
 }
+
+// TestDecodeStep reads steps as writeStep writes them exactly as the JSON
+// decoder does, and leaves any other form (the export's, with its raw
+// event inline) to it.
+func TestDecodeStep(t *testing.T) {
+	for _, op := range []stepOp{
+		{seq: 1, turn: 1, attempt: 1, offsetUS: 20, rawIndex: 0,
+			events: []byte(`[{"type":"text.delta","delta":"退款 ]}{\"x\":[1]}"},{"type":"usage","usage":{"input_tokens":5}}]`)},
+		{seq: 1234567, turn: 999, attempt: 3, offsetUS: 98765432101, rawIndex: -1},
+		{seq: 7, turn: 0, attempt: 0, offsetUS: 0, rawIndex: 12, events: []byte(`[{"type":"decision","args":{"a":"}"}}]`)},
+	} {
+		var buf bytes.Buffer
+		writeStep(&buf, &op)
+		var got, want storedStep
+		if !decodeStep(buf.Bytes(), &got) {
+			t.Fatalf("decodeStep refused %s", buf.Bytes())
+		}
+		if err := json.Unmarshal(buf.Bytes(), &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Events) == 0 {
+			want.Events = nil
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\ngot  %+v\nwant %+v", buf.Bytes(), got, want)
+		}
+		buf.Reset()
+		writeStepJSON(&buf, &op, true)
+		if op.rawIndex >= 0 && decodeStep(buf.Bytes(), &got) {
+			t.Errorf("decodeStep read the export's form %s", buf.Bytes())
+		}
+	}
+}
