@@ -82,6 +82,8 @@ type Replayer struct {
 	every            int
 	fineFrom, fineTo int
 	skipped          int // skeletons folded (tests)
+
+	lastURL [2]string // the URL urlPath parsed last, and its path
 }
 
 // Checkpoint spacing. A fold costs ~10-15 µs an entry (reading and
@@ -939,16 +941,29 @@ func (b *timelineBuilder) respond(turn int) {
 func (b *timelineBuilder) request(a store.Attempt) *adapters.HTTPRequest {
 	req := &adapters.HTTPRequest{Method: a.Method, Body: json.RawMessage(a.RequestBody), Headers: map[string]string{},
 		Map: b.r.fmap, Degradations: b.r.degr}
-	if u, err := url.Parse(a.URL); err == nil {
-		req.Path = u.Path
-		if u.RawQuery != "" {
-			req.Path += "?" + u.RawQuery
-		}
-	}
+	req.Path = b.r.urlPath(a.URL)
 	for k := range a.RequestHeader {
 		req.Headers[strings.ToLower(k)] = a.RequestHeader.Get(k)
 	}
 	return req
+}
+
+// urlPath is the path and query of u ("" when it does not parse). A
+// session's attempts mostly share one URL: a jump rebuilds every earlier
+// turn's request, and parses it once.
+func (r *Replayer) urlPath(u string) string {
+	if u == r.lastURL[0] && u != "" {
+		return r.lastURL[1]
+	}
+	p := ""
+	if pu, err := url.Parse(u); err == nil {
+		p = pu.Path
+		if pu.RawQuery != "" {
+			p += "?" + pu.RawQuery
+		}
+	}
+	r.lastURL = [2]string{u, p}
+	return p
 }
 
 func timingsOf(t store.Timings) *Timings {

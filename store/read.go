@@ -412,7 +412,7 @@ func (db *DB) GetSession(id string) (*Session, error) {
 		s.Status = StatusInterrupted
 	}
 	_ = json.Unmarshal([]byte(manifest), &s.Manifest)
-	if s.Attempts, err = db.attempts(ctx, sid, dead[s.ID]); err != nil {
+	if s.Attempts, err = db.attempts(ctx, sid, dead[s.ID], s.Turns); err != nil {
 		return nil, err
 	}
 	for _, a := range s.Attempts {
@@ -590,16 +590,19 @@ func decodeHeader(s string) http.Header {
 	return h
 }
 
-func (db *DB) attemptRows(ctx context.Context, sid int64, interrupted bool) ([]attemptRow, error) {
-	// In the order of the (sid, turn, attempt) index, sorted by aid here:
-	// ORDER BY aid made SQLite copy every row into a temporary b-tree and
-	// sort it first, a third of the read.
+// attempts reads a session's attempts in the order they were recorded;
+// hint is how many there may be (its turns).
+func (db *DB) attempts(ctx context.Context, sid int64, interrupted bool, hint int) ([]Attempt, error) {
+	// In the order of the (sid, turn, attempt) index, put in aid order
+	// here: ORDER BY aid made SQLite copy every row into a temporary
+	// b-tree and sort it first, a third of the read.
 	rows, err := db.sql.QueryContext(ctx, `SELECT `+attemptColumns+` FROM attempts WHERE sid = ? ORDER BY turn, attempt`, sid)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []attemptRow
+	out := make([]Attempt, 0, hint)
+	aids := make([]int64, 0, hint)
 	for rows.Next() {
 		a, err := scanAttempt(rows)
 		if err != nil {
@@ -608,19 +611,22 @@ func (db *DB) attemptRows(ctx context.Context, sid int64, interrupted bool) ([]a
 		if interrupted && a.State == StatusRunning {
 			a.State = StatusInterrupted
 		}
-		out = append(out, a)
+		out, aids = append(out, a.Attempt), append(aids, a.aid)
 	}
-	slices.SortFunc(out, func(a, b attemptRow) int { return cmp.Compare(a.aid, b.aid) })
-	return out, rows.Err()
-}
-
-func (db *DB) attempts(ctx context.Context, sid int64, interrupted bool) ([]Attempt, error) {
-	rows, err := db.attemptRows(ctx, sid, interrupted)
-	out := make([]Attempt, len(rows))
-	for i, r := range rows {
-		out[i] = r.Attempt
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
-	return out, err
+	if !slices.IsSorted(aids) { // a turn recorded after a later one
+		byAid := make([]attemptRow, len(out))
+		for i := range out {
+			byAid[i] = attemptRow{aids[i], out[i]}
+		}
+		slices.SortFunc(byAid, func(a, b attemptRow) int { return cmp.Compare(a.aid, b.aid) })
+		for i, r := range byAid {
+			out[i] = r.Attempt
+		}
+	}
+	return out, nil
 }
 
 // calls reads the tool calls as they stood after entry upto (-1: all).
@@ -947,10 +953,12 @@ type stepIter struct {
 	canonical bool // decode events into storedStep.decoded
 	elems     [][]byte
 	raws      []adapters.RawEvent
-	first     int // raw_index of raws[0]
-	i         int
-	cur       storedStep
-	err       error
+	// stepsBuf and rawsBuf hold the decompressed chunk.
+	stepsBuf, rawsBuf []byte
+	first             int // raw_index of raws[0]
+	i                 int
+	cur               storedStep
+	err               error
 }
 
 func (db *DB) iterSteps(ctx context.Context, sid int64, from int, aid int64, withRaw bool) (*stepIter, error) {
@@ -1088,11 +1096,19 @@ func (it *stepIter) next() *storedStep {
 		if it.err = it.rows.Scan(&steps, &it.first, &raws, &codec); it.err != nil {
 			return nil
 		}
-		if steps, it.err = decodeChunkColumn(steps, codec); it.err != nil {
+		// Decompressed into the iterator's buffers, reused chunk after
+		// chunk: what a step or raw event keeps is copied out of them.
+		if steps, it.err = decodeChunkInto(it.stepsBuf, steps, codec); it.err != nil {
 			return nil
 		}
-		if raws, it.err = decodeChunkColumn(raws, codec); it.err != nil {
+		if raws, it.err = decodeChunkInto(it.rawsBuf, raws, codec); it.err != nil {
 			return nil
+		}
+		if codec != codecPlain {
+			it.stepsBuf = steps
+			if raws != nil {
+				it.rawsBuf = raws
+			}
 		}
 		it.elems, it.i = splitArray(steps), 0
 		if it.withRaw && raws != nil {
