@@ -340,7 +340,15 @@ type turnRecord struct {
 // records collects the turns' records from the attempts (in turn and
 // attempt order: the last one wins, as in the fold).
 func (r *Replayer) records() {
-	for _, a := range r.sess.Attempts {
+	atts := r.sess.Attempts
+	if len(atts) > 0 {
+		r.turns = make([]turnRecord, 0, atts[len(atts)-1].Turn)
+	}
+	// The records are read, never changed: turns that ended alike share
+	// their terminal event, and the timings are one slice.
+	terminals := map[[2]string]*adapters.Event{}
+	timings := make([]Timings, len(atts))
+	for i, a := range atts {
 		if a.Turn < 1 {
 			continue
 		}
@@ -349,13 +357,18 @@ func (r *Replayer) records() {
 		}
 		tr := &r.turns[a.Turn-1]
 		if a.TerminalStatus != "" {
-			tr.terminal = &adapters.Event{Type: adapters.EvTerminal, Status: a.TerminalStatus, StopReason: a.StopReason}
+			k := [2]string{string(a.TerminalStatus), string(a.StopReason)}
+			if terminals[k] == nil {
+				terminals[k] = &adapters.Event{Type: adapters.EvTerminal, Status: a.TerminalStatus, StopReason: a.StopReason}
+			}
+			tr.terminal = terminals[k]
 		}
 		if a.Usage != nil {
 			tr.usage = a.Usage
 		}
 		if a.LastSeq > 0 {
-			tr.timings = timingsOf(a.Timings)
+			timings[i] = *timingsOf(a.Timings)
+			tr.timings = &timings[i]
 		}
 	}
 }

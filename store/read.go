@@ -520,9 +520,11 @@ type attemptRow struct {
 func scanAttempt(sc interface{ Scan(...any) error }) (attemptRow, error) {
 	var a attemptRow
 	var packed string
-	if err := sc.Scan(&packed, &a.RequestBody); err != nil {
+	var body []byte // scanned apart: &a.RequestBody would move all of a to the heap
+	if err := sc.Scan(&packed, &body); err != nil {
 		return a, err
 	}
+	a.RequestBody = body
 	u := unpacker{s: packed}
 	var n [21]int64
 	var null [21]bool
@@ -559,23 +561,21 @@ func scanAttempt(sc interface{ Scan(...any) error }) (attemptRow, error) {
 			*dst = &marks[i]
 		}
 	}
-	has := false
+	if !providerUsage && !slices.Contains(null[13:18], false) {
+		return a, nil // no usage reported
+	}
 	u2 := &adapters.Usage{}
 	tokens := new([5]int64)
 	for i, p := range []**int64{&u2.InputTokens, &u2.OutputTokens, &u2.CacheReadTokens, &u2.CacheWriteTokens, &u2.ReasoningTokens} {
 		if !null[13+i] {
 			tokens[i] = n[13+i]
 			*p = &tokens[i]
-			has = true
 		}
 	}
 	if providerUsage {
 		u2.ProviderUsage = json.RawMessage(t[12])
-		has = true
 	}
-	if has {
-		a.Usage = u2
-	}
+	a.Usage = u2
 	return a, nil
 }
 
