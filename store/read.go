@@ -796,8 +796,72 @@ func (e Entry) Canonical() (ev adapters.Event, ok bool, err error) {
 	if e.Event == nil || e.Attempt == 0 {
 		return ev, false, nil
 	}
+	if ev, ok := decodePlainEvent(e.Event); ok {
+		return ev, true, nil
+	}
 	err = json.Unmarshal(e.Event, &ev)
 	return ev, err == nil, err
+}
+
+// plainKeys are the string fields appendPlainEvents writes after seq and
+// type, in its order.
+var plainKeys = [...]string{`,"response_id":"`, `,"model":"`, `,"item_id":"`, `,"kind":"`, `,"call_id":"`, `,"name":"`,
+	`,"delta":"`, `,"final":"`, `,"signature":"`, `,"status":"`, `,"stop_reason":"`, `,"provider_stop_reason":"`,
+	`,"raw_type":"`, `,"detail":"`}
+
+// decodePlainEvent reads an event appendPlainEvents wrote, whose strings
+// hold no escape, without the JSON decoder: a replay decodes every entry
+// it folds, nearly all of them deltas. ok is false for anything else,
+// for json.Unmarshal.
+func decodePlainEvent(b []byte) (ev adapters.Event, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"seq":`))
+	if !ok {
+		return ev, false
+	}
+	n := 0
+	for ; n < len(rest) && n < 18 && rest[n] >= '0' && rest[n] <= '9'; n++ {
+		ev.Seq = ev.Seq*10 + int(rest[n]-'0')
+	}
+	if n == 0 {
+		return ev, false
+	}
+	str := func(key string) (string, bool) {
+		r, ok := bytes.CutPrefix(rest, []byte(key))
+		if !ok {
+			return "", false
+		}
+		i := bytes.IndexByte(r, '"')
+		if i < 0 || bytes.IndexByte(r[:i], '\\') >= 0 {
+			return "", false
+		}
+		rest = r[i+1:]
+		return string(r[:i]), true
+	}
+	rest = rest[n:]
+	t, ok := str(`,"type":"`)
+	if !ok {
+		return ev, false
+	}
+	ev.Type = adapters.EventType(t)
+	var f [len(plainKeys)]string
+	for i, key := range plainKeys {
+		if bytes.HasPrefix(rest, []byte(key)) {
+			if f[i], ok = str(key); !ok {
+				return ev, false
+			}
+			if i == 7 {
+				final := f[i]
+				ev.Final = &final
+			}
+		}
+	}
+	if string(rest) != "}" {
+		return ev, false // another field, an escape, or not this form
+	}
+	ev.ResponseID, ev.Model, ev.ItemID, ev.Kind, ev.CallID, ev.Name, ev.Delta = f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+	ev.Signature, ev.Status, ev.StopReason, ev.ProviderStopReason = f[8], adapters.Status(f[9]), adapters.StopReason(f[10]), f[11]
+	ev.RawType, ev.Detail = f[12], f[13]
+	return ev, true
 }
 
 // Decision decodes a decision entry (Type EntryDecision).
