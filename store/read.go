@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -1046,7 +1047,11 @@ func (db *DB) iterSteps(ctx context.Context, sid int64, from int, aid int64, wit
 	if err != nil {
 		return nil, err
 	}
-	return &stepIter{rows: rows, from: from, withRaw: withRaw}, nil
+	it := &stepIter{rows: rows, from: from, withRaw: withRaw}
+	if b, ok := chunkBufs.Get().(*[2][]byte); ok {
+		it.stepsBuf, it.rawsBuf = b[0], b[1]
+	}
+	return it, nil
 }
 
 // sessionSteps walks all the steps of the session id, raw events included.
@@ -1185,8 +1190,18 @@ func (it *stepIter) next() *storedStep {
 
 func (it *stepIter) close() error {
 	it.rows.Close()
+	if it.stepsBuf != nil || it.rawsBuf != nil {
+		chunkBufs.Put(&[2][]byte{it.stepsBuf, it.rawsBuf})
+		it.stepsBuf, it.rawsBuf, it.elems = nil, nil, nil
+	}
 	return it.err
 }
+
+// chunkBufs are the buffers iterators decompress chunks into (*[2][]byte:
+// steps, raws), passed from one to the next: a jump reads a chunk or two
+// with each of several iterators, and a new buffer each time was a
+// sixth of what it allocated.
+var chunkBufs sync.Pool
 
 // Events returns up to limit timeline entries of a session starting at
 // entry from (1-based), reading only the chunks that hold them.
