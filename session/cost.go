@@ -91,12 +91,20 @@ type Cost struct {
 
 // PriceUsage prices one response's usage for a model.
 func PriceUsage(model string, u *adapters.Usage) Cost {
-	c := Cost{Model: model}
 	facts, ok := Models().Lookup(model)
+	if !ok {
+		return Cost{Model: model, Why: noPrice(model)}
+	}
+	return priceUsage(model, facts, u)
+}
+
+// noPrice is the reason a model's responses are not priced.
+func noPrice(model string) string { return fmt.Sprintf("no price for model %q in the table", model) }
+
+// priceUsage is PriceUsage with the model's facts found in the table.
+func priceUsage(model string, facts ModelFacts, u *adapters.Usage) Cost {
+	c := Cost{Model: model}
 	switch {
-	case !ok:
-		c.Why = fmt.Sprintf("no price for model %q in the table", model)
-		return c
 	case u == nil:
 		c.Why = "no usage reported (a cut stream or a failed attempt): the cost is unknown, not zero"
 		return c
@@ -146,13 +154,36 @@ type SessionCost struct {
 // where a response does not name its own.
 func PriceSession(model string, turns []adapters.Summary) *SessionCost {
 	t := Models()
-	sc := &SessionCost{Label: t.Label, Date: t.Date, Currency: t.Currency, Complete: true, Turns: []Cost{}}
+	sc := &SessionCost{Label: t.Label, Date: t.Date, Currency: t.Currency, Complete: true, Turns: make([]Cost, 0, len(turns))}
+	// A long replay prices 1,000s of turns at every frame, nearly all of
+	// one model: each model is looked up once.
+	type found struct {
+		facts ModelFacts
+		ok    bool
+		why   string
+	}
+	seen := map[string]found{}
+	lookup := func(m string) found {
+		f, ok := seen[m]
+		if !ok {
+			f.facts, f.ok = t.Lookup(m)
+			if !f.ok {
+				f.why = noPrice(m)
+			}
+			seen[m] = f
+		}
+		return f
+	}
 	for _, s := range turns {
 		m := s.Model
-		if _, ok := t.Lookup(m); !ok {
-			m = model
+		f := lookup(m)
+		if !f.ok {
+			m, f = model, lookup(model)
 		}
-		c := PriceUsage(m, s.Usage)
+		c := Cost{Model: m, Why: f.why}
+		if f.ok {
+			c = priceUsage(m, f.facts, s.Usage)
+		}
 		sc.Turns = append(sc.Turns, c)
 		sc.Total += c.Total
 		sc.Savings += c.Savings

@@ -82,6 +82,8 @@ type Replayer struct {
 	every            int
 	fineFrom, fineTo int
 	skipped          int // skeletons folded (tests)
+
+	lastURL [2]string // the URL urlPath parsed last, and its path
 }
 
 // Checkpoint spacing. A fold costs ~10-15 µs an entry (reading and
@@ -338,7 +340,15 @@ type turnRecord struct {
 // records collects the turns' records from the attempts (in turn and
 // attempt order: the last one wins, as in the fold).
 func (r *Replayer) records() {
-	for _, a := range r.sess.Attempts {
+	atts := r.sess.Attempts
+	if len(atts) > 0 {
+		r.turns = make([]turnRecord, 0, atts[len(atts)-1].Turn)
+	}
+	// The records are read, never changed: turns that ended alike share
+	// their terminal event, and the timings are one slice.
+	terminals := map[[2]string]*adapters.Event{}
+	timings := make([]Timings, len(atts))
+	for i, a := range atts {
 		if a.Turn < 1 {
 			continue
 		}
@@ -347,13 +357,18 @@ func (r *Replayer) records() {
 		}
 		tr := &r.turns[a.Turn-1]
 		if a.TerminalStatus != "" {
-			tr.terminal = &adapters.Event{Type: adapters.EvTerminal, Status: a.TerminalStatus, StopReason: a.StopReason}
+			k := [2]string{string(a.TerminalStatus), string(a.StopReason)}
+			if terminals[k] == nil {
+				terminals[k] = &adapters.Event{Type: adapters.EvTerminal, Status: a.TerminalStatus, StopReason: a.StopReason}
+			}
+			tr.terminal = terminals[k]
 		}
 		if a.Usage != nil {
 			tr.usage = a.Usage
 		}
 		if a.LastSeq > 0 {
-			tr.timings = timingsOf(a.Timings)
+			timings[i] = *timingsOf(a.Timings)
+			tr.timings = &timings[i]
 		}
 	}
 }
@@ -939,16 +954,29 @@ func (b *timelineBuilder) respond(turn int) {
 func (b *timelineBuilder) request(a store.Attempt) *adapters.HTTPRequest {
 	req := &adapters.HTTPRequest{Method: a.Method, Body: json.RawMessage(a.RequestBody), Headers: map[string]string{},
 		Map: b.r.fmap, Degradations: b.r.degr}
-	if u, err := url.Parse(a.URL); err == nil {
-		req.Path = u.Path
-		if u.RawQuery != "" {
-			req.Path += "?" + u.RawQuery
-		}
-	}
+	req.Path = b.r.urlPath(a.URL)
 	for k := range a.RequestHeader {
 		req.Headers[strings.ToLower(k)] = a.RequestHeader.Get(k)
 	}
 	return req
+}
+
+// urlPath is the path and query of u ("" when it does not parse). A
+// session's attempts mostly share one URL: a jump rebuilds every earlier
+// turn's request, and parses it once.
+func (r *Replayer) urlPath(u string) string {
+	if u == r.lastURL[0] && u != "" {
+		return r.lastURL[1]
+	}
+	p := ""
+	if pu, err := url.Parse(u); err == nil {
+		p = pu.Path
+		if pu.RawQuery != "" {
+			p += "?" + pu.RawQuery
+		}
+	}
+	r.lastURL = [2]string{u, p}
+	return p
 }
 
 func timingsOf(t store.Timings) *Timings {

@@ -28,7 +28,11 @@ func compressChunk(dst, src []byte) []byte {
 }
 
 // decodeChunkColumn returns a chunk column's bytes as written.
-func decodeChunkColumn(b []byte, codec int) ([]byte, error) {
+func decodeChunkColumn(b []byte, codec int) ([]byte, error) { return decodeChunkInto(nil, b, codec) }
+
+// decodeChunkInto is decodeChunkColumn decompressing into dst when it is
+// large enough (a pass over many chunks reuses one buffer).
+func decodeChunkInto(dst, b []byte, codec int) ([]byte, error) {
 	switch codec {
 	case codecPlain:
 		return b, nil
@@ -36,7 +40,7 @@ func decodeChunkColumn(b []byte, codec int) ([]byte, error) {
 		if b == nil {
 			return nil, nil
 		}
-		out, err := s2.Decode(nil, b)
+		out, err := s2.Decode(dst[:cap(dst)], b)
 		if err != nil {
 			return nil, fmt.Errorf("store: a chunk is damaged: %w", err)
 		}

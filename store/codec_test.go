@@ -206,3 +206,51 @@ func TestUncompressedChunksReadBack(t *testing.T) {
 		t.Fatalf("the new session has %d entries, want %d", got, want)
 	}
 }
+
+// TestDecodePlainEvent reads what appendPlainEvents writes as
+// json.Unmarshal does, and refuses (leaves to json.Unmarshal) anything it
+// cannot read exactly: escapes, other fields, other forms.
+func TestDecodePlainEvent(t *testing.T) {
+	final := "全文 <b>&</b>"
+	var evs []adapters.Event
+	for i, s := range []string{"", "plain", "退款 refund 🙂", "quote \" back \\ slash", "ctl \n\x00", "bad \xff utf-8", "a:b,c}{"} {
+		evs = append(evs,
+			adapters.Event{Seq: i, Type: adapters.EvTextDelta, ItemID: "msg_" + s, Delta: s},
+			adapters.Event{Seq: 1000 + i, Type: adapters.EventType(s), ResponseID: s, Model: s, Kind: s, CallID: s, Name: s,
+				Signature: s, Status: adapters.Status(s), StopReason: adapters.StopReason(s), ProviderStopReason: s, RawType: s, Detail: s},
+			adapters.Event{Seq: 1 << 40, Type: adapters.EvItemDone, ItemID: s, Final: &final},
+			adapters.Event{Seq: -i, Type: adapters.EvTextDelta, Delta: s},
+			adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, s),
+			adapters.Event{Seq: 3, Type: adapters.EvToolProposed, CallID: s, Arguments: json.RawMessage(`{"order_id": 7}`)},
+			adapters.Event{Seq: 4, Type: adapters.EvUsage, Usage: &adapters.Usage{InputTokens: adapters.Int(3)}})
+	}
+	fast := 0
+	for _, ev := range evs {
+		arr, err := encodeEvents([]adapters.Event{ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := arr[1 : len(arr)-1]
+		var want adapters.Event
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := decodePlainEvent(raw)
+		if !ok {
+			continue
+		}
+		fast++
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\ngot  %+v\nwant %+v", raw, got, want)
+		}
+	}
+	if fast < len(evs)/3 {
+		t.Errorf("only %d of %d events read without the JSON decoder", fast, len(evs))
+	}
+	for _, raw := range []string{`{"seq":1,"type":"x","delta":"a"} `, `{"seq":1,"type":"x","zzz":"a"}`, `{"type":"x","seq":1}`,
+		`{"seq":1,"type":"x","delta":"a","item_id":"b"}`, `{"seq":1,"type":"x"`} {
+		if ev, ok := decodePlainEvent([]byte(raw)); ok {
+			t.Errorf("%s read as %+v", raw, ev)
+		}
+	}
+}

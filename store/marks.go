@@ -26,6 +26,7 @@ func (db *DB) EachEntryContaining(id string, texts []string, fn func(Entry) erro
 		return err
 	}
 	defer rows.Close()
+	var buf []byte // one buffer for the decompressed chunks: the pass makes no garbage a chunk
 	for rows.Next() {
 		var stored sql.RawBytes // valid until the next row: searched in place
 		var codec int
@@ -33,9 +34,12 @@ func (db *DB) EachEntryContaining(id string, texts []string, fn func(Entry) erro
 			return err
 		}
 		// A compressed chunk (schema 4) is searched as the JSON it holds.
-		steps, err := decodeChunkColumn(stored, codec)
+		steps, err := decodeChunkInto(buf, stored, codec)
 		if err != nil {
 			return err
+		}
+		if codec != codecPlain {
+			buf = steps
 		}
 		if !slices.ContainsFunc(texts, func(t string) bool { return bytes.Contains(steps, []byte(t)) }) {
 			continue

@@ -2,13 +2,17 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -114,8 +118,11 @@ const sessionColumns = `id, created_at, coalesce(finished_at, 0), status, title,
 	model, model_reported, base_url, source, modelwire_version, turns, events,
 	coalesce(json_extract(manifest, '$.parameters.faults'), ''),
 	coalesce((SELECT layer FROM validations v WHERE v.sid = sessions.sid AND v.status = 'fail'
-		AND v.seq = (SELECT max(seq) FROM validations w WHERE w.sid = sessions.sid) ORDER BY v.ord LIMIT 1), ''),
-	(SELECT coalesce(sum(input_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
+		AND v.seq = (SELECT max(seq) FROM validations w WHERE w.sid = sessions.sid) ORDER BY v.ord LIMIT 1), ''), `
+
+// tokenSums are the session's token counts, the sums over its attempts
+// (sessionColumns' last five).
+const tokenSums = `(SELECT coalesce(sum(input_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
 	(SELECT coalesce(sum(output_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
 	(SELECT coalesce(sum(cache_read_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
 	(SELECT coalesce(sum(cache_write_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
@@ -143,10 +150,15 @@ func (db *DB) chunkCodec() string {
 // sessionCols are the columns scanSession reads; a file older than schema
 // 3 (opened read-only, as it is) has no parent_id.
 func (db *DB) sessionCols() string {
+	return db.sessionColsWith(tokenSums)
+}
+
+// sessionColsWith is sessionCols with tokens for its token counts.
+func (db *DB) sessionColsWith(tokens string) string {
 	if db.schema < 3 {
-		return sessionColumns + `''`
+		return sessionColumns + tokens + `''`
 	}
-	return sessionColumns + `parent_id`
+	return sessionColumns + tokens + `parent_id`
 }
 
 // scanSession reads the sessionCols of a row, then extra columns.
@@ -384,7 +396,9 @@ func (db *DB) GetSession(id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	row := db.sql.QueryRowContext(ctx, `SELECT `+db.sessionCols()+`, manifest, sid FROM sessions WHERE id = ?`, id)
+	// The token counts are summed from the attempts read below, not by
+	// five subqueries that would read them all again.
+	row := db.sql.QueryRowContext(ctx, `SELECT `+db.sessionColsWith(`0, 0, 0, 0, 0, `)+`, manifest, sid FROM sessions WHERE id = ?`, id)
 	var s Session
 	var manifest string
 	var sid int64
@@ -399,8 +413,18 @@ func (db *DB) GetSession(id string) (*Session, error) {
 		s.Status = StatusInterrupted
 	}
 	_ = json.Unmarshal([]byte(manifest), &s.Manifest)
-	if s.Attempts, err = db.attempts(ctx, sid, dead[s.ID]); err != nil {
+	if s.Attempts, err = db.attempts(ctx, sid, dead[s.ID], s.Turns); err != nil {
 		return nil, err
+	}
+	for _, a := range s.Attempts {
+		if u := a.Usage; u != nil {
+			for _, c := range []struct{ sum, n *int64 }{{&s.InputTokens, u.InputTokens}, {&s.OutputTokens, u.OutputTokens},
+				{&s.CacheReadTokens, u.CacheReadTokens}, {&s.CacheWriteTokens, u.CacheWriteTokens}, {&s.ReasoningTokens, u.ReasoningTokens}} {
+				if c.n != nil {
+					*c.sum += *c.n
+				}
+			}
+		}
 	}
 	if s.Calls, err = db.calls(ctx, sid, -1); err != nil {
 		return nil, err
@@ -411,11 +435,83 @@ func (db *DB) GetSession(id string) (*Session, error) {
 	return &s, nil
 }
 
-const attemptColumns = `aid, turn, attempt, protocol, started_at, start_us, method, url, request_headers, request_body, stream,
-	retry_reason, status_code, response_headers, error, state, terminal_status, stop_reason, response_id, response_model,
-	sent_us, first_byte_us, first_event_us, first_text_us, terminal_us, finished_us,
-	input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, provider_usage,
-	raw_events, coalesce(first_seq, 0), coalesce(last_seq, 0)`
+// An attempt's record is read as two columns: its request body, and the
+// rest packed into one text value by SQLite (attemptColumns) — the
+// driver makes several locked calls and an allocation per column and
+// row, which made reading a long session's 1,000 attempts, most of what
+// opening it for replay costs, three times slower over 35 columns.
+// Integers are packed as decimals ending in ',' (nothing for NULL),
+// texts as their length in bytes, ':' and the bytes ('-' for NULL).
+var (
+	attemptInts = []string{"aid", "turn", "attempt", "started_at", "start_us", "stream", "status_code",
+		"sent_us", "first_byte_us", "first_event_us", "first_text_us", "terminal_us", "finished_us",
+		"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+		"raw_events", "first_seq", "last_seq"}
+	attemptTexts = []string{"protocol", "method", "url", "request_headers", "retry_reason", "response_headers", "error",
+		"state", "terminal_status", "stop_reason", "response_id", "response_model", "provider_usage"}
+	attemptColumns = packedColumns(attemptInts, attemptTexts) + ", request_body"
+)
+
+// packedColumns is the SQL expression packing ints and texts: one
+// concat (which reads NULL as empty), not a chain of || that copies the
+// growing value at each step.
+func packedColumns(ints, texts []string) string {
+	var args []string
+	for _, c := range ints {
+		args = append(args, c, "','")
+	}
+	for _, c := range texts {
+		args = append(args, "ifnull(octet_length("+c+") || ':', '-')", c)
+	}
+	return "concat(" + strings.Join(args, ", ") + ")"
+}
+
+// unpacker reads the fields of a packedColumns value in order; the first
+// malformed field sets err.
+type unpacker struct {
+	s   string
+	err error
+}
+
+func (u *unpacker) int() (v int64, ok bool) {
+	i := strings.IndexByte(u.s, ',')
+	if i < 0 {
+		u.fail()
+		return 0, false
+	}
+	f := u.s[:i]
+	u.s = u.s[i+1:]
+	if f == "" {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(f, 10, 64)
+	if err != nil {
+		u.fail()
+	}
+	return v, err == nil
+}
+
+func (u *unpacker) text() (v string, ok bool) {
+	if strings.HasPrefix(u.s, "-") {
+		u.s = u.s[1:]
+		return "", false
+	}
+	i := strings.IndexByte(u.s, ':')
+	n, err := strconv.Atoi(u.s[:max(i, 0)])
+	if i < 0 || err != nil || n < 0 || n > len(u.s)-i-1 {
+		u.fail()
+		return "", false
+	}
+	v, u.s = u.s[i+1:i+1+n], u.s[i+1+n:]
+	return v, true
+}
+
+func (u *unpacker) fail() {
+	if u.err == nil {
+		u.err = fmt.Errorf("malformed packed record at %q", u.s[:min(len(u.s), 20)])
+	}
+	u.s = ""
+}
 
 type attemptRow struct {
 	aid int64
@@ -424,54 +520,90 @@ type attemptRow struct {
 
 func scanAttempt(sc interface{ Scan(...any) error }) (attemptRow, error) {
 	var a attemptRow
-	var started, startUS int64
-	var reqH, respH string
-	var marks [6]sql.NullInt64
-	var usage [5]sql.NullInt64
-	var providerUsage sql.NullString
-	err := sc.Scan(&a.aid, &a.Turn, &a.Attempt.Attempt, &a.Protocol, &started, &startUS, &a.Method, &a.URL, &reqH, &a.RequestBody,
-		&a.Stream, &a.RetryReason, &a.StatusCode, &respH, &a.Error, &a.State, &a.TerminalStatus, &a.StopReason,
-		&a.ResponseID, &a.ResponseModel, &marks[0], &marks[1], &marks[2], &marks[3], &marks[4], &marks[5],
-		&usage[0], &usage[1], &usage[2], &usage[3], &usage[4], &providerUsage, &a.RawEvents, &a.FirstSeq, &a.LastSeq)
-	if err != nil {
+	var packed string
+	var body []byte // scanned apart: &a.RequestBody would move all of a to the heap
+	if err := sc.Scan(&packed, &body); err != nil {
 		return a, err
 	}
-	a.StartedAt = time.UnixMilli(started)
-	a.Start = time.Duration(startUS) * time.Microsecond
-	_ = json.Unmarshal([]byte(reqH), &a.RequestHeader)
-	_ = json.Unmarshal([]byte(respH), &a.ResponseHeader)
-	dst := []**time.Duration{&a.Timings.Sent, &a.Timings.FirstByte, &a.Timings.FirstEvent, &a.Timings.FirstText, &a.Timings.Terminal, &a.Timings.Finished}
-	for i, m := range marks {
-		if m.Valid {
-			d := time.Duration(m.Int64) * time.Microsecond
-			*dst[i] = &d
+	a.RequestBody = body
+	u := unpacker{s: packed}
+	var n [21]int64
+	var null [21]bool
+	for i := range n {
+		var ok bool
+		n[i], ok = u.int()
+		null[i] = !ok
+	}
+	var t [13]string
+	var providerUsage bool
+	for i := range t {
+		t[i], providerUsage = u.text()
+	}
+	if u.err != nil {
+		return a, fmt.Errorf("attempt record: %w", u.err)
+	}
+	a.aid, a.Turn, a.Attempt.Attempt = n[0], int(n[1]), int(n[2])
+	a.StartedAt = time.UnixMilli(n[3])
+	a.Start = time.Duration(n[4]) * time.Microsecond
+	a.Stream, a.StatusCode = n[5] != 0, int(n[6])
+	a.RawEvents, a.FirstSeq, a.LastSeq = int(n[18]), int(n[19]), int(n[20])
+	a.Protocol, a.Method, a.URL, a.RetryReason, a.Error = t[0], t[1], t[2], t[4], t[6]
+	a.State, a.TerminalStatus, a.StopReason = Status(t[7]), adapters.Status(t[8]), adapters.StopReason(t[9])
+	a.ResponseID, a.ResponseModel = t[10], t[11]
+	a.RequestHeader = decodeHeader(t[3])
+	a.ResponseHeader = decodeHeader(t[5])
+	// The marks and the usage point into one array each rather than one
+	// allocation a field.
+	marks := new([6]time.Duration)
+	for i, dst := range []**time.Duration{&a.Timings.Sent, &a.Timings.FirstByte, &a.Timings.FirstEvent, &a.Timings.FirstText,
+		&a.Timings.Terminal, &a.Timings.Finished} {
+		if !null[7+i] {
+			marks[i] = time.Duration(n[7+i]) * time.Microsecond
+			*dst = &marks[i]
 		}
 	}
-	has := false
-	u := &adapters.Usage{}
-	for i, p := range []**int64{&u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &u.ReasoningTokens} {
-		if usage[i].Valid {
-			*p = adapters.Int(usage[i].Int64)
-			has = true
+	if !providerUsage && !slices.Contains(null[13:18], false) {
+		return a, nil // no usage reported
+	}
+	u2 := &adapters.Usage{}
+	tokens := new([5]int64)
+	for i, p := range []**int64{&u2.InputTokens, &u2.OutputTokens, &u2.CacheReadTokens, &u2.CacheWriteTokens, &u2.ReasoningTokens} {
+		if !null[13+i] {
+			tokens[i] = n[13+i]
+			*p = &tokens[i]
 		}
 	}
-	if providerUsage.Valid {
-		u.ProviderUsage = json.RawMessage(providerUsage.String)
-		has = true
+	if providerUsage {
+		u2.ProviderUsage = json.RawMessage(t[12])
 	}
-	if has {
-		a.Usage = u
-	}
+	a.Usage = u2
 	return a, nil
 }
 
-func (db *DB) attemptRows(ctx context.Context, sid int64, interrupted bool) ([]attemptRow, error) {
-	rows, err := db.sql.QueryContext(ctx, `SELECT `+attemptColumns+` FROM attempts WHERE sid = ? ORDER BY aid`, sid)
+// decodeHeader decodes a stored header map; "{}", what most records hold,
+// without the JSON decoder.
+func decodeHeader(s string) http.Header {
+	if s == "{}" {
+		return http.Header{}
+	}
+	var h http.Header
+	_ = json.Unmarshal([]byte(s), &h)
+	return h
+}
+
+// attempts reads a session's attempts in the order they were recorded;
+// hint is how many there may be (its turns).
+func (db *DB) attempts(ctx context.Context, sid int64, interrupted bool, hint int) ([]Attempt, error) {
+	// In the order of the (sid, turn, attempt) index, put in aid order
+	// here: ORDER BY aid made SQLite copy every row into a temporary
+	// b-tree and sort it first, a third of the read.
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+attemptColumns+` FROM attempts WHERE sid = ? ORDER BY turn, attempt`, sid)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []attemptRow
+	out := make([]Attempt, 0, hint)
+	aids := make([]int64, 0, hint)
 	for rows.Next() {
 		a, err := scanAttempt(rows)
 		if err != nil {
@@ -480,18 +612,22 @@ func (db *DB) attemptRows(ctx context.Context, sid int64, interrupted bool) ([]a
 		if interrupted && a.State == StatusRunning {
 			a.State = StatusInterrupted
 		}
-		out = append(out, a)
+		out, aids = append(out, a.Attempt), append(aids, a.aid)
 	}
-	return out, rows.Err()
-}
-
-func (db *DB) attempts(ctx context.Context, sid int64, interrupted bool) ([]Attempt, error) {
-	rows, err := db.attemptRows(ctx, sid, interrupted)
-	out := make([]Attempt, len(rows))
-	for i, r := range rows {
-		out[i] = r.Attempt
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
-	return out, err
+	if !slices.IsSorted(aids) { // a turn recorded after a later one
+		byAid := make([]attemptRow, len(out))
+		for i := range out {
+			byAid[i] = attemptRow{aids[i], out[i]}
+		}
+		slices.SortFunc(byAid, func(a, b attemptRow) int { return cmp.Compare(a.aid, b.aid) })
+		for i, r := range byAid {
+			out[i] = r.Attempt
+		}
+	}
+	return out, nil
 }
 
 // calls reads the tool calls as they stood after entry upto (-1: all).
@@ -661,8 +797,72 @@ func (e Entry) Canonical() (ev adapters.Event, ok bool, err error) {
 	if e.Event == nil || e.Attempt == 0 {
 		return ev, false, nil
 	}
+	if ev, ok := decodePlainEvent(e.Event); ok {
+		return ev, true, nil
+	}
 	err = json.Unmarshal(e.Event, &ev)
 	return ev, err == nil, err
+}
+
+// plainKeys are the string fields appendPlainEvents writes after seq and
+// type, in its order.
+var plainKeys = [...]string{`,"response_id":"`, `,"model":"`, `,"item_id":"`, `,"kind":"`, `,"call_id":"`, `,"name":"`,
+	`,"delta":"`, `,"final":"`, `,"signature":"`, `,"status":"`, `,"stop_reason":"`, `,"provider_stop_reason":"`,
+	`,"raw_type":"`, `,"detail":"`}
+
+// decodePlainEvent reads an event appendPlainEvents wrote, whose strings
+// hold no escape, without the JSON decoder: a replay decodes every entry
+// it folds, nearly all of them deltas. ok is false for anything else,
+// for json.Unmarshal.
+func decodePlainEvent(b []byte) (ev adapters.Event, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"seq":`))
+	if !ok {
+		return ev, false
+	}
+	n := 0
+	for ; n < len(rest) && n < 18 && rest[n] >= '0' && rest[n] <= '9'; n++ {
+		ev.Seq = ev.Seq*10 + int(rest[n]-'0')
+	}
+	if n == 0 {
+		return ev, false
+	}
+	str := func(key string) (string, bool) {
+		r, ok := bytes.CutPrefix(rest, []byte(key))
+		if !ok {
+			return "", false
+		}
+		i := bytes.IndexByte(r, '"')
+		if i < 0 || bytes.IndexByte(r[:i], '\\') >= 0 {
+			return "", false
+		}
+		rest = r[i+1:]
+		return string(r[:i]), true
+	}
+	rest = rest[n:]
+	t, ok := str(`,"type":"`)
+	if !ok {
+		return ev, false
+	}
+	ev.Type = adapters.EventType(t)
+	var f [len(plainKeys)]string
+	for i, key := range plainKeys {
+		if bytes.HasPrefix(rest, []byte(key)) {
+			if f[i], ok = str(key); !ok {
+				return ev, false
+			}
+			if i == 7 {
+				final := f[i]
+				ev.Final = &final
+			}
+		}
+	}
+	if string(rest) != "}" {
+		return ev, false // another field, an escape, or not this form
+	}
+	ev.ResponseID, ev.Model, ev.ItemID, ev.Kind, ev.CallID, ev.Name, ev.Delta = f[0], f[1], f[2], f[3], f[4], f[5], f[6]
+	ev.Signature, ev.Status, ev.StopReason, ev.ProviderStopReason = f[8], adapters.Status(f[9]), adapters.StopReason(f[10]), f[11]
+	ev.RawType, ev.Detail = f[12], f[13]
+	return ev, true
 }
 
 // Decision decodes a decision entry (Type EntryDecision).
@@ -818,10 +1018,12 @@ type stepIter struct {
 	canonical bool // decode events into storedStep.decoded
 	elems     [][]byte
 	raws      []adapters.RawEvent
-	first     int // raw_index of raws[0]
-	i         int
-	cur       storedStep
-	err       error
+	// stepsBuf and rawsBuf hold the decompressed chunk.
+	stepsBuf, rawsBuf []byte
+	first             int // raw_index of raws[0]
+	i                 int
+	cur               storedStep
+	err               error
 }
 
 func (db *DB) iterSteps(ctx context.Context, sid int64, from int, aid int64, withRaw bool) (*stepIter, error) {
@@ -845,7 +1047,11 @@ func (db *DB) iterSteps(ctx context.Context, sid int64, from int, aid int64, wit
 	if err != nil {
 		return nil, err
 	}
-	return &stepIter{rows: rows, from: from, withRaw: withRaw}, nil
+	it := &stepIter{rows: rows, from: from, withRaw: withRaw}
+	if b, ok := chunkBufs.Get().(*[2][]byte); ok {
+		it.stepsBuf, it.rawsBuf = b[0], b[1]
+	}
+	return it, nil
 }
 
 // sessionSteps walks all the steps of the session id, raw events included.
@@ -856,6 +1062,58 @@ func (db *DB) sessionSteps(id string) (*stepIter, error) {
 		return nil, err
 	}
 	return db.iterSteps(ctx, sid, 1, 0, true)
+}
+
+// decodeStep reads a step in the form writeStep writes, without the JSON
+// decoder, which was most of what folding a replay's entries cost; false
+// for any other form (the export's, with its raw event inline), for
+// json.Unmarshal. Its events are one copy of the step's bytes, split, as
+// the decoder would copy them, so no entry keeps a whole chunk alive.
+func decodeStep(b []byte, s *storedStep) bool {
+	var v [5]int64
+	rest := b
+	for i, key := range []string{`{"seq":`, `,"turn":`, `,"attempt":`, `,"offset_us":`, `,"raw_index":`} {
+		r, ok := bytes.CutPrefix(rest, []byte(key))
+		if !ok {
+			if i == 4 {
+				v[i] = -1 // no raw event
+				break
+			}
+			return false
+		}
+		neg := len(r) > 0 && r[0] == '-'
+		n := 0
+		if neg {
+			n = 1
+		}
+		start := n
+		for ; n < len(r) && r[n] >= '0' && r[n] <= '9' && n-start < 18; n++ {
+			v[i] = v[i]*10 + int64(r[n]-'0')
+		}
+		if n == start {
+			return false
+		}
+		if neg {
+			v[i] = -v[i]
+		}
+		rest = r[n:]
+	}
+	arr, ok := bytes.CutPrefix(rest, []byte(`,"events":`))
+	if !ok || len(arr) < 3 || arr[0] != '[' || !bytes.HasSuffix(arr, []byte("]}")) {
+		return false
+	}
+	*s = storedStep{Seq: int(v[0]), Turn: int(v[1]), Attempt: int(v[2]), OffsetUS: v[3]}
+	if v[4] >= 0 {
+		ri := int(v[4])
+		s.RawIndex = &ri
+	}
+	if parts := splitArray(slices.Clone(arr[:len(arr)-1])); len(parts) > 0 {
+		s.Events = make([]json.RawMessage, len(parts))
+		for i, p := range parts {
+			s.Events[i] = p
+		}
+	}
+	return true
 }
 
 // next returns the next step, or nil at the end or on error (see err). The
@@ -881,8 +1139,10 @@ func (it *stepIter) next() *storedStep {
 				it.cur.Seq, it.cur.decoded = cs.Seq, cs.Events
 				return &it.cur
 			}
-			if it.err = json.Unmarshal(e, &it.cur); it.err != nil {
-				return nil
+			if !decodeStep(e, &it.cur) {
+				if it.err = json.Unmarshal(e, &it.cur); it.err != nil {
+					return nil
+				}
 			}
 			if it.withRaw && it.cur.RawIndex != nil {
 				k := *it.cur.RawIndex - it.first
@@ -905,11 +1165,19 @@ func (it *stepIter) next() *storedStep {
 		if it.err = it.rows.Scan(&steps, &it.first, &raws, &codec); it.err != nil {
 			return nil
 		}
-		if steps, it.err = decodeChunkColumn(steps, codec); it.err != nil {
+		// Decompressed into the iterator's buffers, reused chunk after
+		// chunk: what a step or raw event keeps is copied out of them.
+		if steps, it.err = decodeChunkInto(it.stepsBuf, steps, codec); it.err != nil {
 			return nil
 		}
-		if raws, it.err = decodeChunkColumn(raws, codec); it.err != nil {
+		if raws, it.err = decodeChunkInto(it.rawsBuf, raws, codec); it.err != nil {
 			return nil
+		}
+		if codec != codecPlain {
+			it.stepsBuf = steps
+			if raws != nil {
+				it.rawsBuf = raws
+			}
 		}
 		it.elems, it.i = splitArray(steps), 0
 		if it.withRaw && raws != nil {
@@ -922,8 +1190,18 @@ func (it *stepIter) next() *storedStep {
 
 func (it *stepIter) close() error {
 	it.rows.Close()
+	if it.stepsBuf != nil || it.rawsBuf != nil {
+		chunkBufs.Put(&[2][]byte{it.stepsBuf, it.rawsBuf})
+		it.stepsBuf, it.rawsBuf, it.elems = nil, nil, nil
+	}
 	return it.err
 }
+
+// chunkBufs are the buffers iterators decompress chunks into (*[2][]byte:
+// steps, raws), passed from one to the next: a jump reads a chunk or two
+// with each of several iterators, and a new buffer each time was a
+// sixth of what it allocated.
+var chunkBufs sync.Pool
 
 // Events returns up to limit timeline entries of a session starting at
 // entry from (1-based), reading only the chunks that hold them.

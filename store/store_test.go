@@ -582,3 +582,100 @@ func TestEntryDecoders(t *testing.T) {
 		t.Errorf("a canonical event decoded as a decision")
 	}
 }
+
+// TestGetSessionAttemptRecords reads back attempts whose texts hold what
+// the packed read separates fields with (',', ':', '-', digits),
+// multibyte text and a body with a NUL byte, with and without usage and
+// timings, recorded out of turn order: each field as written, in the
+// order written.
+func TestGetSessionAttemptRecords(t *testing.T) {
+	db, _ := openTemp(t)
+	w, err := db.CreateSession(refundMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte("{\"q\":\"退款\x00,12:-\"}")
+	rec, err := w.StartAttempt(2, AttemptMeta{Method: "POST", URL: "http://h/v1/x?a=1,2:3", Body: body, Stream: true,
+		Header: http.Header{"X-Note": {"1:-,退"}}, RetryReason: "-3:, Retry-After 1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Response(429, http.Header{"Retry-After": {"1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Finish(errors.New("12:34 - 限流, again")); err != nil {
+		t.Fatal(err)
+	}
+	rec, err = w.StartAttempt(1, AttemptMeta{Method: "GET", URL: "http://h/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := refundStream()
+	for _, st := range l.steps {
+		if err := rec.Append(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.Finish(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Finish(StatusDone); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.GetSession(w.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Attempts) != 2 || s.Attempts[0].Turn != 2 || s.Attempts[1].Turn != 1 {
+		t.Fatalf("attempts %+v, want turn 2's then turn 1's", s.Attempts)
+	}
+	a := s.Attempts[0]
+	if a.Method != "POST" || a.URL != "http://h/v1/x?a=1,2:3" || !bytes.Equal(a.RequestBody, body) || !a.Stream ||
+		a.RequestHeader.Get("X-Note") != "1:-,退" || a.RetryReason != "-3:, Retry-After 1s" || a.StatusCode != 429 ||
+		a.ResponseHeader.Get("Retry-After") != "1" || a.Error != "12:34 - 限流, again" || a.State != StatusFailed ||
+		a.Usage != nil || a.Timings.FirstEvent != nil || a.Timings.Finished == nil || a.FirstSeq != 0 || a.Attempt != 1 {
+		t.Errorf("failed attempt %+v", a)
+	}
+	b := s.Attempts[1]
+	if b.Method != "GET" || b.RequestBody != nil || b.Stream || b.Error != "" || b.State != StatusDone || b.ResponseID != "resp_1" ||
+		b.Usage == nil || *b.Usage.OutputTokens != 45 || b.Usage.CacheWriteTokens != nil || string(b.Usage.ProviderUsage) != `{"input_tokens":25}` ||
+		b.Timings.FirstEvent == nil || b.FirstSeq != 1 || b.LastSeq == 0 || b.RawEvents != len(l.steps)-1 {
+		t.Errorf("done attempt %+v", b)
+	}
+	if s.InputTokens != 25 || s.OutputTokens != 45 || s.CacheReadTokens != 5 || s.ReasoningTokens != 3 || s.CacheWriteTokens != 0 {
+		t.Errorf("session tokens %d %d %d %d %d", s.InputTokens, s.OutputTokens, s.CacheReadTokens, s.CacheWriteTokens, s.ReasoningTokens)
+	}
+}
+
+// TestDecodeStep reads steps as writeStep writes them exactly as the JSON
+// decoder does, and leaves any other form (the export's, with its raw
+// event inline) to it.
+func TestDecodeStep(t *testing.T) {
+	for _, op := range []stepOp{
+		{seq: 1, turn: 1, attempt: 1, offsetUS: 20, rawIndex: 0,
+			events: []byte(`[{"type":"text.delta","delta":"退款 ]}{\"x\":[1]}"},{"type":"usage","usage":{"input_tokens":5}}]`)},
+		{seq: 1234567, turn: 999, attempt: 3, offsetUS: 98765432101, rawIndex: -1},
+		{seq: 7, turn: 0, attempt: 0, offsetUS: 0, rawIndex: 12, events: []byte(`[{"type":"decision","args":{"a":"}"}}]`)},
+	} {
+		var buf bytes.Buffer
+		writeStep(&buf, &op)
+		var got, want storedStep
+		if !decodeStep(buf.Bytes(), &got) {
+			t.Fatalf("decodeStep refused %s", buf.Bytes())
+		}
+		if err := json.Unmarshal(buf.Bytes(), &want); err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Events) == 0 {
+			want.Events = nil
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\ngot  %+v\nwant %+v", buf.Bytes(), got, want)
+		}
+		buf.Reset()
+		writeStepJSON(&buf, &op, true)
+		if op.rawIndex >= 0 && decodeStep(buf.Bytes(), &got) {
+			t.Errorf("decodeStep read the export's form %s", buf.Bytes())
+		}
+	}
+}

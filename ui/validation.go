@@ -278,8 +278,8 @@ func (p *validationPanel) regeneration(st *session.State) []string {
 // cost prices each turn's usage from the embedded model table, with the
 // table's label and date: an estimate, never the bill.
 func (p *validationPanel) cost(st *session.State) []string {
-	var sums []adapters.Summary
-	var turns []int
+	sums := make([]adapters.Summary, 0, len(st.Turns)) // a long replay has 1,000s
+	turns := make([]int, 0, len(st.Turns))
 	for _, t := range st.Turns {
 		if t.Summary == nil && t.Usage == nil {
 			continue
