@@ -216,19 +216,23 @@ var simEchoed = map[string]string{
 // simEcho reads the echoed members from the request body (checked
 // already), compacted: an event's data is one line. text gains the
 // default verbosity, and reasoning is the default with the request's
-// effort and summary. One pass (wire.Members): this runs for every response.
+// effort and summary. This runs for every response.
 func simEcho(body []byte) map[string]string {
 	echo := make(map[string]string, len(simEchoed)+1)
 	for k, v := range simEchoed {
 		echo[k] = v
 	}
 	effort, summary := `"medium"`, `"auto"`
-	wire.Members(wire.View(body), func(key, raw string) {
+	// The body passed CheckRequest: its members are found, not validated
+	// again.
+	top, _ := wire.Value{Raw: strings.TrimSpace(wire.View(body))}.Members()
+	for i, key := range top.Keys {
+		raw := top.Vals[i].Raw
 		if _, ok := simEchoed[key]; ok && raw != "null" {
 			echo[key] = simCompactRaw(raw)
 		}
 		if key == "reasoning" {
-			r, _ := wire.Value{Raw: raw}.Members()
+			r, _ := top.Vals[i].Members()
 			if e := r.Get("effort"); e.Kind() == wire.KindString {
 				effort = e.Raw
 			}
@@ -236,7 +240,7 @@ func simEcho(body []byte) map[string]string {
 				summary = s.Raw
 			}
 		}
-	})
+	}
 	if text := echo["text"]; strings.HasPrefix(text, "{") && !gjson.Get(text, "verbosity").Exists() {
 		sep := ","
 		if len(gjson.Parse(text).Map()) == 0 {
