@@ -102,7 +102,15 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 	st := p.render(t, o)
 	frag := o.Fragmenter()
 	c := p.newChunker(st, o)
-	var out []adapters.WireEvent
+	// Each item's fragments first, so the events are counted and stored
+	// in one array (a stream is hundreds of them).
+	frags := make([][]string, len(st.items))
+	n := 4
+	for i, it := range st.items {
+		frags[i] = frag(it.text)
+		n += len(frags[i]) + 1
+	}
+	out := make([]adapters.WireEvent, 0, n)
 	emit := func(ph adapters.Phase, data string) {
 		out = append(out, adapters.WireEvent{Data: data, Phase: ph})
 	}
@@ -130,7 +138,7 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 	for i, it := range items {
 		switch it.kind {
 		case adapters.KindReasoning:
-			for _, f := range frag(it.text) {
+			for _, f := range frags[i] {
 				delta(adapters.PhaseReasoning, `{"content":null,"reasoning_content":`+adapters.JSONString(f)+`}`)
 			}
 		case adapters.KindMessage:
@@ -138,18 +146,18 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 			if st.thinks {
 				after = `,"reasoning_content":null`
 			}
-			for _, f := range frag(it.text) {
+			for _, f := range frags[i] {
 				delta(adapters.PhaseText, `{"content":`+adapters.JSONString(f)+after+`}`)
 			}
 		case adapters.KindRefusal:
-			for _, f := range frag(it.text) {
+			for _, f := range frags[i] {
 				delta(adapters.PhaseText, `{"refusal":`+adapters.JSONString(f)+`}`)
 			}
 		case adapters.KindToolCall:
 			if i > 0 || p.deepseek {
 				delta(adapters.PhaseStart, `{"tool_calls":[`+callStart(it)+`]}`)
 			}
-			for _, f := range frag(it.text) {
+			for _, f := range frags[i] {
 				delta(adapters.PhaseArgs, `{"tool_calls":[`+callArgs(it.index, f)+`]}`)
 			}
 		}

@@ -15,7 +15,15 @@ import (
 func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
 	st := simRender(t, o)
 	frag := o.Fragmenter()
-	var out []adapters.WireEvent
+	// Each item's fragments first, so the events are counted and stored
+	// in one array (a stream is hundreds of them).
+	frags := make([][]string, len(st.items))
+	n := 4
+	for i, x := range st.items {
+		frags[i] = frag(x.text)
+		n += len(frags[i]) + 8
+	}
+	out := make([]adapters.WireEvent, 0, n)
 	ev := func(typ string, ph adapters.Phase, members ...simMember) {
 		out = append(out, adapters.WireEvent{Event: typ, Data: simEnvelope(typ, len(out), members...), Phase: ph})
 	}
@@ -34,7 +42,7 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 			if x.text != "" {
 				si := simMember{"summary_index", "0"}
 				ev("response.reasoning_summary_part.added", adapters.PhaseStart, item, idx, si, simMember{"part", `{"type":"summary_text","text":""}`})
-				for _, d := range frag(x.text) {
+				for _, d := range frags[i] {
 					ev("response.reasoning_summary_text.delta", adapters.PhaseReasoning, simMember{"delta", adapters.JSONString(d)}, item, obf(d), idx, si)
 				}
 				ev("response.reasoning_summary_text.done", adapters.PhaseItemDone, item, idx, si, simMember{"text", adapters.JSONString(x.text)})
@@ -42,7 +50,7 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 					simMember{"part", `{"type":"summary_text","text":` + adapters.JSONString(x.text) + `}`})
 			}
 		case adapters.KindToolCall:
-			for _, d := range frag(x.text) {
+			for _, d := range frags[i] {
 				ev("response.function_call_arguments.delta", adapters.PhaseArgs, simMember{"delta", adapters.JSONString(d)}, item, obf(d), idx)
 			}
 			ev("response.function_call_arguments.done", adapters.PhaseItemDone, simMember{"arguments", adapters.JSONString(x.text)}, item,
@@ -50,7 +58,7 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		case adapters.KindRefusal:
 			ci := simMember{"content_index", "0"}
 			ev("response.content_part.added", adapters.PhaseStart, ci, item, idx, simMember{"part", simRefusalPart("")})
-			for _, d := range frag(x.text) {
+			for _, d := range frags[i] {
 				ev("response.refusal.delta", adapters.PhaseText, ci, simMember{"delta", adapters.JSONString(d)}, item, obf(d), idx)
 			}
 			ev("response.refusal.done", adapters.PhaseItemDone, ci, item, idx, simMember{"refusal", adapters.JSONString(x.text)})
@@ -58,7 +66,7 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		default:
 			ci := simMember{"content_index", "0"}
 			ev("response.content_part.added", adapters.PhaseStart, ci, item, idx, simMember{"part", simOutputText("")})
-			for _, d := range frag(x.text) {
+			for _, d := range frags[i] {
 				ev("response.output_text.delta", adapters.PhaseText, ci, simMember{"delta", adapters.JSONString(d)}, item,
 					simMember{"logprobs", "[]"}, obf(d), idx)
 			}
