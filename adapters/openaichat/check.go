@@ -103,7 +103,9 @@ func (o jobj) get(k string) jval {
 func (o jobj) has(k string) bool { return slices.Contains(o.keys, k) }
 
 func readObject(s string, start int) jobj {
-	var o jobj
+	// Request objects rarely have more than eight members: one allocation
+	// each for keys and values, not one per doubling.
+	o := jobj{keys: make([]string, 0, 8), vals: make([]jval, 0, 8)}
 	m := membersAt(s, start)
 	for {
 		k, ok := m.key()
@@ -124,7 +126,7 @@ func readObject(s string, start int) jobj {
 }
 
 func readArray(s string, v jval) []jval {
-	var out []jval
+	out := make([]jval, 0, 8)
 	e := elementsAt(s, v.start)
 	for e.start() {
 		vs := e.i
