@@ -26,6 +26,7 @@ type Step struct {
 type Stream struct {
 	protocol Protocol
 	dec      Decoder
+	adec     AppendDecoder // dec, when it is one
 	red      *Reducer
 	seenIDs  map[string]struct{}
 	raws     int
@@ -33,7 +34,9 @@ type Stream struct {
 
 // NewStream starts decoding one response of protocol p.
 func NewStream(p Protocol) *Stream {
-	return &Stream{protocol: p, dec: p.NewDecoder(), red: NewReducer(p.Name())}
+	s := &Stream{protocol: p, dec: p.NewDecoder(), red: NewReducer(p.Name())}
+	s.adec, _ = s.dec.(AppendDecoder)
+	return s
 }
 
 // Feed decodes one raw event. An event whose SSE id was already seen is a
@@ -48,6 +51,9 @@ func (s *Stream) Feed(raw RawEvent) []Event {
 			return s.red.Apply([]Event{Diag(DiagDuplicateEvent, fmt.Sprintf("event id %q seen before; dropped", raw.ID))})
 		}
 		s.seenIDs[raw.ID] = struct{}{}
+	}
+	if s.adec != nil {
+		return s.red.applyOwned(s.adec.DecodeAppend(s.red.region(), raw))
 	}
 	return s.red.Apply(s.dec.Decode(raw))
 }

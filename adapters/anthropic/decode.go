@@ -99,9 +99,19 @@ func (d *EventDecoder) Decode(raw adapters.RawEvent) []adapters.Event {
 // (adapters.Stream hands it straight to the Reducer, which copies it).
 // Callers that keep events must copy them.
 func (d *EventDecoder) DecodeEvent(name, data string) []adapters.Event {
+	return d.decodeEvent(name, data, d.scratch[:0])
+}
+
+// DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
+func (d *EventDecoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
+	return d.decodeEvent(raw.Event, raw.Data, dst)
+}
+
+// decodeEvent is DecodeEvent with the hot path's events built in hot.
+func (d *EventDecoder) decodeEvent(name, data string, hot []adapters.Event) []adapters.Event {
 	if name == "content_block_delta" || name == "" {
 		if index, dtype, key, value, ok := fastDelta(data); ok && deltaKey[dtype] == key {
-			return d.applyDelta(index, dtype, value, d.scratch[:0])
+			return d.applyDelta(index, dtype, value, hot)
 		}
 	}
 	if !wire.Valid(data) {

@@ -75,6 +75,15 @@ type decoder struct {
 	extraCandidates bool
 }
 
+// DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
+func (d *decoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
+	own := d.out
+	d.out = dst
+	out := d.Decode(raw)
+	d.out = own[:0]
+	return out
+}
+
 // Decode handles one SSE event: one GenerateContentResponse chunk.
 func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
 	d.out = d.out[:0]

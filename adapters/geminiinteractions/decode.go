@@ -42,6 +42,15 @@ type decoder struct {
 
 func (d *decoder) emit(ev adapters.Event) { d.out = append(d.out, ev) }
 
+// DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
+func (d *decoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
+	own := d.out
+	d.out = dst
+	out := d.Decode(raw)
+	d.out = own[:0]
+	return out
+}
+
 // Decode handles one SSE event. The event's kind is the data's event_type
 // (the SSE event name says the same; `event: done` carries [DONE]).
 func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {

@@ -80,6 +80,11 @@ func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
 	return out
 }
 
+// DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
+func (d *decoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
+	return d.chunk(raw.Data, dst)
+}
+
 func (d *decoder) chunk(data string, out []adapters.Event) []adapters.Event {
 	if isDone(data) {
 		return d.done()

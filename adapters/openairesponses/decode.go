@@ -80,6 +80,15 @@ func newDecoder() *decoder {
 // emit appends ev to the current event's output.
 func (d *decoder) emit(ev adapters.Event) { d.out = append(d.out, ev) }
 
+// DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
+func (d *decoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
+	own := d.out
+	d.out = dst
+	out := d.Decode(raw)
+	d.out = own[:0]
+	return out
+}
+
 // Decode handles one SSE event. It decodes by the JSON `type`, not the SSE
 // event name, as the SDKs do (protocols.md §1.1). The returned slice is
 // reused by the next call, as adapters.Decoder allows: Stream hands it to
