@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unsafe"
 )
 
 // ItemState is where an output item (a lane) stands.
@@ -296,7 +297,10 @@ func (r *Reducer) close(it *Item, ev *Event, out []Event) []Event {
 	if ev.Name != "" && it.Name == "" {
 		it.Name = ev.Name
 	}
-	it.Text = string(it.buf)
+	// The text shares buf's bytes: a closed item's buf is never written
+	// again (deltas after the close are refused, close comes once), and
+	// copying every item's whole text was a copy of most of the stream.
+	it.Text = unsafe.String(unsafe.SliceData(it.buf), len(it.buf))
 	it.State = ItemClosed
 	out = r.emit(out, ev)
 	it.DoneSeq = r.seq
@@ -325,11 +329,31 @@ func parseArguments(raw []byte) (json.RawMessage, string) {
 	if trimmed[0] != '{' {
 		return nil, "arguments are JSON but not an object"
 	}
+	if compact(trimmed) { // as models send them: Compact would copy them unchanged
+		return bytes.Clone(trimmed), ""
+	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, trimmed); err != nil {
 		return nil, "arguments are not valid JSON"
 	}
 	return b.Bytes(), ""
+}
+
+// compact reports whether valid JSON b has no white space outside its
+// strings, the only bytes json.Compact removes.
+func compact(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case in && c == '\\':
+			i++ // the escaped byte, which may be a quote
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // End is called when the input ends. Without a terminal it reports the
