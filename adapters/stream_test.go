@@ -20,7 +20,8 @@ func (c copying) NewDecoder() adapters.Decoder {
 
 // A Stream numbers an AppendDecoder's events in place. Every event of
 // every step must be what the copying path gives, and stay so after the
-// steps that follow it (a step's events are the caller's to keep).
+// steps that follow it (a step's events are the caller's to keep); with
+// ReuseEvents, each step's events as they are during the step.
 func TestStreamInPlaceAgreesWithCopy(t *testing.T) {
 	for _, name := range registry.Protocols {
 		t.Run(name, func(t *testing.T) {
@@ -33,10 +34,16 @@ func TestStreamInPlaceAgreesWithCopy(t *testing.T) {
 			body := adapterstest.SSE(sim.StreamEvents(turn, adapters.ResponseOptions{Model: "m", Seed: 3, IncludeUsage: true}), sim.LineEnd())
 			// Events after the terminal and a cut are on the general path too.
 			body = append(body, body[:len(body)/3]...)
-			decode := func(p adapters.Protocol) ([][]adapters.Event, adapters.Summary) {
+			decode := func(p adapters.Protocol, reuse bool) ([][]adapters.Event, adapters.Summary) {
 				st := adapters.NewStream(p)
+				if reuse {
+					st.ReuseEvents()
+				}
 				var steps [][]adapters.Event
 				if err := adapters.ReadStream(p, st, bytes.NewReader(body), func(s adapters.Step) error {
+					if reuse {
+						s.Events = append([]adapters.Event{}, s.Events...) // a copy: the storage is reused
+					}
 					steps = append(steps, s.Events)
 					return nil
 				}); err != nil {
@@ -44,10 +51,14 @@ func TestStreamInPlaceAgreesWithCopy(t *testing.T) {
 				}
 				return steps, st.Summary()
 			}
-			got, gotSum := decode(p)
-			want, wantSum := decode(copying{p})
-			if len(got) != len(want) {
-				t.Fatalf("%d steps in place, %d copying", len(got), len(want))
+			got, gotSum := decode(p, false)
+			want, wantSum := decode(copying{p}, false)
+			reused, reusedSum := decode(p, true)
+			if len(got) != len(want) || len(reused) != len(want) {
+				t.Fatalf("%d steps in place, %d copying, %d reusing", len(got), len(want), len(reused))
+			}
+			if !reflect.DeepEqual(reused, want) || !reflect.DeepEqual(reusedSum, wantSum) {
+				t.Fatal("the events or the summary differ when the events' storage is reused")
 			}
 			n := 0
 			for i := range want {
