@@ -39,6 +39,9 @@ type EventDecoder struct {
 	deltaUsage string
 	terminal   bool
 
+	// general turns the fast path off, for the tests that compare the two.
+	general bool
+
 	// scratch backs the result of the hot path (one delta, at most one
 	// event), so that a delta allocates nothing here; see DecodeEvent.
 	scratch [1]adapters.Event
@@ -109,8 +112,8 @@ func (d *EventDecoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent)
 
 // decodeEvent is DecodeEvent with the hot path's events built in hot.
 func (d *EventDecoder) decodeEvent(name, data string, hot []adapters.Event) []adapters.Event {
-	if name == "content_block_delta" || name == "" {
-		if index, dtype, key, value, ok := fastDelta(data); ok && deltaKey[dtype] == key {
+	if !d.general && (name == "content_block_delta" || name == "") {
+		if index, dtype, key, value, ok := fastDelta(data); ok && deltaKey(dtype) == key {
 			return d.applyDelta(index, dtype, value, hot)
 		}
 	}
@@ -299,12 +302,20 @@ func (d *EventDecoder) blockStart(data string, out []adapters.Event) []adapters.
 	return out
 }
 
-// deltaKey is the field that carries each delta type's text.
-var deltaKey = map[string]string{
-	"text_delta":       "text",
-	"thinking_delta":   "thinking",
-	"input_json_delta": "partial_json",
-	"signature_delta":  "signature",
+// deltaKey is the field that carries each delta type's text, "" for
+// other types (a switch: a map lookup hashed the type of every delta).
+func deltaKey(dtype string) string {
+	switch dtype {
+	case "text_delta":
+		return "text"
+	case "thinking_delta":
+		return "thinking"
+	case "input_json_delta":
+		return "partial_json"
+	case "signature_delta":
+		return "signature"
+	}
+	return ""
 }
 
 // delta is the general path for content_block_delta: any valid JSON.
@@ -316,7 +327,7 @@ func (d *EventDecoder) delta(data string, out []adapters.Event) []adapters.Event
 	delta := gjson.Get(data, "delta")
 	dt := delta.Get("type").String()
 	value := ""
-	if k, ok := deltaKey[dt]; ok {
+	if k := deltaKey(dt); k != "" {
 		value = delta.Get(k).String()
 	}
 	return d.applyDelta(idx.Int(), dt, value, out)

@@ -38,6 +38,10 @@ type decoder struct {
 	done       bool
 	// general turns the fast path off, for the tests that compare the two.
 	general bool
+	// hot is the step of the last fast delta, at hotIndex: deltas come in
+	// runs of one step. Set to nil whenever steps changes.
+	hot      *step
+	hotIndex int64
 }
 
 func (d *decoder) emit(ev adapters.Event) { d.out = append(d.out, ev) }
@@ -213,7 +217,7 @@ func (d *decoder) open(index int64, kind adapters.ItemKind, callID, name string)
 			d.emit(adapters.Diag(adapters.DiagConflictingCallID, fmt.Sprintf("function_call step %d has no id; called %s here", index, st.callID)))
 		}
 	}
-	d.steps[index] = st
+	d.steps[index], d.hot = st, nil
 	ev := adapters.Event{Type: adapters.EvItemStarted, ItemID: st.itemID, Kind: string(kind)}
 	if kind == adapters.KindToolCall {
 		ev.CallID, ev.Name = st.callID, name
@@ -232,7 +236,7 @@ func (d *decoder) stepStart(index int64, s gjson.Result) {
 		if d.steps == nil {
 			d.steps = map[int64]*step{}
 		}
-		d.steps[index] = &step{skip: true}
+		d.steps[index], d.hot = &step{skip: true}, nil
 		if typ != "user_input" && typ != "function_result" {
 			d.emit(adapters.Event{Type: adapters.EvUnknown, RawType: "step." + typ})
 		}

@@ -84,7 +84,11 @@ func (d *decoder) decodeFast(data string) bool {
 	if !ok {
 		return false
 	}
-	st := d.steps[index]
+	st := d.hot
+	if st == nil || d.hotIndex != index {
+		st = d.steps[index]
+		d.hot, d.hotIndex = st, index
+	}
 	if st == nil || !st.open || st.skip {
 		return false
 	}
