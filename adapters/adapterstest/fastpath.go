@@ -64,7 +64,7 @@ func StreamRaws(t testing.TB, p adapters.Protocol, turn adapters.ModelTurn) []ad
 // mutations replace one byte of an event to push it off a fast path at
 // every position: JSON's structural bytes, white space, a digit, a letter,
 // a control byte.
-var mutations = []string{`"`, `\`, ` `, `}`, `{`, `,`, `:`, `0`, `x`, "\x01"}
+var mutations = []string{`"`, `\`, ` `, `}`, `{`, `[`, `,`, `:`, `0`, `-`, `.`, `x`, "\x01"}
 
 // SameDecoding feeds raws to two decoders of one protocol, fast (with its
 // fast paths) and general (without), and fails at the first raw event
