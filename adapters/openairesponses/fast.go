@@ -29,13 +29,7 @@ func fastMembers(data string, f *fields) bool {
 	var seen uint16
 	done := false
 	for {
-		k := -1
-		for j, key := range fastKeys {
-			if strings.HasPrefix(data[i:], key) {
-				k = j
-				break
-			}
-		}
+		k := fastKey(data[i:])
 		if k < 0 || seen&(1<<k) != 0 {
 			return false
 		}
@@ -86,4 +80,42 @@ func fastMembers(data string, f *fields) bool {
 			return false
 		}
 	}
+}
+
+// fastKey is the index in fastKeys of the key s starts with, -1 if none:
+// its first letters pick the one candidate (a loop comparing each was
+// most of the reader's time).
+func fastKey(s string) int {
+	if len(s) < 3 {
+		return -1
+	}
+	k := -1
+	switch s[1] {
+	case 't':
+		k = 0
+	case 'c':
+		k = 1
+	case 'd':
+		k = 2
+	case 'i':
+		k = 3
+	case 'l':
+		k = 4
+	case 'o':
+		k = 5
+		if s[2] == 'u' {
+			k = 6
+		}
+	case 's':
+		k = 7
+		if s[2] == 'u' {
+			k = 8
+		}
+	default:
+		return -1
+	}
+	if !strings.HasPrefix(s, fastKeys[k]) {
+		return -1
+	}
+	return k
 }
