@@ -41,6 +41,10 @@ type EventDecoder struct {
 
 	// general turns the fast path off, for the tests that compare the two.
 	general bool
+	// hot is the block of the last delta, at hotIndex: deltas come in
+	// runs of one block. Set to nil whenever blocks changes.
+	hot      *block
+	hotIndex int64
 
 	// scratch backs the result of the hot path (one delta, at most one
 	// event), so that a delta allocates nothing here; see DecodeEvent.
@@ -215,7 +219,7 @@ func (d *EventDecoder) messageStart(data string, out []adapters.Event) []adapter
 		d.started = true
 	} else {
 		// A new API response inside a transcript: block indexes restart.
-		d.blocks = map[int64]*block{}
+		d.blocks, d.hot = map[int64]*block{}, nil
 		d.stopReason, d.deltaUsage = "", ""
 	}
 	d.msgCount++
@@ -256,7 +260,7 @@ func (d *EventDecoder) blockStart(data string, out []adapters.Event) []adapters.
 	cb := gjson.Get(data, "content_block")
 	ct := cb.Get("type").String()
 	b := &block{itemID: d.itemID(i)}
-	d.blocks[i] = b
+	d.blocks[i], d.hot = b, nil
 	switch ct {
 	case "text":
 		b.kind = adapters.KindMessage
@@ -335,7 +339,11 @@ func (d *EventDecoder) delta(data string, out []adapters.Event) []adapters.Event
 
 // applyDelta turns one delta of block index into canonical events.
 func (d *EventDecoder) applyDelta(i int64, dt, value string, out []adapters.Event) []adapters.Event {
-	b := d.blocks[i]
+	b := d.hot
+	if b == nil || d.hotIndex != i {
+		b = d.blocks[i]
+		d.hot, d.hotIndex = b, i
+	}
 	if b != nil && b.kind == "" {
 		return out // a server tool block
 	}
