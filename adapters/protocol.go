@@ -53,6 +53,17 @@ type Decoder interface {
 	Finish() []Event
 }
 
+// An AppendDecoder can build its events where the caller says, so that a
+// Stream numbers them in place instead of copying each into storage of its
+// own (an Event is ~300 bytes; the copy was a fifth of a decode).
+type AppendDecoder interface {
+	Decoder
+	// DecodeAppend is Decode with the events appended to dst (of length
+	// 0). The result belongs to the caller: the decoder keeps no reference
+	// to it or to dst, and never writes to either again.
+	DecodeAppend(dst []Event, raw RawEvent) []Event
+}
+
 // Protocol is one wire format: how a canonical request is encoded for it
 // and how its responses are decoded.
 type Protocol interface {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unsafe"
 )
 
 // ItemState is where an output item (a lane) stands.
@@ -63,6 +64,7 @@ type Reducer struct {
 	// caller's append copies instead of writing into the next region.
 	slab   []Event
 	slabAt int
+	rest   []Event // applyOwned's copy of the events it does not number in place
 }
 
 // slabEvents is the size of one slab: ~18 KB, under the 32 KB above which
@@ -120,11 +122,69 @@ func (r *Reducer) emitDiag(out []Event, kind, detail string) []Event {
 	return r.emit(out, &d)
 }
 
-func (r *Reducer) apply(ev *Event, out []Event) []Event {
-	if r.terminal != nil && ev.Type != EvDiagnostic {
-		return r.emitDiag(out, DiagLateEvent, fmt.Sprintf("%s after the terminal; ignored", describe(ev)))
+// region is where an AppendDecoder builds the events of the next raw
+// event: the free end of the slab, with room for a few events at least.
+func (r *Reducer) region() []Event {
+	if len(r.slab)-r.slabAt < 8 {
+		r.slab, r.slabAt = make([]Event, slabEvents), 0
+	}
+	return r.slab[r.slabAt:r.slabAt]
+}
+
+// applyOwned is Apply for events that are the caller's to change: an
+// AppendDecoder's, built in region() or in an array of their own. Those
+// the rules pass on unchanged (passes) are numbered where they are,
+// instead of being copied into the slab (the copy of a ~300-byte event
+// was a fifth of a decode); from the first other one on, the rest go
+// through apply, from a copy, since its output may outgrow its input.
+func (r *Reducer) applyOwned(evs []Event) []Event {
+	for i := range evs {
+		if r.passes(&evs[i]) {
+			r.seq++
+			evs[i].Seq = r.seq
+			continue
+		}
+		rest := append(r.rest[:0], evs[i:]...)
+		out := evs[:i]
+		for j := range rest {
+			out = r.apply(&rest[j], out)
+		}
+		clear(rest)
+		r.rest = rest[:0]
+		evs = out
+		break
+	}
+	if evs == nil {
+		return r.slab[r.slabAt:r.slabAt:r.slabAt] // empty, not nil, as Apply gives it
+	}
+	if len(evs) > 0 && r.slabAt < len(r.slab) && &evs[0] == &r.slab[r.slabAt] {
+		r.slabAt += len(evs) // built in the region: that part of the slab is taken
+	}
+	return evs[:len(evs):len(evs)]
+}
+
+// passes applies ev when the rules pass it on as it is — a delta of an
+// open item, the start of a new item, response.started — and reports
+// whether it did; otherwise it changes nothing and apply decides.
+func (r *Reducer) passes(ev *Event) bool {
+	if r.terminal != nil {
+		return false
 	}
 	switch ev.Type {
+	case EvTextDelta, EvReasoningDelta, EvRefusalDelta, EvToolArgsDelta:
+		it := r.item(ev.ItemID)
+		if it == nil || it.State != ItemStreaming {
+			return false
+		}
+		it.buf = append(it.buf, ev.Delta...)
+		it.Deltas++
+		return true
+	case EvItemStarted:
+		if r.byID[ev.ItemID] != nil {
+			return false
+		}
+		r.start(ev, r.seq+1)
+		return true
 	case EvResponseStarted:
 		if ev.ResponseID != "" {
 			r.responseID = ev.ResponseID
@@ -132,11 +192,21 @@ func (r *Reducer) apply(ev *Event, out []Event) []Event {
 		if ev.Model != "" {
 			r.model = ev.Model
 		}
-	case EvItemStarted:
-		if it := r.byID[ev.ItemID]; it != nil {
-			return r.emitDiag(out, DiagDuplicateEvent, fmt.Sprintf("item %s started twice", ev.ItemID))
-		}
-		r.start(ev, r.seq+1)
+		return true
+	}
+	return false
+}
+
+func (r *Reducer) apply(ev *Event, out []Event) []Event {
+	if r.passes(ev) {
+		return r.emit(out, ev)
+	}
+	if r.terminal != nil && ev.Type != EvDiagnostic {
+		return r.emitDiag(out, DiagLateEvent, fmt.Sprintf("%s after the terminal; ignored", describe(ev)))
+	}
+	switch ev.Type {
+	case EvItemStarted: // a second start: passes took the first
+		return r.emitDiag(out, DiagDuplicateEvent, fmt.Sprintf("item %s started twice", ev.ItemID))
 	case EvTextDelta, EvReasoningDelta, EvRefusalDelta, EvToolArgsDelta:
 		it := r.item(ev.ItemID)
 		if it == nil {
@@ -227,7 +297,10 @@ func (r *Reducer) close(it *Item, ev *Event, out []Event) []Event {
 	if ev.Name != "" && it.Name == "" {
 		it.Name = ev.Name
 	}
-	it.Text = string(it.buf)
+	// The text shares buf's bytes: a closed item's buf is never written
+	// again (deltas after the close are refused, close comes once), and
+	// copying every item's whole text was a copy of most of the stream.
+	it.Text = unsafe.String(unsafe.SliceData(it.buf), len(it.buf))
 	it.State = ItemClosed
 	out = r.emit(out, ev)
 	it.DoneSeq = r.seq
@@ -256,11 +329,31 @@ func parseArguments(raw []byte) (json.RawMessage, string) {
 	if trimmed[0] != '{' {
 		return nil, "arguments are JSON but not an object"
 	}
+	if compact(trimmed) { // as models send them: Compact would copy them unchanged
+		return bytes.Clone(trimmed), ""
+	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, trimmed); err != nil {
 		return nil, "arguments are not valid JSON"
 	}
 	return b.Bytes(), ""
+}
+
+// compact reports whether valid JSON b has no white space outside its
+// strings, the only bytes json.Compact removes.
+func compact(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case in && c == '\\':
+			i++ // the escaped byte, which may be a quote
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
 }
 
 // End is called when the input ends. Without a terminal it reports the

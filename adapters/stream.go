@@ -26,20 +26,35 @@ type Step struct {
 type Stream struct {
 	protocol Protocol
 	dec      Decoder
+	adec     AppendDecoder // dec, when it is one
 	red      *Reducer
 	seenIDs  map[string]struct{}
 	raws     int
+	reuse    bool // ReuseEvents
 }
 
 // NewStream starts decoding one response of protocol p.
 func NewStream(p Protocol) *Stream {
-	return &Stream{protocol: p, dec: p.NewDecoder(), red: NewReducer(p.Name())}
+	s := &Stream{protocol: p, dec: p.NewDecoder(), red: NewReducer(p.Name())}
+	s.adec, _ = s.dec.(AppendDecoder)
+	return s
 }
+
+// ReuseEvents tells the stream that its caller is done with the events
+// Feed returns (and a ReadStream step's) once it feeds the next raw event,
+// as a caller that writes each step out or only counts is: their storage
+// is then reused for the next raw event's instead of taking new memory,
+// which was most of a decode's allocation. Events the caller keeps must
+// be copied. The Reducer's state (items, summary) is not affected.
+func (s *Stream) ReuseEvents() { s.reuse = true }
 
 // Feed decodes one raw event. An event whose SSE id was already seen is a
 // duplicate: reported, not decoded again.
 func (s *Stream) Feed(raw RawEvent) []Event {
 	s.raws++
+	if s.reuse {
+		s.red.slabAt = 0 // the last raw event's events are done with
+	}
 	if raw.ID != "" {
 		if s.seenIDs == nil {
 			s.seenIDs = map[string]struct{}{}
@@ -48,6 +63,9 @@ func (s *Stream) Feed(raw RawEvent) []Event {
 			return s.red.Apply([]Event{Diag(DiagDuplicateEvent, fmt.Sprintf("event id %q seen before; dropped", raw.ID))})
 		}
 		s.seenIDs[raw.ID] = struct{}{}
+	}
+	if s.adec != nil {
+		return s.red.applyOwned(s.adec.DecodeAppend(s.red.region(), raw))
 	}
 	return s.red.Apply(s.dec.Decode(raw))
 }

@@ -45,6 +45,7 @@ func Floor(data []byte) (int, error) {
 // terminal, no diagnostic).
 func Decode(p adapters.Protocol, data []byte) (int, error) {
 	st := adapters.NewStream(p)
+	st.ReuseEvents() // as decode does: each step is written out (here counted), not kept
 	raws := 0
 	err := adapters.ReadStream(p, st, bytes.NewReader(data), func(s adapters.Step) error {
 		if s.Index >= 0 {

@@ -86,6 +86,7 @@ func decode(app *App, p adapters.Protocol, in io.Reader, name string, summary, f
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	st := adapters.NewStream(p)
+	st.ReuseEvents() // each step's events are written out below, never kept
 
 	isStream := forceStream || p.Framing() == adapters.FramingNDJSON || adapters.LooksLikeStream(head)
 	if !isStream {

@@ -39,6 +39,13 @@ type EventDecoder struct {
 	deltaUsage string
 	terminal   bool
 
+	// general turns the fast path off, for the tests that compare the two.
+	general bool
+	// hot is the block of the last delta, at hotIndex: deltas come in
+	// runs of one block. Set to nil whenever blocks changes.
+	hot      *block
+	hotIndex int64
+
 	// scratch backs the result of the hot path (one delta, at most one
 	// event), so that a delta allocates nothing here; see DecodeEvent.
 	scratch [1]adapters.Event
@@ -99,9 +106,19 @@ func (d *EventDecoder) Decode(raw adapters.RawEvent) []adapters.Event {
 // (adapters.Stream hands it straight to the Reducer, which copies it).
 // Callers that keep events must copy them.
 func (d *EventDecoder) DecodeEvent(name, data string) []adapters.Event {
-	if name == "content_block_delta" || name == "" {
-		if index, dtype, key, value, ok := fastDelta(data); ok && deltaKey[dtype] == key {
-			return d.applyDelta(index, dtype, value, d.scratch[:0])
+	return d.decodeEvent(name, data, d.scratch[:0])
+}
+
+// DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
+func (d *EventDecoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
+	return d.decodeEvent(raw.Event, raw.Data, dst)
+}
+
+// decodeEvent is DecodeEvent with the hot path's events built in hot.
+func (d *EventDecoder) decodeEvent(name, data string, hot []adapters.Event) []adapters.Event {
+	if !d.general && (name == "content_block_delta" || name == "") {
+		if index, dtype, key, value, ok := fastDelta(data); ok && deltaKey(dtype) == key {
+			return d.applyDelta(index, dtype, value, hot)
 		}
 	}
 	if !wire.Valid(data) {
@@ -202,7 +219,7 @@ func (d *EventDecoder) messageStart(data string, out []adapters.Event) []adapter
 		d.started = true
 	} else {
 		// A new API response inside a transcript: block indexes restart.
-		d.blocks = map[int64]*block{}
+		d.blocks, d.hot = map[int64]*block{}, nil
 		d.stopReason, d.deltaUsage = "", ""
 	}
 	d.msgCount++
@@ -243,7 +260,7 @@ func (d *EventDecoder) blockStart(data string, out []adapters.Event) []adapters.
 	cb := gjson.Get(data, "content_block")
 	ct := cb.Get("type").String()
 	b := &block{itemID: d.itemID(i)}
-	d.blocks[i] = b
+	d.blocks[i], d.hot = b, nil
 	switch ct {
 	case "text":
 		b.kind = adapters.KindMessage
@@ -289,12 +306,20 @@ func (d *EventDecoder) blockStart(data string, out []adapters.Event) []adapters.
 	return out
 }
 
-// deltaKey is the field that carries each delta type's text.
-var deltaKey = map[string]string{
-	"text_delta":       "text",
-	"thinking_delta":   "thinking",
-	"input_json_delta": "partial_json",
-	"signature_delta":  "signature",
+// deltaKey is the field that carries each delta type's text, "" for
+// other types (a switch: a map lookup hashed the type of every delta).
+func deltaKey(dtype string) string {
+	switch dtype {
+	case "text_delta":
+		return "text"
+	case "thinking_delta":
+		return "thinking"
+	case "input_json_delta":
+		return "partial_json"
+	case "signature_delta":
+		return "signature"
+	}
+	return ""
 }
 
 // delta is the general path for content_block_delta: any valid JSON.
@@ -306,7 +331,7 @@ func (d *EventDecoder) delta(data string, out []adapters.Event) []adapters.Event
 	delta := gjson.Get(data, "delta")
 	dt := delta.Get("type").String()
 	value := ""
-	if k, ok := deltaKey[dt]; ok {
+	if k := deltaKey(dt); k != "" {
 		value = delta.Get(k).String()
 	}
 	return d.applyDelta(idx.Int(), dt, value, out)
@@ -314,7 +339,11 @@ func (d *EventDecoder) delta(data string, out []adapters.Event) []adapters.Event
 
 // applyDelta turns one delta of block index into canonical events.
 func (d *EventDecoder) applyDelta(i int64, dt, value string, out []adapters.Event) []adapters.Event {
-	b := d.blocks[i]
+	b := d.hot
+	if b == nil || d.hotIndex != i {
+		b = d.blocks[i]
+		d.hot, d.hotIndex = b, i
+	}
 	if b != nil && b.kind == "" {
 		return out // a server tool block
 	}

@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/adapterstest"
 )
 
 var fastSeeds = []string{
@@ -61,4 +64,24 @@ func FuzzFastDelta(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkFast)
+}
+
+// The decoder with its fast path must decode every event of a stream
+// exactly as without it.
+func TestFastPathAgrees(t *testing.T) {
+	raws := adapterstest.StreamRaws(t, New(), adapterstest.MixedTurn(3))
+	fast := 0
+	for _, raw := range raws {
+		if _, _, _, _, ok := fastDelta(raw.Data); ok {
+			fast++
+		}
+	}
+	if fast < len(raws)*2/3 {
+		t.Fatalf("%d of %d events on the fast path", fast, len(raws))
+	}
+	adapterstest.SameDecoding(t, func(general bool) adapters.Decoder {
+		d := NewEventDecoder()
+		d.general = general
+		return d
+	}, raws)
 }

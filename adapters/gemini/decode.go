@@ -71,14 +71,33 @@ type decoder struct {
 
 	usage string // the last usageMetadata, raw (a slice of its chunk)
 	done  bool   // the terminal was emitted
+	// tail is the tail of the last chunk of the fast shape the general
+	// path decoded (see fast); general turns the fast path off, for the
+	// tests that compare the two.
+	tail    string
+	general bool
 
 	extraCandidates bool
+}
+
+// DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
+func (d *decoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
+	own := d.out
+	d.out = dst
+	out := d.Decode(raw)
+	d.out = own[:0]
+	return out
 }
 
 // Decode handles one SSE event: one GenerateContentResponse chunk.
 func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
 	d.out = d.out[:0]
-	d.chunk(raw.Data)
+	if d.general || !d.fast(raw.Data) {
+		d.chunk(raw.Data)
+		if !d.general {
+			d.keepTail(raw.Data)
+		}
+	}
 	return d.out
 }
 

@@ -36,14 +36,32 @@ type decoder struct {
 	steps      map[int64]*step
 	calls      int
 	done       bool
+	// general turns the fast path off, for the tests that compare the two.
+	general bool
+	// hot is the step of the last fast delta, at hotIndex: deltas come in
+	// runs of one step. Set to nil whenever steps changes.
+	hot      *step
+	hotIndex int64
 }
 
 func (d *decoder) emit(ev adapters.Event) { d.out = append(d.out, ev) }
+
+// DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
+func (d *decoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
+	own := d.out
+	d.out = dst
+	out := d.Decode(raw)
+	d.out = own[:0]
+	return out
+}
 
 // Decode handles one SSE event. The event's kind is the data's event_type
 // (the SSE event name says the same; `event: done` carries [DONE]).
 func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
 	d.out = d.out[:0]
+	if !d.general && d.decodeFast(raw.Data) {
+		return d.out
+	}
 	data := strings.TrimSpace(raw.Data)
 	if data == "[DONE]" {
 		return d.out
@@ -199,7 +217,7 @@ func (d *decoder) open(index int64, kind adapters.ItemKind, callID, name string)
 			d.emit(adapters.Diag(adapters.DiagConflictingCallID, fmt.Sprintf("function_call step %d has no id; called %s here", index, st.callID)))
 		}
 	}
-	d.steps[index] = st
+	d.steps[index], d.hot = st, nil
 	ev := adapters.Event{Type: adapters.EvItemStarted, ItemID: st.itemID, Kind: string(kind)}
 	if kind == adapters.KindToolCall {
 		ev.CallID, ev.Name = st.callID, name
@@ -218,7 +236,7 @@ func (d *decoder) stepStart(index int64, s gjson.Result) {
 		if d.steps == nil {
 			d.steps = map[int64]*step{}
 		}
-		d.steps[index] = &step{skip: true}
+		d.steps[index], d.hot = &step{skip: true}, nil
 		if typ != "user_input" && typ != "function_result" {
 			d.emit(adapters.Event{Type: adapters.EvUnknown, RawType: "step." + typ})
 		}

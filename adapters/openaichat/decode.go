@@ -57,6 +57,7 @@ type decoder struct {
 	terminated                bool
 	otherChoicesReported      bool
 	conflictingResponseIDSeen bool
+	general                   bool // no fast path, for the tests that compare the two
 }
 
 // NewDecoder starts decoding one streamed response.
@@ -80,7 +81,17 @@ func (d *decoder) Decode(raw adapters.RawEvent) []adapters.Event {
 	return out
 }
 
+// DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
+func (d *decoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
+	return d.chunk(raw.Data, dst)
+}
+
 func (d *decoder) chunk(data string, out []adapters.Event) []adapters.Event {
+	if !d.general {
+		if out, ok := d.fast(data, out); ok {
+			return out
+		}
+	}
 	if isDone(data) {
 		return d.done()
 	}

@@ -441,7 +441,7 @@ func (r *Reader) dispatch(end int64, ev *Event) bool {
 	ev.Retry = retry
 	ev.Offset = start
 	ev.End = end
-	r.data = r.data[:0]
+	r.data = r.freeArena()
 	r.typ = r.typ[:0]
 	return true
 }
@@ -471,18 +471,45 @@ func (r *Reader) typeString() string {
 	return s
 }
 
-// arenaSize is the size of one chunk of event data strings.
-const arenaSize = 32 << 10
+// arenaSize is the size of one chunk of event data strings; minFree is
+// the room below which a new chunk is taken for the next event.
+const (
+	arenaSize = 32 << 10
+	minFree   = 512
+)
 
-// dataString is text for an event's data. Small data strings are carved
-// from a shared chunk, so that a stream allocates once per chunk instead of
-// once per event: the allocation was the reader's largest cost. A chunk's
-// bytes are never written again once handed out (appends only go past
-// them), so the strings are as immutable as any other; the price is that a
-// string kept alone keeps its chunk alive.
+// freeArena is the data buffer for the next event: the free end of the
+// current chunk of event data strings, so that data lines are appended
+// where dispatch will hand them out and no copy is needed (see
+// dataString). A chunk's bytes are never written again once handed out:
+// appends only go past them.
+func (r *Reader) freeArena() []byte {
+	if cap(r.arena)-len(r.arena) < minFree {
+		r.arena = make([]byte, 0, arenaSize)
+	}
+	return r.arena[len(r.arena):len(r.arena)]
+}
+
+// dataString is text for an event's data b (the data buffer without its
+// last LF). Data strings are carved from a shared chunk, so that a stream
+// allocates once per chunk instead of once per event: the allocation was
+// the reader's largest cost. When b was appended in place at the chunk's
+// free end (freeArena), it is taken as it is; data that outgrew that room
+// has a buffer of its own, which a large event keeps and a small one
+// copies into a new chunk. Either way the data buffer is replaced after
+// dispatch, so the string's bytes are never written again. The price is
+// that a string kept alone keeps its chunk alive.
 func (r *Reader) dataString(b []byte) string {
-	if len(b) == 0 || len(b) > arenaSize/8 || !utf8.Valid(b) {
+	if len(b) == 0 || !utf8.Valid(b) {
 		return r.text(b)
+	}
+	free := r.arena[len(r.arena):cap(r.arena)]
+	if len(free) > 0 && unsafe.SliceData(b) == unsafe.SliceData(free) {
+		r.arena = r.arena[:len(r.arena)+len(b)]
+		return unsafe.String(&b[0], len(b))
+	}
+	if len(b) > arenaSize/8 {
+		return unsafe.String(&b[0], len(b)) // its own buffer, dropped by dispatch
 	}
 	if cap(r.arena)-len(r.arena) < len(b) {
 		r.arena = make([]byte, 0, arenaSize)

@@ -772,3 +772,46 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// Data strings share chunks of memory with the events after them (and
+// large ones keep their buffer): every string handed out must stay as it
+// was while later events are read, at every size around the chunk's
+// limits, in one data line or several.
+func TestDataStringsStayPut(t *testing.T) {
+	var b bytes.Buffer
+	var want []string
+	for i := 0; i < 3000; i++ {
+		n := (i * 37) % 700
+		if i%97 == 0 {
+			n = 4000 + i // over arenaSize/8: a buffer of its own
+		}
+		v := strings.Repeat(string(rune('a'+i%26)), n) + fmt.Sprint(i)
+		if i%5 == 0 {
+			b.WriteString("data: " + v[:len(v)/2] + "\ndata: " + v[len(v)/2:] + "\n\n")
+			v = v[:len(v)/2] + "\n" + v[len(v)/2:]
+		} else {
+			b.WriteString("event: e\ndata: " + v + "\n\n")
+		}
+		want = append(want, v)
+	}
+	r := NewReader(&b)
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.Data)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("event %d changed after later events were read: %.40q…, want %.40q…", i, got[i], want[i])
+		}
+	}
+}
