@@ -74,7 +74,6 @@ differs. Proxied sessions play back the same way.`,
 			for protocol, env := range sim.KeyEnv {
 				keys[protocol] = os.Getenv(env)
 			}
-			sim.ServingGC()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			url, err := application.StartSimulator(ctx, addr, sim.Options{Scenario: sc, Faults: faults,

@@ -276,7 +276,6 @@ func TestServeForBenchmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim.ServingGC() // as modelwire serve runs
 	if _, err := sim.New(sim.Options{Scenario: sc}).Start(context.Background(), "127.0.0.1:"+os.Getenv("MODELWIRE_BENCH_PORT")); err != nil {
 		t.Fatal(err)
 	}

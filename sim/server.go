@@ -13,8 +13,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,18 +154,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if serr != nil {
 		writeError(w, serr)
-	}
-}
-
-// ServingGC sets the collector for a process whose work is serving the
-// simulator (`modelwire serve`): its live heap is a few megabytes and each
-// request allocates tens of kilobytes, so at the default GOGC=100 it
-// collected every few dozen requests, a sixth of its CPU. Four times the
-// live heap between collections costs a few megabytes more. GOGC, when
-// set, wins.
-func ServingGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
 	}
 }
 
