@@ -2,7 +2,6 @@ package openaichat
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/wire"
@@ -11,88 +10,111 @@ import (
 // Writing a rendered turn as Chat Completions' stream: chunk objects, one per
 // SSE data line, then [DONE].
 
-// chunker writes the chunks of one response.
+// chunker writes the chunks of one response. A stream is hundreds of
+// chunks: they are written one after another into one buffer, and each
+// event's data is a slice of it (done), not a string of its own.
 type chunker struct {
 	p        protocol
 	envelope string // everything before the choices array's contents
 	usageNil bool   // OpenAI with include_usage: "usage":null on every chunk
 	seed     uint64
 	n        uint64 // chunks written, for the obfuscation padding
+	buf      []byte
+	events   []adapters.WireEvent
+	ends     []int // where each event's data ends in buf
 }
 
-func (p protocol) newChunker(st simTurn, o adapters.ResponseOptions) *chunker {
+func (p protocol) newChunker(st simTurn, o adapters.ResponseOptions, events int) *chunker {
 	e := `{"id":` + adapters.JSONString(st.id) + `,"object":"chat.completion.chunk","created":` + i64(st.created) + `,"model":` + adapters.JSONString(st.model)
 	if p.deepseek {
 		e += `,"system_fingerprint":"` + deepSeekFingerprint + `"`
 	} else {
 		e += `,"service_tier":"default","system_fingerprint":"` + openAIFingerprint + `"`
 	}
-	return &chunker{p: p, envelope: e + `,"choices":[`, usageNil: o.IncludeUsage && !p.deepseek, seed: o.Seed}
+	e += `,"choices":[`
+	return &chunker{p: p, envelope: e, usageNil: o.IncludeUsage && !p.deepseek, seed: o.Seed,
+		buf: make([]byte, 0, events*(len(e)+128)), events: make([]adapters.WireEvent, 0, events), ends: make([]int, 0, events)}
 }
 
 // obfuscation is OpenAI's random padding: a few base62 characters that vary
 // the chunk length (deterministic here, from the seed and chunk number).
-func (c *chunker) obfuscation(b *strings.Builder) {
+func (c *chunker) obfuscation() {
 	w := adapters.SimWord(c.seed, saltObf+c.n<<20)
 	c.n++
 	var buf [22]byte
 	d := wire.AppendDigits(buf[:0], wire.Base62, w, 11)
 	d = wire.AppendDigits(d, wire.Base62, adapters.SimWord(0, w), 11) // SimWord(0, w) is the plain mix of w
-	b.Write(d[:1+w%15])
+	c.buf = append(c.buf, d[:1+w%15]...)
 }
 
-// tail closes a chunk: usage, then (OpenAI) the obfuscation.
-func (c *chunker) tail(b *strings.Builder, usage string) {
+// end closes a chunk (usage, then OpenAI's obfuscation) and records it as
+// an event.
+func (c *chunker) end(ph adapters.Phase, usage string) {
 	if usage != "" {
-		b.WriteString(`,"usage":`)
-		b.WriteString(usage)
+		c.buf = append(c.buf, `,"usage":`...)
+		c.buf = append(c.buf, usage...)
 	}
 	if !c.p.deepseek {
-		b.WriteString(`,"obfuscation":"`)
-		c.obfuscation(b)
-		b.WriteByte('"')
+		c.buf = append(c.buf, `,"obfuscation":"`...)
+		c.obfuscation()
+		c.buf = append(c.buf, '"')
 	}
-	b.WriteByte('}')
+	c.buf = append(c.buf, '}')
+	c.record(ph)
 }
 
-// chunk is one choices[0] chunk; finish is the raw finish_reason (null or
-// a JSON string), usage the usage object to attach ("" for none). A
-// stream is hundreds of chunks, so each is written into one buffer of its
-// final size, not concatenated piece by piece.
-func (c *chunker) chunk(delta, finish, usage string) string {
+func (c *chunker) record(ph adapters.Phase) {
+	c.events = append(c.events, adapters.WireEvent{Phase: ph})
+	c.ends = append(c.ends, len(c.buf))
+}
+
+// delta writes a choices[0] chunk whose delta is pre, then text as a JSON
+// string unless it is empty, then post; finish is the raw finish_reason
+// (null or a JSON string), usage the usage object to attach ("" for none).
+func (c *chunker) delta(ph adapters.Phase, pre, text, post, finish, usage string) {
 	if usage == "" && c.usageNil {
 		usage = "null"
 	}
-	var b strings.Builder
-	b.Grow(len(c.envelope) + len(delta) + len(finish) + len(usage) + 96)
-	b.WriteString(c.envelope)
-	b.WriteString(`{"index":0,"delta":`)
-	b.WriteString(delta)
-	b.WriteString(`,"logprobs":null,"finish_reason":`)
-	b.WriteString(finish)
-	b.WriteString(`}]`)
-	c.tail(&b, usage)
-	return b.String()
+	c.buf = append(c.buf, c.envelope...)
+	c.buf = append(c.buf, `{"index":0,"delta":`...)
+	c.buf = append(c.buf, pre...)
+	if text != "" {
+		c.buf = adapters.AppendJSONString(c.buf, text)
+	}
+	c.buf = append(c.buf, post...)
+	c.buf = append(c.buf, `,"logprobs":null,"finish_reason":`...)
+	c.buf = append(c.buf, finish...)
+	c.buf = append(c.buf, `}]`...)
+	c.end(ph, usage)
 }
 
 // usageChunk is the chunk with "choices":[] and the usage, before [DONE].
-func (c *chunker) usageChunk(usage string) string {
-	var b strings.Builder
-	b.Grow(len(c.envelope) + len(usage) + 64)
-	b.WriteString(c.envelope)
-	b.WriteByte(']')
-	c.tail(&b, usage)
-	return b.String()
+func (c *chunker) usageChunk(usage string) {
+	c.buf = append(c.buf, c.envelope...)
+	c.buf = append(c.buf, ']')
+	c.end(adapters.PhaseUsage, usage)
 }
 
-// callStart is a call's first tool_calls fragment; callArgs a later one.
+// done is the events, their data slices of the buffer, which is not
+// written again (wire.View: no copy).
+func (c *chunker) done() []adapters.WireEvent {
+	all, from := wire.View(c.buf), 0
+	for i, to := range c.ends {
+		c.events[i].Data = all[from:to]
+		from = to
+	}
+	return c.events
+}
+
+// callStart is a call's first tool_calls fragment.
 func callStart(it simItem) string {
 	return `{"index":` + strconv.Itoa(it.index) + `,"id":` + adapters.JSONString(it.callID) + `,"type":"function","function":{"name":` +
 		adapters.JSONString(it.name) + `,"arguments":""}}`
 }
 
-func callArgs(index int, frag string) string {
-	return `{"index":` + strconv.Itoa(index) + `,"function":{"arguments":` + adapters.JSONString(frag) + `}}`
+// callArgsPre is what comes before a later fragment's text.
+func callArgsPre(index int) string {
+	return `{"tool_calls":[{"index":` + strconv.Itoa(index) + `,"function":{"arguments":`
 }
 
 // StreamEvents renders a turn as the provider's stream (see the top of the
@@ -101,20 +123,16 @@ func callArgs(index int, frag string) string {
 func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
 	st := p.render(t, o)
 	frag := o.Fragmenter()
-	c := p.newChunker(st, o)
 	// Each item's fragments first, so the events are counted and stored
-	// in one array (a stream is hundreds of them).
+	// in one array.
 	frags := make([][]string, len(st.items))
 	n := 4
 	for i, it := range st.items {
 		frags[i] = frag(it.text)
 		n += len(frags[i]) + 1
 	}
-	out := make([]adapters.WireEvent, 0, n)
-	emit := func(ph adapters.Phase, data string) {
-		out = append(out, adapters.WireEvent{Data: data, Phase: ph})
-	}
-	delta := func(ph adapters.Phase, d string) { emit(ph, c.chunk(d, "null", "")) }
+	c := p.newChunker(st, o, n)
+	delta := func(ph adapters.Phase, d string) { c.delta(ph, d, "", "", "null", "") }
 
 	// The role chunk.
 	items := st.items
@@ -136,30 +154,32 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 	}
 
 	for i, it := range items {
+		var ph adapters.Phase
+		var pre, post string
 		switch it.kind {
 		case adapters.KindReasoning:
-			for _, f := range frags[i] {
-				delta(adapters.PhaseReasoning, `{"content":null,"reasoning_content":`+adapters.JSONString(f)+`}`)
-			}
+			ph, pre, post = adapters.PhaseReasoning, `{"content":null,"reasoning_content":`, `}`
 		case adapters.KindMessage:
-			after := ""
+			ph, pre, post = adapters.PhaseText, `{"content":`, `}`
 			if st.thinks {
-				after = `,"reasoning_content":null`
-			}
-			for _, f := range frags[i] {
-				delta(adapters.PhaseText, `{"content":`+adapters.JSONString(f)+after+`}`)
+				post = `,"reasoning_content":null}`
 			}
 		case adapters.KindRefusal:
-			for _, f := range frags[i] {
-				delta(adapters.PhaseText, `{"refusal":`+adapters.JSONString(f)+`}`)
-			}
+			ph, pre, post = adapters.PhaseText, `{"refusal":`, `}`
 		case adapters.KindToolCall:
 			if i > 0 || p.deepseek {
 				delta(adapters.PhaseStart, `{"tool_calls":[`+callStart(it)+`]}`)
 			}
-			for _, f := range frags[i] {
-				delta(adapters.PhaseArgs, `{"tool_calls":[`+callArgs(it.index, f)+`]}`)
+			ph, pre, post = adapters.PhaseArgs, callArgsPre(it.index), `}}]}`
+		default:
+			continue
+		}
+		for _, f := range frags[i] {
+			if f == "" {
+				c.delta(ph, pre+`""`, "", post, "null", "")
+				continue
 			}
+			c.delta(ph, pre, f, post, "null", "")
 		}
 	}
 
@@ -167,13 +187,14 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 	// (without it a client has no finish_reason at all).
 	finish := adapters.JSONString(st.finish)
 	if p.deepseek {
-		emit(adapters.PhaseTerminal, c.chunk(`{"content":""}`, finish, st.usage))
+		c.delta(adapters.PhaseTerminal, `{"content":""}`, "", "", finish, st.usage)
 	} else {
-		emit(adapters.PhaseTerminal, c.chunk(`{}`, finish, ""))
+		c.delta(adapters.PhaseTerminal, `{}`, "", "", finish, "")
 		if o.IncludeUsage {
-			emit(adapters.PhaseUsage, c.usageChunk(st.usage))
+			c.usageChunk(st.usage)
 		}
 	}
-	emit(adapters.PhaseTerminal, "[DONE]")
-	return out
+	c.buf = append(c.buf, "[DONE]"...)
+	c.record(adapters.PhaseTerminal)
+	return c.done()
 }
