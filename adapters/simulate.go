@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file is the simulator's side of each wire format: reading a request
@@ -49,6 +50,44 @@ type WireEvent struct {
 	// ID is written as an SSE id field when set (the duplicate-events
 	// fault numbers events so a client can drop the repeats).
 	ID string `json:"id,omitempty"`
+}
+
+// View is bytes as a string, without a copy, for bytes that are never
+// written again: a request body, which the simulator reads into a buffer
+// of its own (copying a body of tens of kilobytes for each reading of it
+// was a tenth of a request's cost), or a stream's finished event buffer.
+func View(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// EventWriter writes a simulated stream's event data one event after
+// another into one buffer, Buf, each event's data then a slice of it: a
+// stream is hundreds of events, and a string each was most of what a
+// stream allocated. Append an event's data to Buf, then call End.
+type EventWriter struct {
+	Buf    []byte
+	events []WireEvent
+	ends   []int // where each event's data ends in Buf
+}
+
+// NewEventWriter makes room for about n events of about size bytes each.
+func NewEventWriter(n, size int) *EventWriter {
+	return &EventWriter{Buf: make([]byte, 0, n*size), events: make([]WireEvent, 0, n), ends: make([]int, 0, n)}
+}
+
+// End ends the event whose data was appended since the last End.
+func (w *EventWriter) End(event string, ph Phase) {
+	w.events = append(w.events, WireEvent{Event: event, Phase: ph})
+	w.ends = append(w.ends, len(w.Buf))
+}
+
+// Events are the events written, their data slices of the buffer (View:
+// it is not written again).
+func (w *EventWriter) Events() []WireEvent {
+	all, from := View(w.Buf), 0
+	for i, to := range w.ends {
+		w.events[i].Data = all[from:to]
+		from = to
+	}
+	return w.events
 }
 
 // Inbound is what the simulator needs from a request after checking it.

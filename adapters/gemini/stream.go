@@ -16,11 +16,6 @@ const simTextMark = "modelwire-sim-text-mark"
 func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
 	st := simRender(t, o)
 	frag := o.Fragmenter()
-	var out []adapters.WireEvent
-	chunk := func(ph adapters.Phase, parts ...simPart) {
-		c := simCandidate{Content: &simContent{Parts: parts, Role: "model"}}
-		out = append(out, adapters.WireEvent{Data: simStreamJSON(st.response(c, false)), Phase: ph})
-	}
 	// Text chunks differ only in their text: each kind is printed once
 	// with a mark for the text and cut there (a marshal per fragment was
 	// most of a stream's cost).
@@ -29,8 +24,27 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		c := simCandidate{Content: &simContent{Parts: []simPart{{Text: simText(simTextMark), Thought: thought}}, Role: "model"}}
 		textChunk[i][0], textChunk[i][1], _ = strings.Cut(simStreamJSON(st.response(c, false)), adapters.JSONString(simTextMark))
 	}
+	// The events are written into one buffer (adapters.EventWriter), room
+	// made for each item's fragments.
+	frags := make([][]string, len(st.items))
+	n := 2
+	for i, it := range st.items {
+		if it.kind != adapters.KindToolCall {
+			frags[i] = frag(it.text)
+		}
+		n += len(frags[i]) + 1
+	}
+	w := adapters.NewEventWriter(n, len(textChunk[0][0])+len(textChunk[0][1])+32)
+	chunk := func(ph adapters.Phase, parts ...simPart) {
+		c := simCandidate{Content: &simContent{Parts: parts, Role: "model"}}
+		w.Buf = append(w.Buf, simStreamJSON(st.response(c, false))...)
+		w.End("", ph)
+	}
 	text := func(ph adapters.Phase, thought int, f string) {
-		out = append(out, adapters.WireEvent{Data: textChunk[thought][0] + adapters.JSONString(f) + textChunk[thought][1], Phase: ph})
+		w.Buf = append(w.Buf, textChunk[thought][0]...)
+		w.Buf = adapters.AppendJSONString(w.Buf, f)
+		w.Buf = append(w.Buf, textChunk[thought][1]...)
+		w.End("", ph)
 	}
 	var calls []simPart
 	flush := func() {
@@ -40,18 +54,18 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		}
 	}
 	signed := false
-	for _, it := range st.items {
+	for i, it := range st.items {
 		switch it.kind {
 		case adapters.KindToolCall:
 			calls = append(calls, st.callPart(it, &signed))
 		case adapters.KindReasoning:
 			flush()
-			for _, f := range frag(it.text) {
+			for _, f := range frags[i] {
 				text(adapters.PhaseReasoning, 1, f)
 			}
 		default:
 			flush()
-			for _, f := range frag(it.text) {
+			for _, f := range frags[i] {
 				text(adapters.PhaseText, 0, f)
 			}
 		}
@@ -68,6 +82,7 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		}
 		last.Content = &simContent{Parts: []simPart{p}, Role: "model"}
 	}
-	out = append(out, adapters.WireEvent{Data: simStreamJSON(st.response(last, true)), Phase: adapters.PhaseTerminal})
-	return out
+	w.Buf = append(w.Buf, simStreamJSON(st.response(last, true))...)
+	w.End("", adapters.PhaseTerminal)
+	return w.Events()
 }

@@ -72,7 +72,7 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 		return nil, simError(404, simErrorObj{Code: "not_found", Message: "The requested resource was not found: " + method + " " + p})
 	}
 	body = bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
-	text := wire.View(body)
+	text := adapters.View(body)
 	if !wire.Valid(text) || !gjson.Parse(text).IsObject() {
 		return nil, simInvalid("Invalid JSON payload: the request body must be a JSON object.")
 	}

@@ -333,7 +333,7 @@ func (c *checker) notJSON() *adapters.SimError {
 // returns its facts. Any API key, or none, is accepted.
 func (p protocol) CheckRequest(method, path string, h http.Header, body []byte) (*adapters.Inbound, *adapters.SimError) {
 	pth, _, _ := strings.Cut(path, "?")
-	c := &checker{p: p, s: wire.View(body)}
+	c := &checker{p: p, s: adapters.View(body)}
 	if method != http.MethodPost || !p.servesPath(pth) {
 		e := apiError{status: http.StatusNotFound, message: "Invalid URL (" + method + " " + pth + ")", typ: "invalid_request_error"}
 		if p.deepseek {

@@ -10,18 +10,15 @@ import (
 // Writing a rendered turn as Chat Completions' stream: chunk objects, one per
 // SSE data line, then [DONE].
 
-// chunker writes the chunks of one response. A stream is hundreds of
-// chunks: they are written one after another into one buffer, and each
-// event's data is a slice of it (done), not a string of its own.
+// chunker writes the chunks of one response, one after another into one
+// buffer (adapters.EventWriter).
 type chunker struct {
+	*adapters.EventWriter
 	p        protocol
 	envelope string // everything before the choices array's contents
 	usageNil bool   // OpenAI with include_usage: "usage":null on every chunk
 	seed     uint64
 	n        uint64 // chunks written, for the obfuscation padding
-	buf      []byte
-	events   []adapters.WireEvent
-	ends     []int // where each event's data ends in buf
 }
 
 func (p protocol) newChunker(st simTurn, o adapters.ResponseOptions, events int) *chunker {
@@ -32,8 +29,8 @@ func (p protocol) newChunker(st simTurn, o adapters.ResponseOptions, events int)
 		e += `,"service_tier":"default","system_fingerprint":"` + openAIFingerprint + `"`
 	}
 	e += `,"choices":[`
-	return &chunker{p: p, envelope: e, usageNil: o.IncludeUsage && !p.deepseek, seed: o.Seed,
-		buf: make([]byte, 0, events*(len(e)+128)), events: make([]adapters.WireEvent, 0, events), ends: make([]int, 0, events)}
+	return &chunker{EventWriter: adapters.NewEventWriter(events, len(e)+128),
+		p: p, envelope: e, usageNil: o.IncludeUsage && !p.deepseek, seed: o.Seed}
 }
 
 // obfuscation is OpenAI's random padding: a few base62 characters that vary
@@ -44,28 +41,23 @@ func (c *chunker) obfuscation() {
 	var buf [22]byte
 	d := wire.AppendDigits(buf[:0], wire.Base62, w, 11)
 	d = wire.AppendDigits(d, wire.Base62, adapters.SimWord(0, w), 11) // SimWord(0, w) is the plain mix of w
-	c.buf = append(c.buf, d[:1+w%15]...)
+	c.Buf = append(c.Buf, d[:1+w%15]...)
 }
 
 // end closes a chunk (usage, then OpenAI's obfuscation) and records it as
 // an event.
 func (c *chunker) end(ph adapters.Phase, usage string) {
 	if usage != "" {
-		c.buf = append(c.buf, `,"usage":`...)
-		c.buf = append(c.buf, usage...)
+		c.Buf = append(c.Buf, `,"usage":`...)
+		c.Buf = append(c.Buf, usage...)
 	}
 	if !c.p.deepseek {
-		c.buf = append(c.buf, `,"obfuscation":"`...)
+		c.Buf = append(c.Buf, `,"obfuscation":"`...)
 		c.obfuscation()
-		c.buf = append(c.buf, '"')
+		c.Buf = append(c.Buf, '"')
 	}
-	c.buf = append(c.buf, '}')
-	c.record(ph)
-}
-
-func (c *chunker) record(ph adapters.Phase) {
-	c.events = append(c.events, adapters.WireEvent{Phase: ph})
-	c.ends = append(c.ends, len(c.buf))
+	c.Buf = append(c.Buf, '}')
+	c.End("", ph)
 }
 
 // delta writes a choices[0] chunk whose delta is pre, then text as a JSON
@@ -75,35 +67,24 @@ func (c *chunker) delta(ph adapters.Phase, pre, text, post, finish, usage string
 	if usage == "" && c.usageNil {
 		usage = "null"
 	}
-	c.buf = append(c.buf, c.envelope...)
-	c.buf = append(c.buf, `{"index":0,"delta":`...)
-	c.buf = append(c.buf, pre...)
+	c.Buf = append(c.Buf, c.envelope...)
+	c.Buf = append(c.Buf, `{"index":0,"delta":`...)
+	c.Buf = append(c.Buf, pre...)
 	if text != "" {
-		c.buf = adapters.AppendJSONString(c.buf, text)
+		c.Buf = adapters.AppendJSONString(c.Buf, text)
 	}
-	c.buf = append(c.buf, post...)
-	c.buf = append(c.buf, `,"logprobs":null,"finish_reason":`...)
-	c.buf = append(c.buf, finish...)
-	c.buf = append(c.buf, `}]`...)
+	c.Buf = append(c.Buf, post...)
+	c.Buf = append(c.Buf, `,"logprobs":null,"finish_reason":`...)
+	c.Buf = append(c.Buf, finish...)
+	c.Buf = append(c.Buf, `}]`...)
 	c.end(ph, usage)
 }
 
 // usageChunk is the chunk with "choices":[] and the usage, before [DONE].
 func (c *chunker) usageChunk(usage string) {
-	c.buf = append(c.buf, c.envelope...)
-	c.buf = append(c.buf, ']')
+	c.Buf = append(c.Buf, c.envelope...)
+	c.Buf = append(c.Buf, ']')
 	c.end(adapters.PhaseUsage, usage)
-}
-
-// done is the events, their data slices of the buffer, which is not
-// written again (wire.View: no copy).
-func (c *chunker) done() []adapters.WireEvent {
-	all, from := wire.View(c.buf), 0
-	for i, to := range c.ends {
-		c.events[i].Data = all[from:to]
-		from = to
-	}
-	return c.events
 }
 
 // callStart is a call's first tool_calls fragment.
@@ -194,7 +175,7 @@ func (p protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions)
 			c.usageChunk(st.usage)
 		}
 	}
-	c.buf = append(c.buf, "[DONE]"...)
-	c.record(adapters.PhaseTerminal)
-	return c.done()
+	c.Buf = append(c.Buf, "[DONE]"...)
+	c.End("", adapters.PhaseTerminal)
+	return c.Events()
 }

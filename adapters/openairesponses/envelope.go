@@ -225,7 +225,7 @@ func simEcho(body []byte) map[string]string {
 	effort, summary := `"medium"`, `"auto"`
 	// The body passed CheckRequest: its members are found, not validated
 	// again.
-	top, _ := wire.Value{Raw: strings.TrimSpace(wire.View(body))}.Members()
+	top, _ := wire.Value{Raw: strings.TrimSpace(adapters.View(body))}.Members()
 	for i, key := range top.Keys {
 		raw := top.Vals[i].Raw
 		if _, ok := simEchoed[key]; ok && raw != "null" {

@@ -8,8 +8,8 @@ package wire
 import (
 	"strconv"
 	"strings"
-	"unsafe"
 
+	"github.com/modelwire/modelwire/adapters"
 	"github.com/tidwall/gjson"
 )
 
@@ -159,14 +159,8 @@ func (o Object) Has(key string) bool {
 
 // Parse reads a request body: its top-level value, false when the body is
 // not valid JSON. Every Value read from it is a sub-string of the body,
-// not a copy (see View): the body must not change after.
-func Parse(body []byte) (Value, bool) { return ParseString(View(body)) }
-
-// View is a request body as a string, without a copy. The simulator reads
-// each body into a buffer of its own and never writes it again, so the
-// strings its checks keep may share it; copying a body of tens of
-// kilobytes for each reading of it was a tenth of a request's cost.
-func View(body []byte) string { return unsafe.String(unsafe.SliceData(body), len(body)) }
+// not a copy (see adapters.View): the body must not change after.
+func Parse(body []byte) (Value, bool) { return ParseString(adapters.View(body)) }
 
 // ParseString is Parse for text already held as a string (a tool result's
 // content), without a copy.
