@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/wire"
-	"github.com/tidwall/gjson"
 )
 
 // Rendering a scripted turn as the Responses API's objects: items, the
@@ -241,12 +240,12 @@ func simEcho(body []byte) map[string]string {
 			}
 		}
 	}
-	if text := echo["text"]; strings.HasPrefix(text, "{") && !gjson.Get(text, "verbosity").Exists() {
+	if t, ok := (wire.Value{Raw: echo["text"]}).Members(); ok && !t.Has("verbosity") {
 		sep := ","
-		if len(gjson.Parse(text).Map()) == 0 {
+		if len(t.Keys) == 0 {
 			sep = ""
 		}
-		echo["text"] = strings.TrimSuffix(text, "}") + sep + `"verbosity":"medium"}`
+		echo["text"] = strings.TrimSuffix(echo["text"], "}") + sep + `"verbosity":"medium"}`
 	}
 	echo["reasoning"] = `{"context":"current_turn","effort":` + effort + `,"mode":"standard","summary":` + summary + `}`
 	return echo
