@@ -367,25 +367,54 @@ func (a assessment) text(variant string) string {
 			return f.key == "evidence_ids"
 		})
 	}
-	var b strings.Builder
-	b.WriteByte('{')
+	b := make([]byte, 0, 1024)
+	b = append(b, '{')
 	for i, f := range fields {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		k, _ := json.Marshal(f.key)
-		v, _ := adapters.MarshalBody(f.val)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
+		b = adapters.AppendJSONString(b, f.key)
+		b = append(b, ':')
+		b = appendJSONValue(b, f.val)
 	}
-	b.WriteByte('}')
+	b = append(b, '}')
 	if variant == "fenced" {
 		var pretty strings.Builder
-		_ = indentTo(&pretty, b.String())
+		_ = indentTo(&pretty, string(b))
 		return "```json\n" + pretty.String() + "\n```"
 	}
-	return b.String()
+	return string(b)
+}
+
+// appendJSONValue appends v as encoding/json writes it (HTML escaping
+// off) for the answer's types, without reflection: every turn that ends
+// the case writes one.
+func appendJSONValue(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case string:
+		return adapters.AppendJSONString(b, v)
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case *int64:
+		if v == nil {
+			return append(b, "null"...)
+		}
+		return strconv.AppendInt(b, *v, 10)
+	case []string:
+		if v == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '[')
+		for i, s := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = adapters.AppendJSONString(b, s)
+		}
+		return append(b, ']')
+	}
+	m, _ := adapters.MarshalBody(v)
+	return append(b, m...)
 }
 
 func (a assessment) reasoning() string {
