@@ -404,3 +404,43 @@ func TestResponsesSDKInStreamError(t *testing.T) {
 	}
 	checkTurn(t, 1, sdkTurns[""][0], got, true)
 }
+
+// A server keeps its latest KeepResponses responses: an older one cannot
+// be continued any more (the API's "not found", as for an expired one),
+// the latest still can.
+func TestResponsesKeptAreBounded(t *testing.T) {
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, err := sim.New(sim.Options{Scenario: sc, KeepResponses: 2}).Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-any"), option.WithMaxRetries(0))
+	var rs []*responses.Response
+	for range 4 {
+		r, err := c.Responses.New(ctx, refundParams(t, sc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	continueFrom := func(r *responses.Response) error {
+		fc := r.Output[len(r.Output)-1].AsFunctionCall()
+		order, _ := sc.RunTool(ctx, fc.Name, json.RawMessage(fc.Arguments))
+		out := responses.ResponseInputItemParamOfFunctionCallOutput(order)
+		out.OfFunctionCallOutput.CallID = openai.String(fc.CallID)
+		next := refundParams(t, sc)
+		next.PreviousResponseID = openai.String(r.ID)
+		next.Input.OfInputItemList = responses.ResponseInputParam{out}
+		_, err := c.Responses.New(ctx, next)
+		return err
+	}
+	if err := continueFrom(rs[3]); err != nil {
+		t.Fatalf("the latest response cannot be continued: %v", err)
+	}
+	apiError(t, continueFrom(rs[0]), 400, "previous_response_id", "previous_response_not_found", "Previous response with id '"+rs[0].ID+"' not found.")
+}

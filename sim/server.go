@@ -53,7 +53,16 @@ type Options struct {
 	// nil is the wall clock. Tests that compare two runs byte for byte
 	// fix it.
 	Now func() time.Time
+	// KeepResponses is how many of its latest responses the server keeps
+	// for previous_response_id (0: DefaultKeepResponses). An older one is
+	// not found, as a provider's expired response is.
+	KeepResponses int
 }
+
+// DefaultKeepResponses bounds the responses a server keeps: a workshop's
+// day is a few thousand, and a server left running must not grow without
+// end.
+const DefaultKeepResponses = 10000
 
 // Server is the simulator.
 type Server struct {
@@ -62,7 +71,9 @@ type Server struct {
 
 	mu        sync.Mutex
 	responses map[string]storedResponse // Responses API ids it issued
-	issued    map[string]bool           // call ids it issued
+	kept      []string                  // their ids, a ring from kept[oldest], for the bound
+	oldest    int
+	issued    map[string]bool // call ids it issued
 	// suffixed is, per call id a model chose, the first suffix number
 	// not yet tried, so a busy server does not probe every earlier
 	// repeat again (that made a long run quadratic).
@@ -371,6 +382,19 @@ func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.Model
 	for i, r := range in.Results {
 		results[i] = r
 		results[i].Content = strings.Clone(r.Content)
+	}
+	if _, ok := s.responses[id]; !ok {
+		keep := s.opts.KeepResponses
+		if keep <= 0 {
+			keep = DefaultKeepResponses
+		}
+		if len(s.kept) < keep {
+			s.kept = append(s.kept, id)
+		} else { // a ring: the oldest gives way
+			delete(s.responses, s.kept[s.oldest])
+			s.kept[s.oldest] = id
+			s.oldest = (s.oldest + 1) % len(s.kept)
+		}
 	}
 	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: results, calls: calls}
 }
