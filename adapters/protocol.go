@@ -64,6 +64,17 @@ type AppendDecoder interface {
 	DecodeAppend(dst []Event, raw RawEvent) []Event
 }
 
+// DecodeInto is DecodeAppend for a decoder that appends its events to
+// *out: decode runs with *out pointed at dst, and *out gets its own
+// storage back after.
+func DecodeInto(out *[]Event, dst []Event, decode func() []Event) []Event {
+	own := *out
+	*out = dst
+	events := decode()
+	*out = own[:0]
+	return events
+}
+
 // Protocol is one wire format: how a canonical request is encoded for it
 // and how its responses are decoded.
 type Protocol interface {

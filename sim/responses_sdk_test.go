@@ -307,6 +307,20 @@ func apiError(t *testing.T, err error, status int, param, code, message string) 
 	}
 }
 
+// continuation is the request that continues r by its id: the result of
+// the call r ended with, the refund case's tool run on its arguments.
+func continuation(t *testing.T, sc *session.Scenario, r *responses.Response) (responses.ResponseNewParams, responses.ResponseInputItemUnionParam) {
+	t.Helper()
+	fc := r.Output[len(r.Output)-1].AsFunctionCall()
+	order, _ := sc.RunTool(context.Background(), fc.Name, json.RawMessage(fc.Arguments))
+	out := responses.ResponseInputItemParamOfFunctionCallOutput(order)
+	out.OfFunctionCallOutput.CallID = openai.String(fc.CallID)
+	next := refundParams(t, sc)
+	next.PreviousResponseID = openai.String(r.ID)
+	next.Input.OfInputItemList = responses.ResponseInputParam{out}
+	return next, out
+}
+
 // store:false responses cannot be continued; ids the server never issued
 // are not found; stored ones chain.
 func TestResponsesSDKPreviousResponseID(t *testing.T) {
@@ -322,13 +336,7 @@ func TestResponsesSDKPreviousResponseID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc := unstored.Output[len(unstored.Output)-1].AsFunctionCall()
-	order, _ := sc.RunTool(ctx, fc.Name, json.RawMessage(fc.Arguments))
-	out := responses.ResponseInputItemParamOfFunctionCallOutput(order)
-	out.OfFunctionCallOutput.CallID = openai.String(fc.CallID)
-	next := refundParams(t, sc)
-	next.PreviousResponseID = openai.String(unstored.ID)
-	next.Input.OfInputItemList = responses.ResponseInputParam{out}
+	next, out := continuation(t, sc, unstored)
 	_, err = c.Responses.New(ctx, next)
 	apiError(t, err, 400, "previous_response_id", "previous_response_not_found", "Previous response with id '"+unstored.ID+"' not found.")
 
@@ -429,13 +437,7 @@ func TestResponsesKeptAreBounded(t *testing.T) {
 		rs = append(rs, r)
 	}
 	continueFrom := func(r *responses.Response) error {
-		fc := r.Output[len(r.Output)-1].AsFunctionCall()
-		order, _ := sc.RunTool(ctx, fc.Name, json.RawMessage(fc.Arguments))
-		out := responses.ResponseInputItemParamOfFunctionCallOutput(order)
-		out.OfFunctionCallOutput.CallID = openai.String(fc.CallID)
-		next := refundParams(t, sc)
-		next.PreviousResponseID = openai.String(r.ID)
-		next.Input.OfInputItemList = responses.ResponseInputParam{out}
+		next, _ := continuation(t, sc, r)
 		_, err := c.Responses.New(ctx, next)
 		return err
 	}

@@ -66,6 +66,22 @@ func StreamRaws(t testing.TB, p adapters.Protocol, turn adapters.ModelTurn) []ad
 // a control byte.
 var mutations = []string{`"`, `\`, ` `, `}`, `{`, `[`, `,`, `:`, `0`, `-`, `.`, `x`, "\x01"}
 
+// FastShare fails t unless at least min (a fraction) of raws are in the
+// fast path's shape by isFast: a fast path the stream never takes would
+// be checked against nothing.
+func FastShare(t testing.TB, raws []adapters.RawEvent, min float64, isFast func(data string) bool) {
+	t.Helper()
+	fast := 0
+	for _, raw := range raws {
+		if isFast(raw.Data) {
+			fast++
+		}
+	}
+	if float64(fast) < min*float64(len(raws)) {
+		t.Fatalf("%d of %d events in the fast path's shape, want at least %.0f%%", fast, len(raws), min*100)
+	}
+}
+
 // SameDecoding feeds raws to two decoders of one protocol, fast (with its
 // fast paths) and general (without), and fails at the first raw event
 // where their canonical events differ. Then, at some events spread over

@@ -30,16 +30,8 @@ func fastDelta(data string) (index int64, dtype, key, value string, ok bool) {
 	if len(data) < len(fastPrefix) || data[:len(fastPrefix)] != fastPrefix {
 		return
 	}
-	i := len(fastPrefix)
-	start := i
-	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-		if i-start >= 9 {
-			return // absurd index: the general path decides
-		}
-		index = index*10 + int64(data[i]-'0')
-		i++
-	}
-	if i == start || (data[start] == '0' && i-start > 1) {
+	index, i, isIndex := wire.SmallIndex(data, len(fastPrefix))
+	if !isIndex {
 		return
 	}
 	if len(data)-i < len(fastDeltaK) || data[i:i+len(fastDeltaK)] != fastDeltaK {

@@ -70,15 +70,7 @@ func FuzzFastDelta(f *testing.F) {
 // exactly as without it.
 func TestFastPathAgrees(t *testing.T) {
 	raws := adapterstest.StreamRaws(t, New(), adapterstest.MixedTurn(3))
-	fast := 0
-	for _, raw := range raws {
-		if _, _, _, _, ok := fastDelta(raw.Data); ok {
-			fast++
-		}
-	}
-	if fast < len(raws)*2/3 {
-		t.Fatalf("%d of %d events on the fast path", fast, len(raws))
-	}
+	adapterstest.FastShare(t, raws, 2.0/3, func(data string) bool { _, _, _, _, ok := fastDelta(data); return ok })
 	adapterstest.SameDecoding(t, func(general bool) adapters.Decoder {
 		d := NewEventDecoder()
 		d.general = general

@@ -48,11 +48,7 @@ func (d *decoder) emit(ev adapters.Event) { d.out = append(d.out, ev) }
 
 // DecodeAppend is Decode building the events in dst (adapters.AppendDecoder).
 func (d *decoder) DecodeAppend(dst []adapters.Event, raw adapters.RawEvent) []adapters.Event {
-	own := d.out
-	d.out = dst
-	out := d.Decode(raw)
-	d.out = own[:0]
-	return out
+	return adapters.DecodeInto(&d.out, dst, func() []adapters.Event { return d.Decode(raw) })
 }
 
 // Decode handles one SSE event. The event's kind is the data's event_type

@@ -45,17 +45,9 @@ func fastStepDelta(data string) (index int64, typ, value string, ok bool) {
 	if !strings.HasPrefix(data, fastIndex) {
 		return
 	}
-	i := len(fastIndex)
-	start := i
-	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
-		if i-start >= 9 {
-			return // absurd index: the general path decides
-		}
-		index = index*10 + int64(data[i]-'0')
-		i++
-	}
-	if i == start || (data[start] == '0' && i-start > 1) || !strings.HasPrefix(data[i:], fastDelta) {
-		return
+	index, i, isIndex := wire.SmallIndex(data, len(fastIndex))
+	if !isIndex || !strings.HasPrefix(data[i:], fastDelta) {
+		return 0, "", "", false
 	}
 	i += len(fastDelta)
 	for _, sh := range fastShapes {

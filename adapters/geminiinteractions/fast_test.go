@@ -10,15 +10,7 @@ import (
 // The fast path must decode every event exactly as the general path does.
 func TestFastPathAgrees(t *testing.T) {
 	raws := adapterstest.StreamRaws(t, New(), adapterstest.MixedTurn(3))
-	fast := 0
-	for _, raw := range raws {
-		if _, _, _, ok := fastStepDelta(raw.Data); ok {
-			fast++
-		}
-	}
-	if fast < len(raws)*3/4 {
-		t.Fatalf("%d of %d events on the fast path", fast, len(raws))
-	}
+	adapterstest.FastShare(t, raws, 0.75, func(data string) bool { _, _, _, ok := fastStepDelta(data); return ok })
 	adapterstest.SameDecoding(t, func(general bool) adapters.Decoder { return &decoder{general: general} }, raws)
 }
 

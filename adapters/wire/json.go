@@ -248,3 +248,22 @@ func skipString(s string, i int) int {
 	}
 	return len(s)
 }
+
+// SmallIndex reads the index that starts at s[i] (a JSON integer of at
+// most nine digits, without a leading zero) for the decoders' fast paths:
+// its value and where it ends, false for anything else, which they leave
+// to the general path.
+func SmallIndex(s string, i int) (n int64, end int, ok bool) {
+	start := i
+	for i < len(s) && isDigit(s[i]) {
+		if i-start >= 9 {
+			return 0, i, false
+		}
+		n = n*10 + int64(s[i]-'0')
+		i++
+	}
+	if i == start || (s[start] == '0' && i-start > 1) {
+		return 0, i, false
+	}
+	return n, i, true
+}
