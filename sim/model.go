@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"encoding/binary"
+	"bytes"
 	"unicode"
 	"unicode/utf8"
 
@@ -151,62 +151,44 @@ func countUsage(mt adapters.ModelTurn, body []byte) adapters.Usage {
 }
 
 // inputTokens counts a request as a provider bills it: the tokens of
-// every key and string in its JSON (escapes are counted as the text they
-// stand for would be, closely enough). It runs over every request's bytes
-// (a few kilobytes, mostly strings), so it is one pass: the bytes between
-// strings one by one (they are few), a string's ASCII eight bytes at a
-// time while the eight hold no quote or backslash.
+// every key and string in its JSON, each string's text counted by tokens
+// as it stands between its quotes (an escape counts as the bytes it is
+// written with, closely enough).
 func inputTokens(body []byte) int {
-	n, i := 0, 0
-	for {
-		for i < len(body) && body[i] != '"' {
-			i++
-		}
-		if i >= len(body) {
+	n := 0
+	for i := 0; ; {
+		k := bytes.IndexByte(body[i:], '"')
+		if k < 0 {
 			return n
 		}
-		i++ // the opening quote
-		run := 0
-		for i < len(body) {
-			if i+8 <= len(body) {
-				w := binary.LittleEndian.Uint64(body[i:])
-				if w&0x8080808080808080 == 0 && !hasByte(w, '"') && !hasByte(w, '\\') {
-					run += 8
-					i += 8
-					continue
-				}
-			}
-			c := body[i]
-			if c == '"' {
-				break
-			}
-			if c < utf8.RuneSelf {
-				run++
-				i++
-				if c == '\\' && i < len(body) && body[i] < utf8.RuneSelf {
-					run++ // the escaped byte is text, a quote too
-					i++
-				}
-				continue
-			}
-			next, cjk, size := nonASCII(body, i)
-			i = next
-			if cjk {
-				n += 1 + (run+3)/4
-				run = 0
-				continue
-			}
-			run += size
+		start := i + k + 1
+		end := stringEnd(body, start)
+		n += tokens(body[start:end])
+		if end >= len(body) {
+			return n
 		}
-		n += (run + 3) / 4
-		i++ // the closing quote
+		i = end + 1
 	}
 }
 
-// hasByte reports whether any byte of w, eight ASCII bytes, is b.
-func hasByte(w uint64, b byte) bool {
-	x := w ^ 0x0101010101010101*uint64(b)
-	return (x-0x0101010101010101)&^x&0x8080808080808080 != 0
+// stringEnd is the index of the quote that ends the string whose text
+// starts at body[start] (len(body) when none does): the first quote not
+// escaped by an odd run of backslashes.
+func stringEnd(body []byte, start int) int {
+	for i := start; ; {
+		k := bytes.IndexByte(body[i:], '"')
+		if k < 0 {
+			return len(body)
+		}
+		q, escapes := i+k, 0
+		for b := q - 1; b >= start && body[b] == '\\'; b-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
 }
 
 // Tokens approximates a tokenizer: each CJK character is one token, and

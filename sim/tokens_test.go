@@ -46,7 +46,7 @@ func TestTokensBulkAgreesWithByteByByte(t *testing.T) {
 	}
 }
 
-// The one-pass input count agrees with the byte-by-byte reading on bodies
+// The input count agrees with the byte-by-byte reading on bodies
 // built at random from the bytes that matter: quotes, backslashes, ASCII,
 // Chinese, other non-ASCII, full-width punctuation, a stray byte that is
 // not UTF-8, at every offset from the eight-byte blocks.

@@ -17,14 +17,27 @@ import (
 // entries each (one message of deltas) and returns the store and its id.
 func recordLong(tb testing.TB, turns, perTurn int) (*store.DB, string) {
 	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "mw.db")
+	id := recordLongAt(tb, path, turns, perTurn)
+	db, err := store.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db, id
+}
+
+// recordLongAt records that session into the database at path, closes it
+// and returns the session's id.
+func recordLongAt(tb testing.TB, path string, turns, perTurn int) string {
+	tb.Helper()
 	must := func(err error) {
 		if err != nil {
 			tb.Fatal(err)
 		}
 	}
-	db, err := store.Open(filepath.Join(tb.TempDir(), "mw.db"))
+	db, err := store.Open(path)
 	must(err)
-	tb.Cleanup(func() { db.Close() })
 	w, err := db.CreateSession(store.SessionMeta{Title: "long", Protocol: adapters.OpenAIResponses, Provider: "sim", Source: store.SourceRun})
 	must(err)
 	for turn := 1; turn <= turns; turn++ {
@@ -47,7 +60,8 @@ func recordLong(tb testing.TB, turns, perTurn int) (*store.DB, string) {
 		must(rec.Finish(nil))
 	}
 	must(w.Finish(store.StatusDone))
-	return db, w.ID()
+	must(db.Close())
+	return w.ID()
 }
 
 // BenchmarkReplayStepFrame measures what the workbench's own goroutine
