@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/store"
@@ -76,7 +77,9 @@ func isScheme(s string) bool {
 
 // keyMember matches a JSON member whose name says it holds a secret, with
 // a string value.
-var keyMember = regexp.MustCompile(`(?i)("(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|client[_-]?secret|authorization|x-api-key|x-goog-api-key)"\s*:\s*")((?:[^"\\]|\\.)*)(")`)
+var keyMember = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)("(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|client[_-]?secret|authorization|x-api-key|x-goog-api-key)"\s*:\s*")((?:[^"\\]|\\.)*)(")`)
+})
 
 // scrubber removes one request's secrets from what is recorded.
 type scrubber struct {
@@ -98,8 +101,8 @@ var redacted = []byte(store.Redacted)
 // members.
 func (s *scrubber) request(b []byte) []byte {
 	b = s.bytes(b)
-	if keyMember.Match(b) {
-		b = keyMember.ReplaceAll(b, []byte("${1}"+store.Redacted+"${3}"))
+	if keyMember().Match(b) {
+		b = keyMember().ReplaceAll(b, []byte("${1}"+store.Redacted+"${3}"))
 	}
 	return b
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces a secret's value.
@@ -25,10 +26,12 @@ var secretHeaders = map[string]bool{
 // secretQuery matches the value of a key-like query parameter (Gemini's
 // key=, and the spellings gateways use) anywhere in a text: a URL, or an
 // error message that quotes one.
-var secretQuery = regexp.MustCompile(`(?i)((?:^|[?&;\s"'(,])(?:key|api[_-]?key|apikey|access_token)=)[^&#\s"'<>),]*`)
+var secretQuery = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)((?:^|[?&;\s"'(,])(?:key|api[_-]?key|apikey|access_token)=)[^&#\s"'<>),]*`)
+})
 
 // bearer matches a bearer token quoted in free text.
-var bearer = regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`)
+var bearer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}`) })
 
 // Redact returns a copy of v without secrets: for headers, the values of
 // Authorization, x-api-key, x-goog-api-key, api-key (and Proxy-Authorization,
@@ -100,10 +103,10 @@ func redactText(s string) string {
 		return s
 	}
 	if strings.IndexByte(s, '=') >= 0 {
-		s = secretQuery.ReplaceAllString(s, "${1}"+Redacted)
+		s = secretQuery().ReplaceAllString(s, "${1}"+Redacted)
 	}
 	if len(s) >= 6 && strings.Contains(strings.ToLower(s), "bearer") {
-		s = bearer.ReplaceAllString(s, "${1}"+Redacted)
+		s = bearer().ReplaceAllString(s, "${1}"+Redacted)
 	}
 	return s
 }

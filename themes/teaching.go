@@ -27,14 +27,14 @@ var teaching = sync.OnceValue(func() map[string][2]string {
 	return out
 })
 
-var indices = regexp.MustCompile(`\[\d+\]`)
+var indices = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[\d+\]`) })
 
 // Explain is the two-line explanation of a protocol element: a request
 // field path (indices ignored; the longest known prefix wins), an event
 // type, a lane kind or a validation layer.
 func Explain(key string) (what, why string, ok bool) {
 	t := teaching()
-	k := indices.ReplaceAllString(key, "")
+	k := indices().ReplaceAllString(key, "")
 	for k != "" {
 		if l, found := t[k]; found {
 			return l[0], l[1], true
