@@ -1,0 +1,428 @@
+package session
+
+// JSON values as the validator sees them: numbers compared exactly (1 ==
+// 1.0, 0.1 as written, not as a float), JSON equality for const, enum and
+// uniqueItems.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// number is a JSON number: its nearest float64 for the quick answers and
+// the value itself for the exact ones.
+type jnum struct {
+	f     float64
+	v     any // json.Number, a float or an integer type
+	float bool
+}
+
+// numberOf reads a number from a decoded value.
+func numberOf(x any) (jnum, bool) {
+	switch x := x.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			var ne *strconv.NumError
+			if !errors.As(err, &ne) || ne.Err != strconv.ErrRange {
+				return jnum{}, false
+			}
+		}
+		return jnum{f: f, v: x}, true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return jnum{}, false
+		}
+		return jnum{f: x, v: x, float: true}, true
+	case float32:
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return jnum{}, false
+		}
+		return jnum{f: f, v: x, float: true}, true
+	case int:
+		return jnum{f: float64(x), v: x}, true
+	case int8:
+		return jnum{f: float64(x), v: x}, true
+	case int16:
+		return jnum{f: float64(x), v: x}, true
+	case int32:
+		return jnum{f: float64(x), v: x}, true
+	case int64:
+		return jnum{f: float64(x), v: x}, true
+	case uint:
+		return jnum{f: float64(x), v: x}, true
+	case uint8:
+		return jnum{f: float64(x), v: x}, true
+	case uint16:
+		return jnum{f: float64(x), v: x}, true
+	case uint32:
+		return jnum{f: float64(x), v: x}, true
+	case uint64:
+		return jnum{f: float64(x), v: x}, true
+	}
+	return jnum{}, false
+}
+
+// text is the number as a decimal, for a float its shortest form.
+func (n jnum) text() string {
+	if s, ok := n.v.(json.Number); ok {
+		return string(s)
+	}
+	return fmt.Sprint(n.v)
+}
+
+func (n jnum) rat() (*big.Rat, bool) {
+	return new(big.Rat).SetString(n.text())
+}
+
+// int64 is the number as an int64 when it is a whole one that fits.
+func (n jnum) int64() (int64, bool) {
+	switch x := n.v.(type) {
+	case json.Number:
+		i, err := strconv.ParseInt(string(x), 10, 64)
+		return i, err == nil
+	case int:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint:
+		return int64(x), x <= math.MaxInt64
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	}
+	if n.f == math.Trunc(n.f) && math.Abs(n.f) <= 1<<53 {
+		return int64(n.f), true
+	}
+	return 0, false
+}
+
+// cmp orders two numbers exactly. Rounding to float64 keeps order, so
+// different floats answer at once; only equal floats need the decimals.
+func (n jnum) cmp(m jnum) int {
+	switch {
+	case n.f < m.f:
+		return -1
+	case n.f > m.f:
+		return 1
+	}
+	if a, ok := n.int64(); ok {
+		if b, ok := m.int64(); ok {
+			switch {
+			case a < b:
+				return -1
+			case a > b:
+				return 1
+			}
+			return 0
+		}
+	}
+	a, ok1 := n.rat()
+	b, ok2 := m.rat()
+	if !ok1 || !ok2 {
+		return 0 // an exponent too large for big.Rat: the floats are all we have
+	}
+	return a.Cmp(b)
+}
+
+// isInteger reports a whole number: 1.0 and 1e2 are, 1.5 is not.
+func (n jnum) isInteger() bool {
+	s, ok := n.v.(json.Number)
+	if !ok {
+		return n.f == math.Trunc(n.f)
+	}
+	// The decimal itself, exactly: digits × 10^scale is whole when the
+	// scale is not negative once trailing zeros are dropped.
+	str := string(s)
+	str = strings.TrimPrefix(str, "-")
+	mant, exp := str, 0
+	if i := strings.IndexAny(str, "eE"); i >= 0 {
+		mant = str[:i]
+		e, err := strconv.Atoi(str[i+1:])
+		if err != nil { // an exponent past int: the floats say
+			return n.f == math.Trunc(n.f)
+		}
+		exp = e
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimRight(whole+frac, "0")
+	if strings.Trim(digits, "0") == "" {
+		return true // zero
+	}
+	scale := exp - len(frac) + (len(whole+frac) - len(digits))
+	return scale >= 0
+}
+
+// multipleOf reports n = k × m for a whole k.
+func (n jnum) multipleOf(m jnum) bool {
+	if a, ok := n.int64(); ok {
+		if b, ok := m.int64(); ok && b != 0 {
+			return a%b == 0
+		}
+	}
+	if m.isInteger() && !n.isInteger() {
+		return false
+	}
+	a, ok1 := n.rat()
+	b, ok2 := m.rat()
+	if !ok1 || !ok2 || b.Sign() == 0 {
+		return math.Mod(n.f, m.f) == 0
+	}
+	return new(big.Rat).Quo(a, b).IsInt()
+}
+
+// display renders a number as the old library's English printer did:
+// its float, digits grouped by thousands.
+func (n jnum) display() string {
+	f := n.f
+	if r, ok := n.rat(); ok {
+		f, _ = r.Float64()
+	}
+	return groupDigits(strconv.FormatFloat(f, 'g', -1, 64))
+}
+
+// groupDigits puts thousands separators in a number's whole part.
+func groupDigits(s string) string {
+	if strings.ContainsAny(s, "eE") {
+		return s
+	}
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	if len(whole) <= 3 {
+		return sign + s
+	}
+	var b strings.Builder
+	b.WriteString(sign)
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if hasFrac {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	return b.String()
+}
+
+func itoa(i int) string { return groupDigits(strconv.Itoa(i)) }
+
+// typeBit is the JSON type of a decoded value, 0 when it is not JSON.
+func typeBit(v any) uint8 {
+	switch v := v.(type) {
+	case nil:
+		return tNull
+	case bool:
+		return tBoolean
+	case string:
+		return tString
+	case []any:
+		return tArray
+	case map[string]any:
+		return tObject
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0
+		}
+		return tNumber
+	case float32:
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return 0
+		}
+		return tNumber
+	case json.Number, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return tNumber
+	}
+	return 0
+}
+
+var typeNames = map[uint8]string{tNull: "null", tBoolean: "boolean", tNumber: "number", tString: "string", tArray: "array", tObject: "object"}
+
+func typeName(bit uint8) string {
+	if bit == tInteger {
+		return "integer"
+	}
+	return typeNames[bit]
+}
+
+func jsonTypeName(v any) string {
+	if name, ok := typeNames[typeBit(v)]; ok {
+		return name
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// equal is JSON equality: numbers by value, objects without order.
+func equal(a, b any) bool {
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		b, ok := b.(bool)
+		return ok && a == b
+	case string:
+		b, ok := b.(string)
+		return ok && a == b
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !equal(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, x := range a {
+			y, ok := b[k]
+			if !ok || !equal(x, y) {
+				return false
+			}
+		}
+		return true
+	}
+	x, ok1 := numberOf(a)
+	y, ok2 := numberOf(b)
+	return ok1 && ok2 && x.cmp(y) == 0
+}
+
+// duplicate finds the first pair of equal items, (-1, -1) when none.
+// Long arrays are bucketed by a hash that equal values share.
+func duplicate(arr []any) (int, int) {
+	if len(arr) <= 20 {
+		for i := 1; i < len(arr); i++ {
+			for j := 0; j < i; j++ {
+				if equal(arr[i], arr[j]) {
+					return j, i
+				}
+			}
+		}
+		return -1, -1
+	}
+	seed := maphash.MakeSeed()
+	seen := make(map[uint64][]int, len(arr))
+	var h maphash.Hash
+	for i, x := range arr {
+		h.SetSeed(seed)
+		hashValue(&h, x)
+		sum := h.Sum64()
+		for _, j := range seen[sum] {
+			if equal(x, arr[j]) {
+				return j, i
+			}
+		}
+		seen[sum] = append(seen[sum], i)
+	}
+	return -1, -1
+}
+
+// hashValue hashes a value so that equal values hash alike: numbers by
+// their float (equal numbers round to the same one), objects by sorted key.
+func hashValue(h *maphash.Hash, v any) {
+	switch v := v.(type) {
+	case nil:
+		h.WriteByte(0)
+	case bool:
+		h.WriteByte(1)
+		if v {
+			h.WriteByte(1)
+		}
+	case string:
+		h.WriteByte(2)
+		h.WriteString(v)
+		h.WriteByte(0)
+	case []any:
+		h.WriteByte(3)
+		for _, x := range v {
+			hashValue(h, x)
+		}
+		h.WriteByte(0)
+	case map[string]any:
+		h.WriteByte(4)
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			h.WriteString(k)
+			h.WriteByte(0)
+			hashValue(h, v[k])
+		}
+		h.WriteByte(0)
+	default:
+		h.WriteByte(5)
+		if n, ok := numberOf(v); ok {
+			f := n.f
+			if f == 0 {
+				f = 0 // -0 and 0 are one number
+			}
+			var b [8]byte
+			bits := math.Float64bits(f)
+			for i := range b {
+				b[i] = byte(bits >> (8 * i))
+			}
+			h.Write(b[:])
+		}
+	}
+}
+
+// quote renders a string in single quotes, as the old library's messages did.
+func quote(s string) string {
+	s = strconv.Quote(s)
+	s = strings.ReplaceAll(s, `\"`, `"`)
+	s = strings.ReplaceAll(s, `'`, `\'`)
+	return "'" + s[1:len(s)-1] + "'"
+}
+
+func joinQuoted(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = quote(s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// display renders a primitive value for a message.
+func display(v any) string {
+	switch v := v.(type) {
+	case string:
+		return quote(v)
+	case []any, map[string]any:
+		return "value"
+	case nil:
+		return "<nil>"
+	case json.Number:
+		return string(v)
+	}
+	return fmt.Sprint(v)
+}
