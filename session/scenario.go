@@ -165,8 +165,8 @@ func (o Operand) MarshalJSON() ([]byte, error) {
 //go:embed scenario.schema.json
 var scenarioSchemaJSON []byte
 
-// scenarioSchema is compiled on first use, not at start-up: compiling it
-// costs ~5 ms, which `version` and `decode` should not pay (issue 20).
+// scenarioSchema is compiled on first use, not at start-up: `version`
+// and `decode` never need it (issue 20).
 var scenarioSchema = sync.OnceValue(func() *Schema {
 	s, err := CompileSchema(scenarioSchemaJSON)
 	if err != nil {
