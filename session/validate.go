@@ -378,32 +378,16 @@ func runCheck(c Check, doc any) CheckResult {
 	return res
 }
 
-// Lookup resolves a JSON pointer in a decoded document.
+// Lookup resolves a JSON pointer in a decoded document; checks may also
+// write "/" for the whole document and leave out the leading slash.
 func Lookup(doc any, ptr string) (any, bool) {
-	if ptr == "" || ptr == "/" {
+	if ptr == "/" {
 		return doc, true
 	}
-	cur := doc
-	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch x := cur.(type) {
-		case map[string]any:
-			v, ok := x[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			var i int
-			if _, err := fmt.Sscanf(tok, "%d", &i); err != nil || i < 0 || i >= len(x) {
-				return nil, false
-			}
-			cur = x[i]
-		default:
-			return nil, false
-		}
+	if ptr != "" && !strings.HasPrefix(ptr, "/") {
+		ptr = "/" + ptr
 	}
-	return cur, true
+	return lookup(doc, ptr)
 }
 
 func number(v any) (float64, bool) {
