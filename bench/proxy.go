@@ -9,6 +9,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,10 +76,17 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 
 	// Paced: latency per event.
-	var pd, pp []time.Duration
+	var pd, pp, pb []time.Duration
 	var pdCPU, ppCPU time.Duration
 	for r := range pacedRounds {
 		o.progress("proxy: %d paced streams of %d events at %d/s, round %d of %d", proxyStreams, pacedEvents, time.Second/pacedInterval, r+1, pacedRounds)
+		// The same streams through a bare reverse proxy: what one more hop
+		// costs on this machine, before any recording.
+		lat, err := PacedRun(ctx, g.client, g.bareSrv.URL, proxyStreams, pacedEvents, pacedInterval)
+		if err != nil {
+			return nil, fmt.Errorf("paced, bare reverse proxy: %w", err)
+		}
+		pb = append(pb, lat...)
 		for _, proxied := range []bool{false, true} {
 			var lat []time.Duration
 			m, err := g.measure(proxied, func(base string) (err error) {
@@ -96,7 +105,8 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 	}
 	slices.Sort(pd)
 	slices.Sort(pp)
-	p99d, p99p := us(percentile(pd, 99)), us(percentile(pp, 99))
+	slices.Sort(pb)
+	p99d, p99p, p99b := us(percentile(pd, 99)), us(percentile(pp, 99)), us(percentile(pb, 99))
 	added := p99p - p99d
 	perEvent := func(cpu time.Duration, n int) float64 { return us(cpu) / float64(n) }
 
@@ -164,6 +174,10 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 			Note: fmt.Sprintf("upstream write → client read, %d events a side; through the proxy / direct: p50 %.0f / %.0f µs, p99 %.0f / %.0f, p99.9 %.0f / %.0f, max %.0f / %.0f; CPU %.1f / %.1f µs per event",
 				len(pp), us(percentile(pp, 50)), us(percentile(pd, 50)), p99p, p99d, us(percentile(pp, 99.9)), us(percentile(pd, 99.9)),
 				us(pp[len(pp)-1]), us(pd[len(pd)-1]), perEvent(ppCPU, len(pp)), perEvent(pdCPU, len(pd)))},
+		{Group: "proxy", Path: fmt.Sprintf("paced: a bare reverse proxy's added latency, p99, %d streams × %d events/s", proxyStreams, time.Second/pacedInterval),
+			Unit: "µs", Ours: p99b - p99d, RefName: "direct p99", Ref: p99d, Ratio: math.NaN(), Target: "reference: one hop",
+			Note: fmt.Sprintf("net/http/httputil.ReverseProxy, flushing each write, recording nothing: what one more hop costs here; p50 %.0f / %.0f µs, p99.9 %.0f / %.0f through it / direct",
+				us(percentile(pb, 50)), us(percentile(pd, 50)), us(percentile(pb, 99.9)), us(percentile(pd, 99.9)))},
 		{Group: "proxy", Path: fmt.Sprintf("paced: throughput, %d streams at %d MB/s each", proxyStreams, linkRate>>20),
 			Unit: "MB/s", Ours: linkMB / lp.wall.Seconds(), RefName: "direct", Ref: linkMB / ld.wall.Seconds(),
 			Ratio: ld.wall.Seconds() / lp.wall.Seconds(), Target: "≥ 0.9× direct", Checked: true, Met: ld.wall.Seconds()/lp.wall.Seconds() >= 0.9,
@@ -193,13 +207,16 @@ func side(proxied bool) string {
 // listener (so connections stay warm), closed at the run's end: its CPU
 // then includes recording every event the run forwarded.
 type proxyRig struct {
-	dir    string
-	up     *upstream
-	upSrv  *httptest.Server
-	db     *store.DB
-	px     atomic.Pointer[proxy.Proxy]
-	pxSrv  *httptest.Server
-	client *http.Client
+	dir   string
+	up    *upstream
+	upSrv *httptest.Server
+	db    *store.DB
+	px    atomic.Pointer[proxy.Proxy]
+	pxSrv *httptest.Server
+	// bareSrv is net/http/httputil's reverse proxy to the upstream: a hop
+	// that records nothing, the reference for what a hop costs.
+	bareSrv *httptest.Server
+	client  *http.Client
 }
 
 func newProxyRig() (*proxyRig, error) {
@@ -214,6 +231,10 @@ func newProxyRig() (*proxyRig, error) {
 	}
 	g := &proxyRig{dir: dir, db: db, up: newUpstream()}
 	g.upSrv = httptest.NewServer(g.up)
+	u, _ := url.Parse(g.upSrv.URL)
+	bare := httputil.NewSingleHostReverseProxy(u)
+	bare.FlushInterval = -1 // flush each write, as modelwire's proxy does
+	g.bareSrv = httptest.NewServer(bare)
 	g.pxSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.px.Load().ServeHTTP(w, r) }))
 	g.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: proxyStreams * 2}}
 	return g, nil
@@ -221,6 +242,7 @@ func newProxyRig() (*proxyRig, error) {
 
 func (g *proxyRig) Close() {
 	g.pxSrv.Close()
+	g.bareSrv.Close()
 	g.upSrv.Close()
 	_ = g.db.Close()
 	os.RemoveAll(g.dir)
