@@ -202,40 +202,36 @@ func Tokens(s string) int { return tokens(s) }
 func tokens[T string | []byte](s T) int {
 	n, run := 0, 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && s[i]|s[i+1]|s[i+2]|s[i+3]|s[i+4]|s[i+5]|s[i+6]|s[i+7] < utf8.RuneSelf {
-			run += 8 // eight ASCII bytes at once
-			i += 8
-			continue
-		}
-		if s[i] < utf8.RuneSelf {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if i+8 <= len(s) && c|s[i+1]|s[i+2]|s[i+3]|s[i+4]|s[i+5]|s[i+6]|s[i+7] < utf8.RuneSelf {
+				run += 8 // eight ASCII bytes at once
+				i += 8
+				continue
+			}
 			run++
 			i++
 			continue
 		}
-		next, cjk, size := nonASCII(s, i)
-		i = next
-		if cjk {
+		// Most non-ASCII text here is Chinese: three bytes in the Unified
+		// Ideographs block (U+4E00–U+9FFF: lead byte E4 from B8 on, to
+		// E9), counted without decoding.
+		if i+2 < len(s) && c >= 0xE4 && c <= 0xE9 && (c != 0xE4 || s[i+1] >= 0xB8) && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
+			n += 1 + (run+3)/4
+			run = 0
+			i += 3
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		i += size
+		if isCJK(r) {
 			n += 1 + (run+3)/4
 			run = 0
 			continue
 		}
-		run += size
+		run += utf8.RuneLen(r)
 	}
 	return n + (run+3)/4
-}
-
-// nonASCII reads the character at s[i] (not ASCII): where the next one
-// starts, whether it is CJK, and the bytes it adds to a run otherwise.
-func nonASCII[T string | []byte](s T, i int) (next int, cjk bool, size int) {
-	// Most non-ASCII text here is Chinese: three bytes in the Unified
-	// Ideographs block, decoded without the general decoder.
-	if c := s[i]; c&0xF0 == 0xE0 && i+2 < len(s) && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
-		if r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F); r >= 0x4e00 && r <= 0x9fff {
-			return i + 3, true, 0
-		}
-	}
-	r, n := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
-	return i + n, isCJK(r), utf8.RuneLen(r)
 }
 
 // prefixTokens is the longest prefix of s within limit tokens.
