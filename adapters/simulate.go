@@ -127,6 +127,10 @@ type Inbound struct {
 	// Reasoning: the request asks to see reasoning (OpenAI reasoning,
 	// Anthropic thinking, Gemini includeThoughts, DeepSeek thinking mode).
 	Reasoning bool
+	// Echo is what the protocol's response repeats of the request, raw
+	// JSON by name (Responses' settings), read while checking it: the
+	// response need not read the body again (ResponseOptions.Echo).
+	Echo map[string]string
 }
 
 // MayCall reports whether the request lets the model call the tool name.
@@ -181,6 +185,9 @@ type ResponseOptions struct {
 	// responses echo request parameters (Responses' tools, tool_choice,
 	// text, instructions…) read them from it.
 	Request []byte
+	// Echo is Inbound.Echo, the echoed parameters as CheckRequest read
+	// them; nil: the protocol reads them from Request.
+	Echo map[string]string
 }
 
 // Fragmenter is o.Fragment, or Fragments when the options set none.

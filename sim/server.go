@@ -235,7 +235,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 		model = sc.Model
 	}
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage,
-		Created: s.now().Unix(), Request: body}
+		Created: s.now().Unix(), Request: body, Echo: in.Echo}
 	if continuable(name) {
 		if id := simp.ResponseID(o); id != "" {
 			s.remember(id, simp, &mt, o, turn, in)

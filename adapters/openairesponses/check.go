@@ -169,6 +169,7 @@ func (Protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 		return nil, e
 	}
 	readChoices(top, r.in)
+	r.in.Echo = readEcho(top)
 	return r.in, nil
 }
 

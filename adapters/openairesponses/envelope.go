@@ -84,14 +84,14 @@ type simTurn struct {
 	// max_output_tokens, or content_filter for a refusal without text.
 	incomplete string
 	usage      string            // the usage object
-	echo       map[string]string // the request settings the object repeats (simEcho)
+	echo       map[string]string // the request settings the object repeats (simEcho; echoed)
 }
 
 // simRender renders a turn for writing: its object's echoed settings on
 // one line when compact (the stream's events), as the request wrote them
 // otherwise (the body, which is indented anyway).
 func simRender(t adapters.ModelTurn, o adapters.ResponseOptions, compact bool) simTurn {
-	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o), truncated: t.Stop == adapters.StopTruncated, incomplete: "max_output_tokens", echo: simEcho(o.Request, compact)}
+	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o), truncated: t.Stop == adapters.StopTruncated, incomplete: "max_output_tokens", echo: simEcho(o, compact)}
 	if t.Stop == adapters.StopRefusal && !hasKind(t.Items, adapters.KindRefusal) {
 		// A refusal with no refusal text is the content filter cutting
 		// the response off.
@@ -215,25 +215,18 @@ var simEchoed = map[string]string{
 	"user":                   "null",
 }
 
-// simEcho reads the echoed members from the request body (checked
-// already), compacted when compact: an event's data is one line. text
-// gains the default verbosity, and reasoning is the default with the
-// request's effort and summary. This runs for every response.
-func simEcho(body []byte, compact bool) map[string]string {
-	echo := make(map[string]string, len(simEchoed)+1)
-	for k, v := range simEchoed {
-		echo[k] = v
-	}
+// readEcho reads the members the Response object repeats from a request's
+// top-level members (checked already), as the request wrote them, by
+// name; a member left out is simEchoed's (see echoed). text gains the
+// default verbosity, and reasoning is the default with the request's
+// effort and summary. CheckRequest reads it once (Inbound.Echo), from the
+// members it has read anyway.
+func readEcho(top wire.Object) map[string]string {
+	echo := make(map[string]string, 8)
 	effort, summary := `"medium"`, `"auto"`
-	// The body passed CheckRequest: its members are found, not validated
-	// again.
-	top, _ := wire.Value{Raw: strings.TrimSpace(adapters.View(body))}.Members()
 	for i, key := range top.Keys {
 		raw := top.Vals[i].Raw
 		if _, ok := simEchoed[key]; ok && raw != "null" {
-			if compact {
-				raw = simCompactRaw(raw)
-			}
 			echo[key] = raw
 		}
 		if key == "reasoning" {
@@ -246,15 +239,38 @@ func simEcho(body []byte, compact bool) map[string]string {
 			}
 		}
 	}
-	if t, ok := (wire.Value{Raw: echo["text"]}).Members(); ok && !t.Has("verbosity") {
-		sep := ","
-		if len(t.Keys) == 0 {
-			sep = ""
+	if text, ok := echo["text"]; ok {
+		if t, ok := (wire.Value{Raw: text}).Members(); ok && !t.Has("verbosity") {
+			sep := ","
+			if len(t.Keys) == 0 {
+				sep = ""
+			}
+			echo["text"] = strings.TrimSuffix(text, "}") + sep + `"verbosity":"medium"}`
 		}
-		echo["text"] = strings.TrimSuffix(echo["text"], "}") + sep + `"verbosity":"medium"}`
 	}
 	echo["reasoning"] = `{"context":"current_turn","effort":` + effort + `,"mode":"standard","summary":` + summary + `}`
 	return echo
+}
+
+// simEcho is the request's echoed members: what CheckRequest read
+// (o.Echo), else read from o.Request; compacted when compact, as an
+// event's data is one line (the body is indented anyway).
+func simEcho(o adapters.ResponseOptions, compact bool) map[string]string {
+	echo := o.Echo
+	if echo == nil {
+		// The body passed CheckRequest: its members are found, not
+		// validated again.
+		top, _ := wire.Value{Raw: strings.TrimSpace(adapters.View(o.Request))}.Members()
+		echo = readEcho(top)
+	}
+	if !compact {
+		return echo
+	}
+	compacted := make(map[string]string, len(echo))
+	for k, v := range echo {
+		compacted[k] = simCompactRaw(v)
+	}
+	return compacted
 }
 
 // simCompactRaw is a raw JSON value on one line.
@@ -309,47 +325,55 @@ func (st simTurn) appendObject(dst []byte, final, indent bool) []byte {
 		}
 		output = "[" + strings.Join(parts, ",") + "]"
 	}
-	e := st.echo
 	o := simObject{b: append(dst, '{'), indent: indent}
 	o.str("id", st.id)
 	o.raw("object", `"response"`)
 	o.raw("created_at", simInt(st.created))
 	o.str("status", status)
-	o.raw("background", e["background"])
+	o.raw("background", st.echoed("background"))
 	o.raw("completed_at", completedAt)
 	o.raw("error", "null")
-	o.raw("frequency_penalty", e["frequency_penalty"])
+	o.raw("frequency_penalty", st.echoed("frequency_penalty"))
 	o.raw("incomplete_details", incomplete)
-	o.raw("instructions", e["instructions"])
-	o.raw("max_output_tokens", e["max_output_tokens"])
-	o.raw("max_tool_calls", e["max_tool_calls"])
+	o.raw("instructions", st.echoed("instructions"))
+	o.raw("max_output_tokens", st.echoed("max_output_tokens"))
+	o.raw("max_tool_calls", st.echoed("max_tool_calls"))
 	o.str("model", st.model)
 	o.raw("moderation", "null")
 	o.raw("output", output)
-	o.raw("parallel_tool_calls", e["parallel_tool_calls"])
-	o.raw("presence_penalty", e["presence_penalty"])
-	o.raw("previous_response_id", e["previous_response_id"])
-	o.raw("prompt_cache_key", e["prompt_cache_key"])
-	o.raw("prompt_cache_retention", e["prompt_cache_retention"])
-	o.raw("reasoning", e["reasoning"])
-	o.raw("safety_identifier", e["safety_identifier"])
+	o.raw("parallel_tool_calls", st.echoed("parallel_tool_calls"))
+	o.raw("presence_penalty", st.echoed("presence_penalty"))
+	o.raw("previous_response_id", st.echoed("previous_response_id"))
+	o.raw("prompt_cache_key", st.echoed("prompt_cache_key"))
+	o.raw("prompt_cache_retention", st.echoed("prompt_cache_retention"))
+	o.raw("reasoning", st.echoed("reasoning"))
+	o.raw("safety_identifier", st.echoed("safety_identifier"))
 	o.str("service_tier", tier)
-	o.raw("store", e["store"])
-	o.raw("temperature", e["temperature"])
-	o.raw("text", e["text"])
-	o.raw("tool_choice", e["tool_choice"])
+	o.raw("store", st.echoed("store"))
+	o.raw("temperature", st.echoed("temperature"))
+	o.raw("text", st.echoed("text"))
+	o.raw("tool_choice", st.echoed("tool_choice"))
 	o.raw("tool_usage", `{"image_gen":{"input_tokens":0,"input_tokens_details":{"image_tokens":0,"text_tokens":0},"output_tokens":0,"output_tokens_details":{"image_tokens":0,"text_tokens":0},"total_tokens":0},"web_search":{"num_requests":0}}`)
-	o.raw("tools", e["tools"])
-	o.raw("top_logprobs", e["top_logprobs"])
-	o.raw("top_p", e["top_p"])
-	o.raw("truncation", e["truncation"])
+	o.raw("tools", st.echoed("tools"))
+	o.raw("top_logprobs", st.echoed("top_logprobs"))
+	o.raw("top_p", st.echoed("top_p"))
+	o.raw("truncation", st.echoed("truncation"))
 	o.raw("usage", usage)
-	o.raw("user", e["user"])
-	o.raw("metadata", e["metadata"])
+	o.raw("user", st.echoed("user"))
+	o.raw("metadata", st.echoed("metadata"))
 	if indent {
 		o.b = append(o.b, '\n')
 	}
 	return append(o.b, '}')
+}
+
+// echoed is the request's member key as the object repeats it, or what
+// the object shows when the request leaves it out.
+func (st simTurn) echoed(key string) string {
+	if v, ok := st.echo[key]; ok {
+		return v
+	}
+	return simEchoed[key]
 }
 
 // simObject writes an object's members in order, on one line or
