@@ -68,9 +68,13 @@ type EventWriter struct {
 	ends   []int // where each event's data ends in Buf
 }
 
-// NewEventWriter makes room for about n events of about size bytes each.
-func NewEventWriter(n, size int) *EventWriter {
-	return &EventWriter{Buf: make([]byte, 0, n*size), events: make([]WireEvent, 0, n), ends: make([]int, 0, n)}
+// NewEventWriter makes room for about n events of about size bytes each,
+// in buf (ResponseOptions.Buf) when it has room for them.
+func NewEventWriter(buf []byte, n, size int) *EventWriter {
+	if cap(buf) < n*size {
+		buf = make([]byte, 0, n*size)
+	}
+	return &EventWriter{Buf: buf[:0], events: make([]WireEvent, 0, n), ends: make([]int, 0, n)}
 }
 
 // End ends the event whose data was appended since the last End.
@@ -188,6 +192,11 @@ type ResponseOptions struct {
 	// Echo is Inbound.Echo, the echoed parameters as CheckRequest read
 	// them; nil: the protocol reads them from Request.
 	Echo map[string]string
+	// Buf is room the response may be written into (a body, a stream's
+	// event data), which the server reuses once the response is written:
+	// a response is kilobytes, allocated and cleared for each request
+	// otherwise. nil: the protocol allocates.
+	Buf []byte
 }
 
 // Fragmenter is o.Fragment, or Fragments when the options set none.

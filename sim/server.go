@@ -241,8 +241,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 			s.remember(id, simp, &mt, o, turn, in)
 		}
 	}
+	// The response is written into a pooled buffer, reused once it is
+	// written (o.Buf).
+	bp := writeBuffers.Get().(*[]byte)
+	defer writeBuffers.Put(bp)
+	o.Buf = *bp
 	if !in.Stream {
-		writeTurnBody(w, simp, mt, o)
+		writeBody(w, simp.ResponseHeaders(false), simp.Body(mt, o))
 		return nil
 	}
 	s.stream(w, r, simp, name, mt, o)
@@ -447,30 +452,6 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, protocol, i
 		return
 	}
 	writeBody(w, simp.ResponseHeaders(false), body)
-}
-
-// bodyAppender is a protocol that writes its body into a buffer it is
-// given (adapters' AppendBody), which the server then reuses.
-type bodyAppender interface {
-	AppendBody(dst []byte, t adapters.ModelTurn, o adapters.ResponseOptions) []byte
-}
-
-// writeTurnBody answers with the turn as the protocol's body, written into
-// one of the stream's pooled buffers when the protocol can: a body is
-// kilobytes, allocated and cleared for each request otherwise.
-func writeTurnBody(w http.ResponseWriter, simp adapters.Simulated, mt adapters.ModelTurn, o adapters.ResponseOptions) {
-	a, ok := simp.(bodyAppender)
-	if !ok {
-		writeBody(w, simp.ResponseHeaders(false), simp.Body(mt, o))
-		return
-	}
-	bp := writeBuffers.Get().(*[]byte)
-	body := a.AppendBody((*bp)[:0], mt, o)
-	writeBody(w, simp.ResponseHeaders(false), body)
-	if cap(body) <= 1<<20 { // a rare huge body does not stay pinned
-		*bp = body
-		writeBuffers.Put(bp)
-	}
 }
 
 // jsonType is a JSON body's Content-Type, as the header map holds it.

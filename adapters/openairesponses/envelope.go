@@ -421,14 +421,9 @@ func (o *simObject) str(k, v string) {
 
 // Body renders a turn as the API's Response object, pretty-printed: the
 // same ids, items and usage as StreamEvents for the same seed.
-func (p Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
-	return p.AppendBody(nil, t, o)
-}
-
-// AppendBody appends Body to dst (the server writes bodies from buffers
-// it reuses).
-func (Protocol) AppendBody(dst []byte, t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
+func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
 	st := simRender(t, o, false)
+	dst := o.Buf[:0]
 	if dst == nil {
 		dst = make([]byte, 0, 2*st.size(true))
 	}
