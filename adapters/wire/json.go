@@ -216,29 +216,41 @@ func skipValue(s string, i int) int {
 	return j
 }
 
-// skipString is the index just after the string that starts at i. Keys
-// and short values are scanned a word (eight bytes) at a time; past a few
-// dozen bytes (the texts that are most of a request) IndexByte finds the
-// next quote faster, which ends the string unless an odd run of
-// backslashes escapes it.
+// skipString is the index just after the string that starts at i.
 func skipString(s string, i int) int {
+	end, _ := ScanString(s, i)
+	return end
+}
+
+// ScanString is the index just after the JSON string that starts at s[i],
+// and whether the string holds an escape (len(s) and true when it does not
+// end). Keys and short values are scanned a word (eight bytes) at a time;
+// past a few dozen bytes (the texts that are most of a request)
+// IndexByte finds the next quote faster, which ends the string unless an
+// odd run of backslashes escapes it.
+func ScanString(s string, i int) (end int, escaped bool) {
 	j := i + 1
 	for n := 0; n < 4 && j+8 <= len(s); n++ {
-		m := careMask(word(s, j)) // valid JSON: the byte it finds is " or \
+		m := careMask(word(s, j)) // in a string, the byte it finds is " or \ (or a control byte, which JSON does not allow)
 		if m == 0 {
 			j += 8
 			continue
 		}
 		j += bits.TrailingZeros64(m) >> 3
-		if s[j] == '"' {
-			return j + 1
+		switch s[j] {
+		case '"':
+			return j + 1, escaped
+		case '\\':
+			escaped = true
+			j += 2
+		default:
+			j++
 		}
-		j += 2 // an escape
 	}
-	for j < len(s) {
+	for from := j; j < len(s); {
 		k := strings.IndexByte(s[j:], '"')
 		if k < 0 {
-			return len(s)
+			return len(s), true
 		}
 		j += k
 		n := 0
@@ -247,10 +259,10 @@ func skipString(s string, i int) int {
 		}
 		j++
 		if n%2 == 0 {
-			return j
+			return j, escaped || strings.IndexByte(s[from:j], '\\') >= 0
 		}
 	}
-	return len(s)
+	return len(s), true
 }
 
 // SmallIndex reads the index that starts at s[i] (a JSON integer of at

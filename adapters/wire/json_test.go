@@ -132,16 +132,18 @@ func TestAppendIndentAsJSONIndent(t *testing.T) {
 	}
 }
 
-// skipString ends a string where the validator does, whatever the
-// escapes and wherever they fall against the eight-byte words it reads.
-func TestSkipStringEndsWhereStringEndDoes(t *testing.T) {
+// ScanString ends a string where the validator does, whatever the escapes
+// and wherever they fall against the eight-byte words it reads, and says
+// whether it holds one.
+func TestScanStringEndsWhereStringEndDoes(t *testing.T) {
 	for _, esc := range []string{``, `\"`, `\\`, `\\\"`, `\\\\`, `\u4e2d`, `中文`} {
 		for before := range 40 {
 			for _, after := range []int{0, 1, 7, 8, 9, 40} {
 				s := `"` + strings.Repeat("a", before) + esc + strings.Repeat("b", after) + `","next"`
 				want, ok := StringEnd(s, 0)
-				if got := skipString(s, 0); !ok || got != want {
-					t.Fatalf("skipString(%s) = %d, StringEnd %d %v", s, got, want, ok)
+				got, escaped := ScanString(s, 0)
+				if !ok || got != want || escaped != strings.Contains(s[:want], `\`) {
+					t.Fatalf("ScanString(%s) = %d %v, StringEnd %d %v", s, got, escaped, want, ok)
 				}
 			}
 		}
