@@ -118,8 +118,12 @@ func (v Value) Members() (Object, bool) {
 		return Object{}, false
 	}
 	// Request objects have a few members, rarely more than eight: one
-	// allocation each for the keys and values, not one per doubling.
-	o := Object{Keys: make([]string, 0, 8), Vals: make([]Value, 0, 8)}
+	// allocation for the keys and values, not one per doubling.
+	room := new(struct {
+		keys [8]string
+		vals [8]Value
+	})
+	o := Object{Keys: room.keys[:0], Vals: room.vals[:0]}
 	s := v.Raw
 	for i := skipWS(s, 1); i < len(s) && s[i] == '"'; {
 		end := skipValue(s, i)
