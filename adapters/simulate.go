@@ -276,12 +276,16 @@ func (f FixedHeaders) Header(extra int) http.Header {
 func SimHex(prefix string, a, b uint64) string {
 	buf := make([]byte, 0, len(prefix)+32)
 	buf = append(buf, prefix...)
-	for _, w := range [2]uint64{a, b} {
-		for shift := 60; shift >= 0; shift -= 4 {
-			buf = append(buf, "0123456789abcdef"[w>>uint(shift)&15])
-		}
+	return string(AppendHex(AppendHex(buf, a, 16), b, 16))
+}
+
+// AppendHex appends v's last digits hex digits, lowercase, with leading
+// zeros (fmt's %0<digits>x for a v that fits).
+func AppendHex(dst []byte, v uint64, digits int) []byte {
+	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
+		dst = append(dst, "0123456789abcdef"[v>>uint(shift)&15])
 	}
-	return string(buf)
+	return dst
 }
 
 // Fragments splits text the way providers stream it: a few bytes at a
