@@ -1,11 +1,12 @@
 package sim
 
 import (
-	"bytes"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -155,37 +156,17 @@ func countUsage(mt adapters.ModelTurn, body []byte) adapters.Usage {
 // as it stands between its quotes (an escape counts as the bytes it is
 // written with, closely enough).
 func inputTokens(body []byte) int {
+	s := adapters.View(body)
 	n := 0
 	for i := 0; ; {
-		k := bytes.IndexByte(body[i:], '"')
+		k := strings.IndexByte(s[i:], '"')
 		if k < 0 {
 			return n
 		}
-		start := i + k + 1
-		end := stringEnd(body, start)
-		n += tokens(body[start:end])
-		if end >= len(body) {
+		q, _ := wire.CloseQuote(s, i+k)
+		n += Tokens(s[i+k+1 : q])
+		if q >= len(s) {
 			return n
-		}
-		i = end + 1
-	}
-}
-
-// stringEnd is the index of the quote that ends the string whose text
-// starts at body[start] (len(body) when none does): the first quote not
-// escaped by an odd run of backslashes.
-func stringEnd(body []byte, start int) int {
-	for i := start; ; {
-		k := bytes.IndexByte(body[i:], '"')
-		if k < 0 {
-			return len(body)
-		}
-		q, escapes := i+k, 0
-		for b := q - 1; b >= start && body[b] == '\\'; b-- {
-			escapes++
-		}
-		if escapes%2 == 0 {
-			return q
 		}
 		i = q + 1
 	}
@@ -193,13 +174,9 @@ func stringEnd(body []byte, start int) int {
 
 // Tokens approximates a tokenizer: each CJK character is one token, and
 // every other run of text one token per four bytes (rounded up). It is a
-// documented approximation, not a real vocabulary's count.
-func Tokens(s string) int { return tokens(s) }
-
-// tokens is Tokens over a string or the bytes of a request (no copy). It
-// runs over every request's text, so ASCII, which is never CJK, skips
-// rune decoding.
-func tokens[T string | []byte](s T) int {
+// documented approximation, not a real vocabulary's count. It runs over
+// every request's text, so ASCII, which is never CJK, skips rune decoding.
+func Tokens(s string) int {
 	n, run := 0, 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -222,7 +199,7 @@ func tokens[T string | []byte](s T) int {
 			i += 3
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		if isCJK(r) {
 			n += 1 + (run+3)/4

@@ -228,11 +228,22 @@ func skipString(s string, i int) int {
 
 // ScanString is the index just after the JSON string that starts at s[i],
 // and whether the string holds an escape (len(s) and true when it does not
-// end). Keys and short values are scanned a word (eight bytes) at a time;
-// past a few dozen bytes (the texts that are most of a request)
-// IndexByte finds the next quote faster, which ends the string unless an
-// odd run of backslashes escapes it.
+// end).
 func ScanString(s string, i int) (end int, escaped bool) {
+	q, escaped := CloseQuote(s, i)
+	if q == len(s) {
+		return len(s), true
+	}
+	return q + 1, escaped
+}
+
+// CloseQuote is the index of the quote that closes the string whose
+// opening quote is s[i] (len(s) when none does), and whether the string
+// holds an escape. Keys and short values are scanned a word (eight bytes)
+// at a time; past a few dozen bytes (the texts that are most of a request)
+// IndexByte finds the next quote faster, which closes the string unless an
+// odd run of backslashes escapes it.
+func CloseQuote(s string, i int) (q int, escaped bool) {
 	j := i + 1
 	for n := 0; n < 4 && j+8 <= len(s); n++ {
 		m := careMask(word(s, j)) // in a string, the byte it finds is " or \ (or a control byte, which JSON does not allow)
@@ -243,7 +254,7 @@ func ScanString(s string, i int) (end int, escaped bool) {
 		j += bits.TrailingZeros64(m) >> 3
 		switch s[j] {
 		case '"':
-			return j + 1, escaped
+			return j, escaped
 		case '\\':
 			escaped = true
 			j += 2
@@ -254,17 +265,17 @@ func ScanString(s string, i int) (end int, escaped bool) {
 	for from := j; j < len(s); {
 		k := strings.IndexByte(s[j:], '"')
 		if k < 0 {
-			return len(s), true
+			break
 		}
 		j += k
 		n := 0
 		for b := j - 1; b > i && s[b] == '\\'; b-- {
 			n++
 		}
-		j++
 		if n%2 == 0 {
 			return j, escaped || strings.IndexByte(s[from:j], '\\') >= 0
 		}
+		j++
 	}
 	return len(s), true
 }
