@@ -68,9 +68,13 @@ type EventWriter struct {
 	ends   []int // where each event's data ends in Buf
 }
 
-// NewEventWriter makes room for about n events of about size bytes each.
-func NewEventWriter(n, size int) *EventWriter {
-	return &EventWriter{Buf: make([]byte, 0, n*size), events: make([]WireEvent, 0, n), ends: make([]int, 0, n)}
+// NewEventWriter makes room for about n events of about size bytes each,
+// in buf (ResponseOptions.Buf) when it has room for them.
+func NewEventWriter(buf []byte, n, size int) *EventWriter {
+	if cap(buf) < n*size {
+		buf = make([]byte, 0, n*size)
+	}
+	return &EventWriter{Buf: buf[:0], events: make([]WireEvent, 0, n), ends: make([]int, 0, n)}
 }
 
 // End ends the event whose data was appended since the last End.
@@ -127,6 +131,10 @@ type Inbound struct {
 	// Reasoning: the request asks to see reasoning (OpenAI reasoning,
 	// Anthropic thinking, Gemini includeThoughts, DeepSeek thinking mode).
 	Reasoning bool
+	// Echo is what the protocol's response repeats of the request, raw
+	// JSON by name (Responses' settings), read while checking it: the
+	// response need not read the body again (ResponseOptions.Echo).
+	Echo map[string]string
 }
 
 // MayCall reports whether the request lets the model call the tool name.
@@ -181,6 +189,14 @@ type ResponseOptions struct {
 	// responses echo request parameters (Responses' tools, tool_choice,
 	// text, instructions…) read them from it.
 	Request []byte
+	// Echo is Inbound.Echo, the echoed parameters as CheckRequest read
+	// them; nil: the protocol reads them from Request.
+	Echo map[string]string
+	// Buf is room the response may be written into (a body, a stream's
+	// event data), which the server reuses once the response is written:
+	// a response is kilobytes, allocated and cleared for each request
+	// otherwise. nil: the protocol allocates.
+	Buf []byte
 }
 
 // Fragmenter is o.Fragment, or Fragments when the options set none.
@@ -260,12 +276,16 @@ func (f FixedHeaders) Header(extra int) http.Header {
 func SimHex(prefix string, a, b uint64) string {
 	buf := make([]byte, 0, len(prefix)+32)
 	buf = append(buf, prefix...)
-	for _, w := range [2]uint64{a, b} {
-		for shift := 60; shift >= 0; shift -= 4 {
-			buf = append(buf, "0123456789abcdef"[w>>uint(shift)&15])
-		}
+	return string(AppendHex(AppendHex(buf, a, 16), b, 16))
+}
+
+// AppendHex appends v's last digits hex digits, lowercase, with leading
+// zeros (fmt's %0<digits>x for a v that fits).
+func AppendHex(dst []byte, v uint64, digits int) []byte {
+	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
+		dst = append(dst, "0123456789abcdef"[v>>uint(shift)&15])
 	}
-	return string(buf)
+	return dst
 }
 
 // Fragments splits text the way providers stream it: a few bytes at a
@@ -292,6 +312,12 @@ func Fragments(s string) []string {
 // string holds raw text (possibly malformed on purpose), anything else is
 // sent as compact JSON.
 func ArgumentText(args json.RawMessage) string {
+	if len(args) > 0 && (args[0] == '{' || args[0] == '[') && !bytes.ContainsAny(args, " \t\r\n") {
+		// An object or array without white space is what Compact would
+		// return (valid or not); the simulator reads each call's
+		// arguments several times a response.
+		return string(args)
+	}
 	var s string
 	if json.Unmarshal(args, &s) == nil {
 		return s

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -37,5 +38,23 @@ func TestFixedHeaders(t *testing.T) {
 	}
 	if got := http.Header(f).Values("X-Ratelimit-Limit-Requests"); len(got) != 1 {
 		t.Errorf("adding to the header changed the fixed one: %v", got)
+	}
+}
+
+// A call's argument text: a JSON string is the raw text it holds, null is
+// no text, anything else is sent compact, and what is not JSON (scripted
+// on purpose) is sent as it is.
+func TestArgumentText(t *testing.T) {
+	for args, want := range map[string]string{
+		`{"order_id":"O-2048","lines":["L1"]}`:             `{"order_id":"O-2048","lines":["L1"]}`,
+		`{ "order_id": "O 2048",` + "\n" + `"n": [1, 2] }`: `{"order_id":"O 2048","n":[1,2]}`,
+		`"{\"order_id\": \"O-2"`:                           `{"order_id": "O-2`,
+		`null`:                                             ``,
+		`{"order_id":`:                                     `{"order_id":`,
+		`[1,2]`:                                            `[1,2]`,
+	} {
+		if got := ArgumentText(json.RawMessage(args)); got != want {
+			t.Errorf("ArgumentText(%s) = %q, want %q", args, got, want)
+		}
 	}
 }

@@ -1,11 +1,12 @@
 package sim
 
 import (
-	"bytes"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -155,37 +156,17 @@ func countUsage(mt adapters.ModelTurn, body []byte) adapters.Usage {
 // as it stands between its quotes (an escape counts as the bytes it is
 // written with, closely enough).
 func inputTokens(body []byte) int {
+	s := adapters.View(body)
 	n := 0
 	for i := 0; ; {
-		k := bytes.IndexByte(body[i:], '"')
+		k := strings.IndexByte(s[i:], '"')
 		if k < 0 {
 			return n
 		}
-		start := i + k + 1
-		end := stringEnd(body, start)
-		n += tokens(body[start:end])
-		if end >= len(body) {
+		q, _ := wire.CloseQuote(s, i+k)
+		n += Tokens(s[i+k+1 : q])
+		if q >= len(s) {
 			return n
-		}
-		i = end + 1
-	}
-}
-
-// stringEnd is the index of the quote that ends the string whose text
-// starts at body[start] (len(body) when none does): the first quote not
-// escaped by an odd run of backslashes.
-func stringEnd(body []byte, start int) int {
-	for i := start; ; {
-		k := bytes.IndexByte(body[i:], '"')
-		if k < 0 {
-			return len(body)
-		}
-		q, escapes := i+k, 0
-		for b := q - 1; b >= start && body[b] == '\\'; b-- {
-			escapes++
-		}
-		if escapes%2 == 0 {
-			return q
 		}
 		i = q + 1
 	}
@@ -193,49 +174,41 @@ func stringEnd(body []byte, start int) int {
 
 // Tokens approximates a tokenizer: each CJK character is one token, and
 // every other run of text one token per four bytes (rounded up). It is a
-// documented approximation, not a real vocabulary's count.
-func Tokens(s string) int { return tokens(s) }
-
-// tokens is Tokens over a string or the bytes of a request (no copy). It
-// runs over every request's text, so ASCII, which is never CJK, skips
-// rune decoding.
-func tokens[T string | []byte](s T) int {
+// documented approximation, not a real vocabulary's count. It runs over
+// every request's text, so ASCII, which is never CJK, skips rune decoding.
+func Tokens(s string) int {
 	n, run := 0, 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && s[i]|s[i+1]|s[i+2]|s[i+3]|s[i+4]|s[i+5]|s[i+6]|s[i+7] < utf8.RuneSelf {
-			run += 8 // eight ASCII bytes at once
-			i += 8
-			continue
-		}
-		if s[i] < utf8.RuneSelf {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if i+8 <= len(s) && c|s[i+1]|s[i+2]|s[i+3]|s[i+4]|s[i+5]|s[i+6]|s[i+7] < utf8.RuneSelf {
+				run += 8 // eight ASCII bytes at once
+				i += 8
+				continue
+			}
 			run++
 			i++
 			continue
 		}
-		next, cjk, size := nonASCII(s, i)
-		i = next
-		if cjk {
+		// Most non-ASCII text here is Chinese: three bytes in the Unified
+		// Ideographs block (U+4E00–U+9FFF: lead byte E4 from B8 on, to
+		// E9), counted without decoding.
+		if i+2 < len(s) && c >= 0xE4 && c <= 0xE9 && (c != 0xE4 || s[i+1] >= 0xB8) && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
+			n += 1 + (run+3)/4
+			run = 0
+			i += 3
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if isCJK(r) {
 			n += 1 + (run+3)/4
 			run = 0
 			continue
 		}
-		run += size
+		run += utf8.RuneLen(r)
 	}
 	return n + (run+3)/4
-}
-
-// nonASCII reads the character at s[i] (not ASCII): where the next one
-// starts, whether it is CJK, and the bytes it adds to a run otherwise.
-func nonASCII[T string | []byte](s T, i int) (next int, cjk bool, size int) {
-	// Most non-ASCII text here is Chinese: three bytes in the Unified
-	// Ideographs block, decoded without the general decoder.
-	if c := s[i]; c&0xF0 == 0xE0 && i+2 < len(s) && s[i+1]&0xC0 == 0x80 && s[i+2]&0xC0 == 0x80 {
-		if r := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F); r >= 0x4e00 && r <= 0x9fff {
-			return i + 3, true, 0
-		}
-	}
-	r, n := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
-	return i + n, isCJK(r), utf8.RuneLen(r)
 }
 
 // prefixTokens is the longest prefix of s within limit tokens.

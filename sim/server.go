@@ -235,12 +235,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 		model = sc.Model
 	}
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage,
-		Created: s.now().Unix(), Request: body}
+		Created: s.now().Unix(), Request: body, Echo: in.Echo}
 	if continuable(name) {
 		if id := simp.ResponseID(o); id != "" {
 			s.remember(id, simp, &mt, o, turn, in)
 		}
 	}
+	// The response is written into a pooled buffer, reused once it is
+	// written (o.Buf).
+	bp := writeBuffers.Get().(*[]byte)
+	defer writeBuffers.Put(bp)
+	o.Buf = *bp
 	if !in.Stream {
 		writeBody(w, simp.ResponseHeaders(false), simp.Body(mt, o))
 		return nil

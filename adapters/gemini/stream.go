@@ -34,7 +34,7 @@ func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) [
 		}
 		n += len(frags[i]) + 1
 	}
-	w := adapters.NewEventWriter(n, len(textChunk[0][0])+len(textChunk[0][1])+32)
+	w := adapters.NewEventWriter(o.Buf, n, len(textChunk[0][0])+len(textChunk[0][1])+32)
 	chunk := func(ph adapters.Phase, parts ...simPart) {
 		c := simCandidate{Content: &simContent{Parts: parts, Role: "model"}}
 		w.Buf = append(w.Buf, simStreamJSON(st.response(c, false))...)

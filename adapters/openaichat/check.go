@@ -104,8 +104,12 @@ func (o jobj) has(k string) bool { return slices.Contains(o.keys, k) }
 
 func readObject(s string, start int) jobj {
 	// Request objects rarely have more than eight members: one allocation
-	// each for keys and values, not one per doubling.
-	o := jobj{keys: make([]string, 0, 8), vals: make([]jval, 0, 8)}
+	// for keys and values, not one per doubling.
+	room := new(struct {
+		keys [8]string
+		vals [8]jval
+	})
+	o := jobj{keys: room.keys[:0], vals: room.vals[:0]}
 	m := membersAt(s, start)
 	for {
 		k, ok := m.key()

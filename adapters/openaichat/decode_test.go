@@ -506,3 +506,16 @@ func TestCompatibleServerOddities(t *testing.T) {
 		t.Errorf("calls %+v", s.ToolCalls)
 	}
 }
+
+// A delta longer than a few dozen bytes whose escapes (a line break, a
+// tab) come after its first 32 bytes and are not quotes is unescaped: the
+// scanner used to see an escape only in a string's first 32 bytes or just
+// before a quote, and such a delta kept its backslashes.
+func TestLongDeltaWithEscapeInside(t *testing.T) {
+	text := strings.Repeat("退款核查", 4) + "\nL1\t" + strings.Repeat("ok ", 12)
+	delta, _ := json.Marshal(text)
+	_, s := decodeString(t, New(), "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"+string(delta)+"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	if s.Text != text {
+		t.Errorf("text %q, want %q", s.Text, text)
+	}
+}

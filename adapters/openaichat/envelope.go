@@ -214,6 +214,6 @@ func (p protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte 
 	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(body)
-	out, _ := wire.AppendIndent(nil, compact.String()) // keeps Encode's trailing newline
+	out, _ := wire.AppendIndent(o.Buf[:0], compact.String()) // keeps Encode's trailing newline
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // A minimal reader of JSON text that gjson.Valid has already accepted.
@@ -184,43 +186,8 @@ func skipString(s string, i int) int {
 }
 
 // scanString returns the index after the string literal that starts at
-// s[i], and whether it holds an escape. Most strings in a chunk are short
-// (keys, ids, a delta of a few characters), so they are scanned byte by
-// byte; IndexByte's call costs more than it saves below a few dozen bytes.
-func scanString(s string, i int) (end int, escaped bool) {
-	i++
-	for n := 0; i < len(s) && n < 32; n++ {
-		switch s[i] {
-		case '"':
-			return i + 1, escaped
-		case '\\':
-			escaped = true
-			i += 2
-			continue
-		}
-		i++
-	}
-	for i < len(s) {
-		j := strings.IndexByte(s[i:], '"')
-		if j < 0 {
-			return len(s), true
-		}
-		i += j
-		// the quote is escaped if an odd run of backslashes precedes it
-		n := 0
-		for k := i - 1; k >= 0 && s[k] == '\\'; k-- {
-			n++
-		}
-		i++
-		if n > 0 {
-			escaped = true
-		}
-		if n%2 == 0 {
-			return i, escaped
-		}
-	}
-	return len(s), true
-}
+// s[i], and whether it holds an escape (wire.ScanString).
+func scanString(s string, i int) (end int, escaped bool) { return wire.ScanString(s, i) }
 
 // text returns the text of the string literal s[start:end].
 func text(s string, start, end int, escaped bool) string {

@@ -29,7 +29,7 @@ func (p protocol) newChunker(st simTurn, o adapters.ResponseOptions, events int)
 		e += `,"service_tier":"default","system_fingerprint":"` + openAIFingerprint + `"`
 	}
 	e += `,"choices":[`
-	return &chunker{EventWriter: adapters.NewEventWriter(events, len(e)+128),
+	return &chunker{EventWriter: adapters.NewEventWriter(o.Buf, events, len(e)+128),
 		p: p, envelope: e, usageNil: o.IncludeUsage && !p.deepseek, seed: o.Seed}
 }
 

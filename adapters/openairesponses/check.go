@@ -169,6 +169,7 @@ func (Protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 		return nil, e
 	}
 	readChoices(top, r.in)
+	r.in.Echo = readEcho(top)
 	return r.in, nil
 }
 
@@ -330,7 +331,7 @@ func (r *request) tools() *adapters.SimError {
 		if name.Kind() != wire.KindString {
 			return simWrongType(param+".name", "a string", name)
 		}
-		if !simNamePattern.MatchString(name.Str()) {
+		if !simValidName(name.Str()) {
 			return simInvalid(fmt.Sprintf("Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", param), param+".name", "invalid_value")
 		}
 		r.in.Tools = append(r.in.Tools, name.Str())

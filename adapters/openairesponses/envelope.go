@@ -84,11 +84,14 @@ type simTurn struct {
 	// max_output_tokens, or content_filter for a refusal without text.
 	incomplete string
 	usage      string            // the usage object
-	echo       map[string]string // the request settings the object repeats (simEcho)
+	echo       map[string]string // the request settings the object repeats (simEcho; echoed)
 }
 
-func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
-	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o), truncated: t.Stop == adapters.StopTruncated, incomplete: "max_output_tokens", echo: simEcho(o.Request)}
+// simRender renders a turn for writing: its object's echoed settings on
+// one line when compact (the stream's events), as the request wrote them
+// otherwise (the body, which is indented anyway).
+func simRender(t adapters.ModelTurn, o adapters.ResponseOptions, compact bool) simTurn {
+	st := simTurn{model: o.Model, seed: o.Seed, created: simCreated(o), truncated: t.Stop == adapters.StopTruncated, incomplete: "max_output_tokens", echo: simEcho(o, compact)}
 	if t.Stop == adapters.StopRefusal && !hasKind(t.Items, adapters.KindRefusal) {
 		// A refusal with no refusal text is the content filter cutting
 		// the response off.
@@ -212,23 +215,19 @@ var simEchoed = map[string]string{
 	"user":                   "null",
 }
 
-// simEcho reads the echoed members from the request body (checked
-// already), compacted: an event's data is one line. text gains the
+// readEcho reads the members the Response object repeats from a request's
+// top-level members (checked already), as the request wrote them, by
+// name; a member left out is simEchoed's (see echoed). text gains the
 // default verbosity, and reasoning is the default with the request's
-// effort and summary. This runs for every response.
-func simEcho(body []byte) map[string]string {
-	echo := make(map[string]string, len(simEchoed)+1)
-	for k, v := range simEchoed {
-		echo[k] = v
-	}
+// effort and summary. CheckRequest reads it once (Inbound.Echo), from the
+// members it has read anyway.
+func readEcho(top wire.Object) map[string]string {
+	echo := make(map[string]string, 8)
 	effort, summary := `"medium"`, `"auto"`
-	// The body passed CheckRequest: its members are found, not validated
-	// again.
-	top, _ := wire.Value{Raw: strings.TrimSpace(adapters.View(body))}.Members()
 	for i, key := range top.Keys {
 		raw := top.Vals[i].Raw
 		if _, ok := simEchoed[key]; ok && raw != "null" {
-			echo[key] = simCompactRaw(raw)
+			echo[key] = raw
 		}
 		if key == "reasoning" {
 			r, _ := top.Vals[i].Members()
@@ -240,15 +239,38 @@ func simEcho(body []byte) map[string]string {
 			}
 		}
 	}
-	if t, ok := (wire.Value{Raw: echo["text"]}).Members(); ok && !t.Has("verbosity") {
-		sep := ","
-		if len(t.Keys) == 0 {
-			sep = ""
+	if text, ok := echo["text"]; ok {
+		if t, ok := (wire.Value{Raw: text}).Members(); ok && !t.Has("verbosity") {
+			sep := ","
+			if len(t.Keys) == 0 {
+				sep = ""
+			}
+			echo["text"] = strings.TrimSuffix(text, "}") + sep + `"verbosity":"medium"}`
 		}
-		echo["text"] = strings.TrimSuffix(echo["text"], "}") + sep + `"verbosity":"medium"}`
 	}
 	echo["reasoning"] = `{"context":"current_turn","effort":` + effort + `,"mode":"standard","summary":` + summary + `}`
 	return echo
+}
+
+// simEcho is the request's echoed members: what CheckRequest read
+// (o.Echo), else read from o.Request; compacted when compact, as an
+// event's data is one line (the body is indented anyway).
+func simEcho(o adapters.ResponseOptions, compact bool) map[string]string {
+	echo := o.Echo
+	if echo == nil {
+		// The body passed CheckRequest: its members are found, not
+		// validated again.
+		top, _ := wire.Value{Raw: strings.TrimSpace(adapters.View(o.Request))}.Members()
+		echo = readEcho(top)
+	}
+	if !compact {
+		return echo
+	}
+	compacted := make(map[string]string, len(echo))
+	for k, v := range echo {
+		compacted[k] = simCompactRaw(v)
+	}
+	return compacted
 }
 
 // simCompactRaw is a raw JSON value on one line.
@@ -263,10 +285,33 @@ func simCompactRaw(raw string) string {
 	return b.String()
 }
 
-// object is the Response object: in progress (no output, usage null) or
-// final (status completed or incomplete, its output and usage), with the
-// request's settings echoed.
+// object is the Response object on one line, as an event's data (see
+// appendObject).
 func (st simTurn) object(final bool) string {
+	return adapters.View(st.appendObject(make([]byte, 0, st.size(final)), final, false))
+}
+
+// size is about the bytes of the object on one line: its echoed settings,
+// when final its output and usage, and the rest, under 1,200 bytes.
+func (st simTurn) size(final bool) int {
+	n := 1200
+	if final {
+		n += len(st.usage)
+		for _, x := range st.items {
+			n += 200 + len(x.id) + len(x.callID) + len(x.name) + len(x.text) + len(x.encrypted)
+		}
+	}
+	for _, v := range st.echo {
+		n += len(v)
+	}
+	return n
+}
+
+// appendObject appends the Response object: in progress (no output, usage
+// null) or final (status completed or incomplete, its output and usage),
+// with the request's settings echoed; on one line, or pretty-printed as
+// the body is.
+func (st simTurn) appendObject(dst []byte, final, indent bool) []byte {
 	status, completedAt, incomplete, output, usage, tier := "in_progress", "null", "null", "[]", "null", "auto"
 	if final {
 		status, tier, usage = "completed", "default", st.usage
@@ -280,32 +325,109 @@ func (st simTurn) object(final bool) string {
 		}
 		output = "[" + strings.Join(parts, ",") + "]"
 	}
-	e := st.echo
-	return `{"id":` + adapters.JSONString(st.id) + `,"object":"response","created_at":` + simInt(st.created) +
-		`,"status":"` + status + `","background":` + e["background"] + `,"completed_at":` + completedAt +
-		`,"error":null,"frequency_penalty":` + e["frequency_penalty"] + `,"incomplete_details":` + incomplete +
-		`,"instructions":` + e["instructions"] + `,"max_output_tokens":` + e["max_output_tokens"] +
-		`,"max_tool_calls":` + e["max_tool_calls"] + `,"model":` + adapters.JSONString(st.model) +
-		`,"moderation":null,"output":` + output + `,"parallel_tool_calls":` + e["parallel_tool_calls"] +
-		`,"presence_penalty":` + e["presence_penalty"] + `,"previous_response_id":` + e["previous_response_id"] +
-		`,"prompt_cache_key":` + e["prompt_cache_key"] + `,"prompt_cache_retention":` + e["prompt_cache_retention"] +
-		`,"reasoning":` + e["reasoning"] + `,"safety_identifier":` + e["safety_identifier"] +
-		`,"service_tier":"` + tier + `","store":` + e["store"] + `,"temperature":` + e["temperature"] +
-		`,"text":` + e["text"] + `,"tool_choice":` + e["tool_choice"] +
-		`,"tool_usage":{"image_gen":{"input_tokens":0,"input_tokens_details":{"image_tokens":0,"text_tokens":0},"output_tokens":0,"output_tokens_details":{"image_tokens":0,"text_tokens":0},"total_tokens":0},"web_search":{"num_requests":0}}` +
-		`,"tools":` + e["tools"] + `,"top_logprobs":` + e["top_logprobs"] + `,"top_p":` + e["top_p"] +
-		`,"truncation":` + e["truncation"] + `,"usage":` + usage + `,"user":` + e["user"] + `,"metadata":` + e["metadata"] + `}`
+	o := simObject{b: append(dst, '{'), indent: indent}
+	o.str("id", st.id)
+	o.raw("object", `"response"`)
+	o.raw("created_at", simInt(st.created))
+	o.str("status", status)
+	o.raw("background", st.echoed("background"))
+	o.raw("completed_at", completedAt)
+	o.raw("error", "null")
+	o.raw("frequency_penalty", st.echoed("frequency_penalty"))
+	o.raw("incomplete_details", incomplete)
+	o.raw("instructions", st.echoed("instructions"))
+	o.raw("max_output_tokens", st.echoed("max_output_tokens"))
+	o.raw("max_tool_calls", st.echoed("max_tool_calls"))
+	o.str("model", st.model)
+	o.raw("moderation", "null")
+	o.raw("output", output)
+	o.raw("parallel_tool_calls", st.echoed("parallel_tool_calls"))
+	o.raw("presence_penalty", st.echoed("presence_penalty"))
+	o.raw("previous_response_id", st.echoed("previous_response_id"))
+	o.raw("prompt_cache_key", st.echoed("prompt_cache_key"))
+	o.raw("prompt_cache_retention", st.echoed("prompt_cache_retention"))
+	o.raw("reasoning", st.echoed("reasoning"))
+	o.raw("safety_identifier", st.echoed("safety_identifier"))
+	o.str("service_tier", tier)
+	o.raw("store", st.echoed("store"))
+	o.raw("temperature", st.echoed("temperature"))
+	o.raw("text", st.echoed("text"))
+	o.raw("tool_choice", st.echoed("tool_choice"))
+	o.raw("tool_usage", `{"image_gen":{"input_tokens":0,"input_tokens_details":{"image_tokens":0,"text_tokens":0},"output_tokens":0,"output_tokens_details":{"image_tokens":0,"text_tokens":0},"total_tokens":0},"web_search":{"num_requests":0}}`)
+	o.raw("tools", st.echoed("tools"))
+	o.raw("top_logprobs", st.echoed("top_logprobs"))
+	o.raw("top_p", st.echoed("top_p"))
+	o.raw("truncation", st.echoed("truncation"))
+	o.raw("usage", usage)
+	o.raw("user", st.echoed("user"))
+	o.raw("metadata", st.echoed("metadata"))
+	if indent {
+		o.b = append(o.b, '\n')
+	}
+	return append(o.b, '}')
+}
+
+// echoed is the request's member key as the object repeats it, or what
+// the object shows when the request leaves it out.
+func (st simTurn) echoed(key string) string {
+	if v, ok := st.echo[key]; ok {
+		return v
+	}
+	return simEchoed[key]
+}
+
+// simObject writes an object's members in order, on one line or
+// pretty-printed as json.Indent prints them with two spaces: the body is
+// written once, in its final form, not on one line and then again
+// indented.
+type simObject struct {
+	b      []byte
+	indent bool
+}
+
+// key begins the next member.
+func (o *simObject) key(k string) {
+	if o.b[len(o.b)-1] != '{' {
+		o.b = append(o.b, ',')
+	}
+	if o.indent {
+		o.b = append(o.b, "\n  "...)
+	}
+	o.b = append(o.b, '"')
+	o.b = append(o.b, k...)
+	o.b = append(o.b, '"', ':')
+	if o.indent {
+		o.b = append(o.b, ' ')
+	}
+}
+
+// raw writes a member whose value is JSON: the simulator's own, on one
+// line, or the request's (checked, and on one line already when the
+// object is; see simEcho).
+func (o *simObject) raw(k, v string) {
+	o.key(k)
+	if o.indent {
+		o.b = wire.AppendIndentAt(o.b, v, 1)
+		return
+	}
+	o.b = append(o.b, v...)
+}
+
+// str writes a member whose value is a string.
+func (o *simObject) str(k, v string) {
+	o.key(k)
+	o.b = adapters.AppendJSONString(o.b, v)
 }
 
 // Body renders a turn as the API's Response object, pretty-printed: the
 // same ids, items and usage as StreamEvents for the same seed.
 func (Protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte {
-	compact := simRender(t, o).object(true)
-	b, ok := wire.AppendIndent(nil, compact)
-	if !ok {
-		return []byte(compact)
+	st := simRender(t, o, false)
+	dst := o.Buf[:0]
+	if dst == nil {
+		dst = make([]byte, 0, 2*st.size(true))
 	}
-	return append(b, '\n')
+	return append(st.appendObject(dst, true, true), '\n')
 }
 
 func hasKind(items []adapters.OutputItem, k adapters.ItemKind) bool {

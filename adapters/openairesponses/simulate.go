@@ -3,7 +3,6 @@ package openairesponses
 import (
 	"encoding/base64"
 	"encoding/binary"
-	"fmt"
 	"maps"
 	"net/http"
 	"strconv"
@@ -101,8 +100,12 @@ func simCreated(o adapters.ResponseOptions) int64 {
 
 // simID is prefix + account + "00" + time + 4 digits + "8190" + 16 digits.
 func simID(prefix string, seed, salt uint64, at int64) string {
-	return fmt.Sprintf("%s%s00%08x%04x8190%016x", prefix, simAccount, uint32(at),
-		adapters.SimWord(seed, salt^simSaltFrac)&0xffff, adapters.SimWord(seed, salt))
+	b := make([]byte, 0, len(prefix)+len(simAccount)+34)
+	b = append(append(append(b, prefix...), simAccount...), "00"...)
+	b = adapters.AppendHex(b, uint64(uint32(at)), 8)
+	b = adapters.AppendHex(b, adapters.SimWord(seed, salt^simSaltFrac)&0xffff, 4)
+	b = adapters.AppendHex(append(b, "8190"...), adapters.SimWord(seed, salt), 16)
+	return string(b)
 }
 
 // simCallID is call_ + 24 alphanumerics; the first 11 encode a bijection

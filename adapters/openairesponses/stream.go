@@ -13,7 +13,7 @@ import (
 
 // StreamEvents renders a turn as the API's stream (byte shapes: simulate.go).
 func (Protocol) StreamEvents(t adapters.ModelTurn, o adapters.ResponseOptions) []adapters.WireEvent {
-	st := simRender(t, o)
+	st := simRender(t, o, true)
 	frag := o.Fragmenter()
 	// Each item's fragments first, so the events are counted and stored
 	// in one array (a stream is hundreds of them).

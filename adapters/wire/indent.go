@@ -14,8 +14,17 @@ func AppendIndent(dst []byte, src string) ([]byte, bool) {
 	// Room for the indentation up front: the bodies nest tool schemas
 	// eight deep, and growing the buffer as it filled was a tenth of a
 	// body's cost.
-	dst = slices.Grow(dst, 2*len(src))
-	depth := 0
+	return AppendIndentAt(slices.Grow(dst, 2*len(src)), src, 0), true
+}
+
+// AppendIndentAt appends src, which is valid JSON (a checked request's
+// value, or JSON the simulator wrote), pretty-printed as a value nested
+// depth levels deep in a body AppendIndent prints: its lines indented by
+// depth more levels. A body written member by member prints each member's
+// value this way, in one pass, instead of being written on one line,
+// checked and printed again.
+func AppendIndentAt(dst []byte, src string, depth int) []byte {
+	base := depth
 	open := false // just after { or [: the line break waits for a member
 	newline := func() {
 		dst = append(dst, '\n')
@@ -27,7 +36,7 @@ func AppendIndent(dst []byte, src string) ([]byte, bool) {
 	for ; i < len(src); i++ {
 		c := src[i]
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-			if depth == 0 {
+			if depth == base {
 				break // trailing space after the value is kept, as json.Indent keeps it
 			}
 			continue
@@ -62,5 +71,5 @@ func AppendIndent(dst []byte, src string) ([]byte, bool) {
 			dst = append(dst, c)
 		}
 	}
-	return append(dst, src[i:]...), true
+	return append(dst, src[i:]...)
 }

@@ -6,6 +6,7 @@
 package wire
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -117,8 +118,12 @@ func (v Value) Members() (Object, bool) {
 		return Object{}, false
 	}
 	// Request objects have a few members, rarely more than eight: one
-	// allocation each for the keys and values, not one per doubling.
-	o := Object{Keys: make([]string, 0, 8), Vals: make([]Value, 0, 8)}
+	// allocation for the keys and values, not one per doubling.
+	room := new(struct {
+		keys [8]string
+		vals [8]Value
+	})
+	o := Object{Keys: room.keys[:0], Vals: room.vals[:0]}
 	s := v.Raw
 	for i := skipWS(s, 1); i < len(s) && s[i] == '"'; {
 		end := skipValue(s, i)
@@ -215,38 +220,64 @@ func skipValue(s string, i int) int {
 	return j
 }
 
-// skipString is the index just after the string that starts at i. Keys
-// and short values are scanned byte by byte; past a few dozen bytes (the
-// texts that are most of a request) IndexByte finds the next quote faster,
-// which ends the string unless an odd run of backslashes escapes it.
+// skipString is the index just after the string that starts at i.
 func skipString(s string, i int) int {
+	end, _ := ScanString(s, i)
+	return end
+}
+
+// ScanString is the index just after the JSON string that starts at s[i],
+// and whether the string holds an escape (len(s) and true when it does not
+// end).
+func ScanString(s string, i int) (end int, escaped bool) {
+	q, escaped := CloseQuote(s, i)
+	if q == len(s) {
+		return len(s), true
+	}
+	return q + 1, escaped
+}
+
+// CloseQuote is the index of the quote that closes the string whose
+// opening quote is s[i] (len(s) when none does), and whether the string
+// holds an escape. Keys and short values are scanned a word (eight bytes)
+// at a time; past a few dozen bytes (the texts that are most of a request)
+// IndexByte finds the next quote faster, which closes the string unless an
+// odd run of backslashes escapes it.
+func CloseQuote(s string, i int) (q int, escaped bool) {
 	j := i + 1
-	for n := 0; j < len(s) && n < 32; n++ {
-		switch s[j] {
-		case '"':
-			return j + 1
-		case '\\':
-			j += 2
+	for n := 0; n < 4 && j+8 <= len(s); n++ {
+		m := careMask(word(s, j)) // in a string, the byte it finds is " or \ (or a control byte, which JSON does not allow)
+		if m == 0 {
+			j += 8
 			continue
 		}
-		j++
+		j += bits.TrailingZeros64(m) >> 3
+		switch s[j] {
+		case '"':
+			return j, escaped
+		case '\\':
+			escaped = true
+			j += 2
+		default:
+			j++
+		}
 	}
-	for j < len(s) {
+	for from := j; j < len(s); {
 		k := strings.IndexByte(s[j:], '"')
 		if k < 0 {
-			return len(s)
+			break
 		}
 		j += k
 		n := 0
 		for b := j - 1; b > i && s[b] == '\\'; b-- {
 			n++
 		}
-		j++
 		if n%2 == 0 {
-			return j
+			return j, escaped || strings.IndexByte(s[from:j], '\\') >= 0
 		}
+		j++
 	}
-	return len(s)
+	return len(s), true
 }
 
 // SmallIndex reads the index that starts at s[i] (a JSON integer of at

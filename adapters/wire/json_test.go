@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -114,10 +115,37 @@ func TestAppendIndentAsJSONIndent(t *testing.T) {
 		if !ok || string(got) != "prefix:"+want.String() {
 			t.Errorf("AppendIndent(%s) =\n%s\nwant\n%s", src, got, want.String())
 		}
+		// Nested two levels deep, the value's lines carry two levels more
+		// (json.Indent's prefix), and its own space around it is dropped.
+		want.Reset()
+		if err := json.Indent(&want, []byte(strings.TrimSpace(src)), "    ", "  "); err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendIndentAt([]byte("x: "), strings.TrimSpace(src), 2); string(got) != "x: "+want.String() {
+			t.Errorf("AppendIndentAt(%s, 2) =\n%s\nwant\n%s", src, got, want.String())
+		}
 	}
 	for _, bad := range []string{`{"a":`, `{"a" 1}`, ``, `[1,]`} {
 		if got, ok := AppendIndent(nil, bad); ok || got != nil {
 			t.Errorf("AppendIndent(%q) accepted invalid JSON: %q", bad, got)
+		}
+	}
+}
+
+// ScanString ends a string where the validator does, whatever the escapes
+// and wherever they fall against the eight-byte words it reads, and says
+// whether it holds one.
+func TestScanStringEndsWhereStringEndDoes(t *testing.T) {
+	for _, esc := range []string{``, `\"`, `\\`, `\\\"`, `\\\\`, `\u4e2d`, `中文`} {
+		for before := range 40 {
+			for _, after := range []int{0, 1, 7, 8, 9, 40} {
+				s := `"` + strings.Repeat("a", before) + esc + strings.Repeat("b", after) + `","next"`
+				want, ok := StringEnd(s, 0)
+				got, escaped := ScanString(s, 0)
+				if !ok || got != want || escaped != strings.Contains(s[:want], `\`) {
+					t.Fatalf("ScanString(%s) = %d %v, StringEnd %d %v", s, got, escaped, want, ok)
+				}
+			}
 		}
 	}
 }

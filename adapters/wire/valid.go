@@ -276,6 +276,13 @@ const (
 	lanes80 = 0x8080808080808080
 )
 
+// word is the eight bytes at s[i:], read little-endian (one load).
+func word(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
 // careMask has the high bit set in the lane of the first byte of w (read
 // little-endian) that is `"`, `\` or below 0x20; lanes above it may be
 // set falsely (a borrow carries upward), so only the lowest set lane
@@ -302,10 +309,7 @@ func StringEnd(s string, i int) (int, bool) {
 func stringBodyEnd(s string, i int) (int, bool) {
 	for {
 		for i+8 <= len(s) {
-			b := s[i : i+8]
-			w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-			if m := careMask(w); m != 0 {
+			if m := careMask(word(s, i)); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
