@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"debug/elf"
 	"fmt"
 	"math"
 	"os"
@@ -138,13 +139,30 @@ func initTrace(ctx context.Context, env []string, exe string) (float64, string, 
 	return total, "slowest: " + strings.Join(top, ", "), nil
 }
 
-// exeNote names the binary timed and its size: start-up grows with it.
+// exeNote names the binary timed, its size and its linking: start-up grows
+// with the size, and a dynamically linked binary (cgo on, as go build does
+// where a C compiler is installed) first loads libc.
 func exeNote(exe string) string {
 	st, err := os.Stat(exe)
 	if err != nil {
 		return filepath.Base(exe)
 	}
-	return fmt.Sprintf("%s, %d MB", filepath.Base(exe), st.Size()>>20)
+	return fmt.Sprintf("%s, %d MB, %s", filepath.Base(exe), st.Size()>>20, linking(exe))
+}
+
+// linking says whether an ELF binary asks for a dynamic loader.
+func linking(exe string) string {
+	f, err := elf.Open(exe)
+	if err != nil {
+		return "not ELF"
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return "dynamically linked (CGO_ENABLED=0 builds it static)"
+		}
+	}
+	return "static"
 }
 
 func firstLine(b []byte) string {
