@@ -151,11 +151,11 @@ func (p *ForkPlan) bodyEdits(original []byte) error {
 	if _, reprotocol := p.Changed["protocol"]; reprotocol {
 		return bad("--body and --protocol: the edited body is in %s's words; change one or the other", p.Parent.Protocol)
 	}
-	edited, err := diff.Parse(e.Body)
+	edited, err := session.ParseJSON(e.Body)
 	if _, isObj := edited.(map[string]any); err != nil || !isObj {
 		return bad("--body %s: not a JSON object", e.BodyName)
 	}
-	orig, err := diff.Parse(original)
+	orig, err := session.ParseJSON(original)
 	if err != nil {
 		return bad("--body: turn %d's recorded request body is not JSON", p.Turn)
 	}
@@ -230,7 +230,7 @@ func ParseSet(set string) (diff.Op, error) {
 	if !ok || !isBody || rest == "" {
 		return diff.Op{}, fmt.Errorf("--set %q: want body.PATH=JSON, e.g. body.tools/0/description='\"…\"'", set)
 	}
-	v, err := diff.Parse([]byte(value))
+	v, err := session.ParseJSON([]byte(value))
 	if err != nil {
 		return diff.Op{}, fmt.Errorf("--set %s: %q is not JSON (a string needs its quotes: '\"text\"')", path, value)
 	}

@@ -104,7 +104,7 @@ func planResend(s *store.Session, turns []store.TurnRecord, turn int, e ForkEdit
 	}
 
 	ran := func(name string, args json.RawMessage) (adapters.ToolResult, bool) {
-		want, err := diff.Parse(args)
+		want, err := session.ParseJSON(args)
 		if err != nil {
 			return adapters.ToolResult{}, false
 		}
@@ -221,7 +221,7 @@ func parentCalls(protocol string, turns []store.TurnRecord) []parentCall {
 			next, at = session.CarriedResults(protocol, t.Attempt.RequestBody, turns[i+1].Attempt.RequestBody, ids)
 		}
 		for k, it := range items {
-			args, _ := diff.Parse(it.Arguments)
+			args, _ := session.ParseJSON(it.Arguments)
 			c := parentCall{turn: t.Turn, callID: it.CallID, name: it.Name, arguments: args}
 			if i+1 < len(turns) && at[k] >= 0 {
 				c.result, c.index = &next[at[k]], at[k]

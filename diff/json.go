@@ -6,12 +6,13 @@
 package diff
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/modelwire/modelwire/session"
 )
 
 // Op says how a value differs.
@@ -59,21 +60,6 @@ func (c Change) LocalPath() string {
 		path = strings.TrimPrefix(path, fmt.Sprintf("turns/%d/", c.Turn))
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(path, "output/"), "validation/")
-}
-
-// Parse reads JSON keeping numbers exact (json.Number), so 18000 never
-// becomes 1.8e+04 in a diff.
-func Parse(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, fmt.Errorf("more than one JSON value")
-	}
-	return v, nil
 }
 
 // Values appends the differences between a and b (decoded JSON) under
@@ -138,7 +124,7 @@ func unwrap(v any) any {
 	if len(t) < 2 || (t[0] != '{' && t[0] != '[') {
 		return v
 	}
-	if p, err := Parse([]byte(t)); err == nil {
+	if p, err := session.ParseJSON([]byte(t)); err == nil {
 		return p
 	}
 	return v

@@ -256,8 +256,8 @@ func requestChanges(turn int, x, y store.TurnRecord, changedResults map[string]b
 	if pa, pb := urlPath(x.Attempt.URL), urlPath(y.Attempt.URL); pa != pb {
 		out = append(out, Change{Kind: KindRequest, Turn: turn, Path: p + "/path", Op: OpChanged, A: pa, B: pb})
 	}
-	ba, errA := Parse(x.Attempt.RequestBody)
-	bb, errB := Parse(y.Attempt.RequestBody)
+	ba, errA := session.ParseJSON(x.Attempt.RequestBody)
+	bb, errB := session.ParseJSON(y.Attempt.RequestBody)
 	bb = renamed(bb, rename)
 	if errA != nil || errB != nil {
 		if string(x.Attempt.RequestBody) != string(y.Attempt.RequestBody) {
@@ -304,7 +304,7 @@ func bodyOf(c Change, x, y store.TurnRecord) any {
 	if c.Op == OpRemoved {
 		body = x.Attempt.RequestBody
 	}
-	v, _ := Parse(body)
+	v, _ := session.ParseJSON(body)
 	return v
 }
 
@@ -486,7 +486,7 @@ func raw(b json.RawMessage) any {
 	if len(b) == 0 {
 		return nil
 	}
-	v, err := Parse(b)
+	v, err := session.ParseJSON(b)
 	if err != nil {
 		return string(b)
 	}
@@ -569,7 +569,7 @@ func Output(turns []store.TurnRecord) any {
 	if text == "" {
 		return nil
 	}
-	if v, err := Parse([]byte(text)); err == nil {
+	if v, err := session.ParseJSON([]byte(text)); err == nil {
 		return v
 	}
 	return text

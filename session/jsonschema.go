@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"regexp"
@@ -148,17 +147,18 @@ type pendingRef struct {
 	ref  string
 }
 
-// decodeJSON reads one JSON value with numbers kept as json.Number, and
-// nothing after it.
-func decodeJSON(data []byte) (any, error) {
+// ParseJSON reads one JSON value with numbers kept exact (json.Number: a
+// schema's limits compare exactly, and 18000 never becomes 1.8e+04 in a
+// diff) and nothing but white space after it.
+func ParseJSON(data []byte) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	var v any
 	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("invalid character after top-level value")
+	if rest := bytes.TrimLeft(data[d.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return nil, fmt.Errorf("invalid character %q after top-level value", rest[0])
 	}
 	return v, nil
 }

@@ -105,7 +105,7 @@ func pointers(vs []Violation) []string {
 // agree compares ours with v6 on one instance, within the documented
 // differences; it returns what differs.
 func agree(schema []byte, ours *Schema, theirs *oracle, instance []byte) string {
-	v, err := decodeJSON(instance)
+	v, err := ParseJSON(instance)
 	if err != nil {
 		return ""
 	}
@@ -262,7 +262,7 @@ func TestSchemaAgreesWithV6OnEveryKeyword(t *testing.T) {
 				t.Errorf("%s: %s", c.schema, d)
 			}
 			if c.sameWords {
-				v, _ := decodeJSON([]byte(inst))
+				v, _ := ParseJSON([]byte(inst))
 				got, want := fmt.Sprint(ours.ValidateValue(v)), fmt.Sprint(theirs.violations(v))
 				if got != want {
 					t.Errorf("%s on %s: ours say %s, v6 said %s", c.schema, inst, got, want)
@@ -751,7 +751,7 @@ func FuzzSchemaAgreesWithV6(f *testing.F) {
 		if err != nil {
 			return
 		}
-		v, err := decodeJSON(instance)
+		v, err := ParseJSON(instance)
 		if err != nil {
 			if vs := ours.Validate(instance); len(vs) != 1 {
 				t.Fatalf("not JSON, yet %v", vs)
@@ -842,11 +842,11 @@ func BenchmarkSchemaValidate(b *testing.B) {
 	for i, name := range names {
 		ours, _ := CompileSchema(schemas[i])
 		theirs, _ := compileOracle(schemas[i])
-		v, err := decodeJSON(instances[i])
+		v, err := ParseJSON(instances[i])
 		if err != nil || ours.ValidateValue(v) != nil || theirs.violations(v) != nil {
 			b.Fatalf("%s: the instance should pass: %v %v", name, err, ours.ValidateValue(v))
 		}
-		bad, _ := decodeJSON([]byte(`{"order_id":7,"extra":true}`))
+		bad, _ := ParseJSON([]byte(`{"order_id":7,"extra":true}`))
 		b.Run("ours/"+name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -890,5 +890,20 @@ func TestBinaryDoesNotLinkTheOldValidator(t *testing.T) {
 		if strings.Contains(pkg, "santhosh-tekuri/jsonschema") {
 			t.Errorf("the modelwire binary links %s", pkg)
 		}
+	}
+}
+
+// TestParseJSONTakesOneValue: an edited body or argument with anything
+// after its value (a stray closing bracket included, which
+// json.Decoder.More lets through) is refused, never cut short.
+func TestParseJSONTakesOneValue(t *testing.T) {
+	for _, s := range []string{`{"a":1}}`, `[1]]`, `{"a":1} {}`, `1 x`} {
+		if v, err := ParseJSON([]byte(s)); err == nil || !strings.Contains(err.Error(), "after top-level value") {
+			t.Errorf("%s: %v, %v; want an error after the value", s, v, err)
+		}
+	}
+	v, err := ParseJSON([]byte(" {\"n\":18000} \n"))
+	if m, ok := v.(map[string]any); err != nil || !ok || m["n"] != json.Number("18000") {
+		t.Errorf("%#v, %v", v, err)
 	}
 }

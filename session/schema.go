@@ -31,7 +31,7 @@ func (v Violation) String() string {
 // CompileSchema compiles a JSON Schema document (draft 2020-12 unless its
 // $schema names draft-04, -06, -07 or 2019-09).
 func CompileSchema(raw json.RawMessage) (*Schema, error) {
-	doc, err := decodeJSON(raw)
+	doc, err := ParseJSON(raw)
 	if err != nil {
 		return nil, fmt.Errorf("schema is not valid JSON: %v", err)
 	}
@@ -46,7 +46,7 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 // pointer order; nil means it is valid. A document that is not JSON is one
 // violation at the root.
 func (s *Schema) Validate(doc []byte) []Violation {
-	v, err := decodeJSON(doc)
+	v, err := ParseJSON(doc)
 	if err != nil {
 		return []Violation{{Pointer: "", Message: "not valid JSON: " + err.Error()}}
 	}

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
-	"github.com/modelwire/modelwire/diff"
+	"github.com/modelwire/modelwire/session"
 )
 
 func tape(t *testing.T) *Tape {
 	t.Helper()
 	body := func(s string) any {
-		v, err := diff.Parse([]byte(s))
+		v, err := session.ParseJSON([]byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}
