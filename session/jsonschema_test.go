@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -293,6 +294,42 @@ func TestSchemaValueKinds(t *testing.T) {
 	}
 	if vs := s.ValidateValue(map[string]any{"n": []string{"x"}}); len(vs) != 1 || vs[0].Pointer != "/n" || !strings.Contains(vs[0].Message, "invalid jsonType") {
 		t.Errorf("a Go value that is not JSON: %v", vs)
+	}
+}
+
+// TestSchemaHugeExponents checks numbers whose exponent big.Rat refuses
+// (past 10^6), where v6 cannot answer and so the fuzz target does not ask
+// it: 1E1000001 is a whole number, larger than 1e400 and smaller than
+// 2E1000001.
+func TestSchemaHugeExponents(t *testing.T) {
+	for _, c := range []struct {
+		schema         string
+		valid, invalid []string
+	}{
+		{`{"type":"integer"}`, []string{`1E1000001`, `1.5E1000001`, `-2e+1000001`, `0E-99999999999999999999999`, `1e99999999999999999999999`},
+			[]string{`1E-1000001`, `1.5e-99999999999999999999999`, `12345E-1000001`}},
+		{`{"minimum":1e400,"maximum":2E1000001}`, []string{`1E1000001`, `2E1000001`, `19.99E1000000`}, []string{`2.0000001E1000001`, `-1E1000001`, `1E-1000001`}},
+		{`{"exclusiveMaximum":-1E1000001}`, []string{`-2E1000001`}, []string{`-1E1000001`, `0`, `-0.1E1000001`}},
+		{`{"const":1E1000001}`, []string{`10E1000000`, `0.1E1000002`}, []string{`1E1000002`}},
+	} {
+		s, err := CompileSchema([]byte(c.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, inst := range c.valid {
+			if vs := s.Validate([]byte(inst)); vs != nil {
+				t.Errorf("%s: %s refused: %v", c.schema, inst, vs)
+			}
+		}
+		for _, inst := range c.invalid {
+			if s.Validate([]byte(inst)) == nil {
+				t.Errorf("%s: %s passed", c.schema, inst)
+			}
+		}
+	}
+	s, _ := CompileSchema([]byte(`{"maximum":1E1000001}`))
+	if vs := s.Validate([]byte(`2E1000001`)); len(vs) != 1 || vs[0].Message != "maximum: got 2E1000001, want 1E1000001" {
+		t.Errorf("the numbers as written: %v", vs)
 	}
 }
 
@@ -733,6 +770,9 @@ func withDraft(schema json.RawMessage, draft string) []byte {
 	return toJSON(m)
 }
 
+// hugeExponent finds an exponent of seven digits or more.
+var hugeExponent = regexp.MustCompile(`[eE][-+]?0*[1-9][0-9]{6}`)
+
 // FuzzSchemaAgreesWithV6 mutates instances and small schemas: ours never
 // panics and, where both compile, agrees with v6 on validity.
 func FuzzSchemaAgreesWithV6(f *testing.F) {
@@ -759,8 +799,11 @@ func FuzzSchemaAgreesWithV6(f *testing.F) {
 			return
 		}
 		got := ours.ValidateValue(v)
-		// v6 asserts format in the older drafts; we never do.
-		if !bytes.Contains(schema, []byte("draft-0")) || !bytes.Contains(schema, []byte(`"format"`)) {
+		// v6 asserts format in the older drafts; we never do. It reads
+		// numbers with big.Rat, which refuses exponents past 10^6 (1E1000001
+		// is not an integer to it): TestSchemaHugeExponents covers ours.
+		formatDiffers := bytes.Contains(schema, []byte("draft-0")) && bytes.Contains(schema, []byte(`"format"`))
+		if !formatDiffers && !hugeExponent.Match(schema) && !hugeExponent.Match(instance) {
 			theirs, err := compileOracle(schema)
 			if err != nil {
 				return

@@ -136,40 +136,86 @@ func (n jnum) cmp(m jnum) int {
 			return 0
 		}
 	}
-	a, ok1 := n.rat()
-	b, ok2 := m.rat()
+	a, ok1 := decimalOf(n.text())
+	b, ok2 := decimalOf(m.text())
 	if !ok1 || !ok2 {
-		return 0 // an exponent too large for big.Rat: the floats are all we have
+		return 0 // not a number's text; the validator only holds numbers
 	}
-	return a.Cmp(b)
+	return a.cmp(b)
+}
+
+// decimal is a number as ±0.digits × 10^point, digits without leading or
+// trailing zeros (none for zero), so two compare by sign, point and
+// digits, whatever their exponents: big.Rat refuses exponents past 10^6.
+type decimal struct {
+	neg    bool
+	digits string
+	point  int64
+}
+
+// decimalOf reads a JSON number or Go's printing of a float ("1e+21").
+func decimalOf(s string) (decimal, bool) {
+	var d decimal
+	s, d.neg = strings.CutPrefix(s, "-")
+	mant, exp := s, int64(0)
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant = s[:i]
+		e, err := strconv.ParseInt(s[i+1:], 10, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return decimal{}, false
+		}
+		// Past ±2^62 (twenty digits of exponent) every exponent reads as
+		// that bound, so point below cannot overflow.
+		exp = max(min(e, 1<<62), -1<<62)
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	all := strings.TrimLeft(whole+frac, "0")
+	d.point = exp + int64(len(whole)) - int64(len(whole+frac)-len(all))
+	d.digits = strings.TrimRight(all, "0")
+	if d.digits == "" {
+		return decimal{}, true // zero, -0 included
+	}
+	return d, true
+}
+
+func (a decimal) sign() int {
+	switch {
+	case a.digits == "":
+		return 0
+	case a.neg:
+		return -1
+	}
+	return 1
+}
+
+func (a decimal) cmp(b decimal) int {
+	if sa, sb := a.sign(), b.sign(); sa != sb || sa == 0 {
+		return sa - sb
+	}
+	mag := func() int { // |a| against |b|
+		if a.point != b.point {
+			if a.point < b.point {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.digits, b.digits)
+	}()
+	if a.neg {
+		return -mag
+	}
+	return mag
 }
 
 // isInteger reports a whole number: 1.0 and 1e2 are, 1.5 is not.
 func (n jnum) isInteger() bool {
-	s, ok := n.v.(json.Number)
-	if !ok {
-		return n.f == math.Trunc(n.f)
-	}
-	// The decimal itself, exactly: digits × 10^scale is whole when the
-	// scale is not negative once trailing zeros are dropped.
-	str := string(s)
-	str = strings.TrimPrefix(str, "-")
-	mant, exp := str, 0
-	if i := strings.IndexAny(str, "eE"); i >= 0 {
-		mant = str[:i]
-		e, err := strconv.Atoi(str[i+1:])
-		if err != nil { // an exponent past int: the floats say
-			return n.f == math.Trunc(n.f)
+	if _, ok := n.v.(json.Number); ok {
+		// The decimal itself, exactly: whole when no digit falls after the point.
+		if d, ok := decimalOf(n.text()); ok {
+			return d.point >= int64(len(d.digits))
 		}
-		exp = e
 	}
-	whole, frac, _ := strings.Cut(mant, ".")
-	digits := strings.TrimRight(whole+frac, "0")
-	if strings.Trim(digits, "0") == "" {
-		return true // zero
-	}
-	scale := exp - len(frac) + (len(whole+frac) - len(digits))
-	return scale >= 0
+	return n.f == math.Trunc(n.f)
 }
 
 // multipleOf reports n = k × m for a whole k.
@@ -194,6 +240,9 @@ func (n jnum) multipleOf(m jnum) bool {
 // its float, digits grouped by thousands.
 func (n jnum) display() string {
 	f := n.f
+	if math.IsInf(f, 0) {
+		return n.text() // beyond float64: as written, not "+Inf"
+	}
 	if r, ok := n.rat(); ok {
 		f, _ = r.Float64()
 	}
