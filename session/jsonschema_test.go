@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -311,6 +312,11 @@ func TestSchemaHugeExponents(t *testing.T) {
 		{`{"minimum":1e400,"maximum":2E1000001}`, []string{`1E1000001`, `2E1000001`, `19.99E1000000`}, []string{`2.0000001E1000001`, `-1E1000001`, `1E-1000001`}},
 		{`{"exclusiveMaximum":-1E1000001}`, []string{`-2E1000001`}, []string{`-1E1000001`, `0`, `-0.1E1000001`}},
 		{`{"const":1E1000001}`, []string{`10E1000000`, `0.1E1000002`}, []string{`1E1000002`}},
+		{`{"multipleOf":3}`, []string{`3e999999`, `0.3e1000001`}, []string{`1e999999`, `3e-999999`}},
+		{`{"multipleOf":6}`, []string{`3e1000001`}, []string{`3e-1000001`, `1.5e-999999`}},
+		{`{"multipleOf":0.007}`, []string{`7e1000000`, `0.014`}, []string{`0.0071`}},
+		{`{"multipleOf":1e-1000001}`, []string{`3e-1000000`, `1`}, []string{`1e-1000002`}},
+		{`{"multipleOf":1e1000000}`, []string{`0`, `2e1000000`}, []string{`1e999999`, `1`}},
 	} {
 		s, err := CompileSchema([]byte(c.schema))
 		if err != nil {
@@ -330,6 +336,16 @@ func TestSchemaHugeExponents(t *testing.T) {
 	s, _ := CompileSchema([]byte(`{"maximum":1E1000001}`))
 	if vs := s.Validate([]byte(`2E1000001`)); len(vs) != 1 || vs[0].Message != "maximum: got 2E1000001, want 1E1000001" {
 		t.Errorf("the numbers as written: %v", vs)
+	}
+	// The work follows the digits, not the exponent: big.Rat allocated
+	// megabytes (and took 100 ms) for one multipleOf of 1.5e-999999.
+	s, _ = CompileSchema([]byte(`{"items":{"multipleOf":7,"maximum":1}}`))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s.Validate([]byte(`[1.5e-999999,3e999999,1e1000000]`))
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+		t.Errorf("validating three short numbers allocated %d bytes", n)
 	}
 }
 

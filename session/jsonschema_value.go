@@ -79,10 +79,6 @@ func (n jnum) text() string {
 	return fmt.Sprint(n.v)
 }
 
-func (n jnum) rat() (*big.Rat, bool) {
-	return new(big.Rat).SetString(n.text())
-}
-
 // int64 is the number as an int64 when it is a whole one that fits.
 func (n jnum) int64() (int64, bool) {
 	switch x := n.v.(type) {
@@ -218,33 +214,63 @@ func (n jnum) isInteger() bool {
 	return n.f == math.Trunc(n.f)
 }
 
-// multipleOf reports n = k × m for a whole k.
+// multipleOf reports n = k × m for a whole k, exactly, in work bounded by
+// the numbers' digits rather than their exponents (big.Rat spends 100 ms
+// building 1.5e-999999).
 func (n jnum) multipleOf(m jnum) bool {
 	if a, ok := n.int64(); ok {
 		if b, ok := m.int64(); ok && b != 0 {
 			return a%b == 0
 		}
 	}
-	if m.isInteger() && !n.isInteger() {
-		return false
+	a, ok1 := decimalOf(n.text())
+	b, ok2 := decimalOf(m.text())
+	if !ok1 || !ok2 || b.digits == "" {
+		return false // not numbers; multipleOf 0 is refused at compile
 	}
-	a, ok1 := n.rat()
-	b, ok2 := m.rat()
-	if !ok1 || !ok2 || b.Sign() == 0 {
-		return math.Mod(n.f, m.f) == 0
+	if a.digits == "" {
+		return true
 	}
-	return new(big.Rat).Quo(a, b).IsInt()
+	// n = an × 10^ea and m = bn × 10^eb with whole an, bn: n/m is whole
+	// when bn divides an × 10^(ea-eb), or an is divisible by bn × 10^(eb-ea).
+	an, bn := a.mantissa(), b.mantissa()
+	k := a.exponent() - b.exponent()
+	if k < 0 {
+		if -k > int64(len(a.digits)) {
+			return false // 10^-k > an, which is not zero
+		}
+		bn.Mul(bn, pow10(-k))
+		return new(big.Int).Rem(an, bn).Sign() == 0
+	}
+	// bn = 2^i × 5^j × r with r prime to 10: 10^k supplies the twos and
+	// fives once k ≥ i, j, and both are below bn's bit length.
+	an.Mul(an, pow10(min(k, int64(bn.BitLen()))))
+	return new(big.Int).Rem(an, bn).Sign() == 0
+}
+
+// mantissa is the digits as a whole number; the number is mantissa ×
+// 10^exponent.
+func (a decimal) mantissa() *big.Int {
+	z, _ := new(big.Int).SetString(a.digits, 10)
+	return z
+}
+
+func (a decimal) exponent() int64 { return a.point - int64(len(a.digits)) }
+
+func pow10(k int64) *big.Int {
+	return new(big.Int).Exp(big.NewInt(10), big.NewInt(k), nil)
 }
 
 // display renders a number as the old library's English printer did:
-// its float, digits grouped by thousands.
+// its float, digits grouped by thousands; one the float cannot hold
+// (1e400, 1e-400) as written.
 func (n jnum) display() string {
-	f := n.f
-	if math.IsInf(f, 0) {
-		return n.text() // beyond float64: as written, not "+Inf"
+	if d, ok := decimalOf(n.text()); math.IsInf(n.f, 0) || n.f == 0 && ok && d.digits != "" {
+		return n.text()
 	}
-	if r, ok := n.rat(); ok {
-		f, _ = r.Float64()
+	f := n.f
+	if f == 0 {
+		f = 0 // -0 shows as 0
 	}
 	return groupDigits(strconv.FormatFloat(f, 'g', -1, 64))
 }
