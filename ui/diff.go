@@ -52,7 +52,7 @@ func (m *Model) onDiff(msg diffMsg) tea.Cmd {
 		return m.setStatus(levelError, "diff: "+msg.err.Error())
 	}
 	m.dialogs = append(m.dialogs, &diffDialog{c: m.c, km: &m.km, res: msg.res})
-	return m.setStatus(levelInfo, differences(len(msg.res.Changes)))
+	return m.setStatus(levelInfo, count(len(msg.res.Changes), "difference"))
 }
 
 // diffDialog shows the differences of two sessions: grouped by turn, each
@@ -110,7 +110,7 @@ func (d *diffDialog) lines(inner int) []string {
 			out = append(out, fit(l, half)+" │ "+r)
 		}
 	}
-	return append(out, "", s.Muted.Render(differences(len(d.res.Changes))))
+	return append(out, "", s.Muted.Render(count(len(d.res.Changes), "difference")))
 }
 
 // valueLines wraps a value to width, at most four lines; absent says
@@ -134,9 +134,10 @@ func (d *diffDialog) View(w, h int) string {
 	return d.c.box(fmt.Sprintf("Diff %s → %s", d.res.A.ID, d.res.B.ID), all[d.scroll:], hintOf(d.Bindings(d.km)...), w, h)
 }
 
-func differences(n int) string {
+// count is n with its noun, plural unless one: "1 lane", "2 lanes".
+func count(n int, noun string) string {
 	if n == 1 {
-		return "1 difference"
+		return "1 " + noun
 	}
-	return fmt.Sprintf("%d differences", n)
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -43,7 +43,7 @@ func TestE2EReadable(t *testing.T) {
 		tm.send("/")
 		tm.sendText("instructions")
 		tm.send("Enter")
-		tm.waitFor("the search", 10*time.Second, has(`match "instructions"`))
+		tm.waitFor("the search", 10*time.Second, has(`matching "instructions"`))
 		tm.send("Escape")
 		tm.waitFor("the inspector to close", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Inspect ·") })
 		tm.send("z")

@@ -125,7 +125,7 @@ func (p *logPanel) View() []string {
 	p.off = max(0, min(p.off, max(0, len(es)-rows)))
 	rawW := max(10, (p.w-3)*11/20)
 	canW := max(6, p.w-3-rawW)
-	out := []string{s.Muted.Render(fit(fmt.Sprintf("RAW (%d events)", len(es)), rawW) + " │ " + "CANONICAL")}
+	out := []string{s.Muted.Render(fit("RAW ("+count(len(es), "event")+")", rawW) + " │ " + "CANONICAL")}
 	for i := p.off; i < min(len(es), p.off+rows); i++ {
 		e := es[i]
 		raw := p.raw(e, rawW)

@@ -185,7 +185,7 @@ func (d *inspectorDialog) View(w, h int) string {
 		status += fmt.Sprintf(" · folded below depth %d", d.fold)
 	}
 	if q := strings.TrimSpace(d.search.Value()); q != "" && !d.typing {
-		status += fmt.Sprintf(" · %d lines match %q", len(d.matches), q)
+		status += fmt.Sprintf(" · %s matching %q", count(len(d.matches), "line"), q)
 	}
 	if d.typing {
 		lines = append(lines, d.search.View(inner, 1, d.c))

@@ -39,7 +39,7 @@ func TestInspectorShowsAnEventRawAndCanonical(t *testing.T) {
 	if len(d.matches) == 0 {
 		t.Fatalf("no line matches usage:\n%s", m.View())
 	}
-	contains(t, m.View(), `lines match "usage"`, "▶")
+	contains(t, m.View(), `1 line matching "usage"`, "▶")
 
 	before := len(d.lines)
 	press(m, "f")

@@ -81,7 +81,7 @@ func turnTimeline(t *session.TurnState, w int) (spark, marks, summary string) {
 	}
 	sort.Float64s(gaps)
 	median := gaps[len(gaps)/2]
-	parts := []string{fmt.Sprintf("%d events in %s", len(offs), msText(span))}
+	parts := []string{count(len(offs), "event") + " in " + msText(span)}
 	if longest >= 200 && longest > 4*median {
 		parts = append(parts, fmt.Sprintf("stall %s at +%s", msText(longest), msText(at-start)))
 	}

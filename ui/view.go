@@ -96,7 +96,7 @@ func (m *Model) panelTitle(id panelID) string {
 		}
 	case panelStream:
 		if cur := st.Current(); cur != nil {
-			t += fmt.Sprintf(" · turn %d · %d lanes", cur.N, len(cur.Lanes))
+			t += fmt.Sprintf(" · turn %d · %s", cur.N, count(len(cur.Lanes), "lane"))
 		}
 	case panelLog:
 		if st.Current() != nil {
