@@ -98,6 +98,9 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A log reader that goes away (`modelwire proxy | head`) must not take
+	// the application's streams and their recording down with it.
+	survivePipeClose(app.Out)
 
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -129,5 +132,55 @@ func TestProxyCommandRecordsARun(t *testing.T) {
 	// The simulator's port is internal: the session names it "sim".
 	if title, _ := s["title"].(string); !strings.HasPrefix(title, "POST sim/v1/chat/completions") || s["origin"] != "proxy → sim" {
 		t.Errorf("title %q, origin %v", title, s["origin"])
+	}
+}
+
+// `modelwire proxy | head -1`: the log's reader goes away after the first
+// line. The proxy goes on forwarding and recording (it used to die of
+// SIGPIPE at its first exchange, taking the application's request down).
+func TestProxyOutlivesItsLogReader(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	cmd := modelwireProcess("proxy", "--db", db, "--listen", "127.0.0.1:0", "--upstream", "sim")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(first)
+	if base == "" {
+		t.Fatalf("no address in %q", first)
+	}
+	stdout.Close()
+	for i := range 2 {
+		resp, err := http.Post(base+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatalf("request %d: %v; stderr: %s", i+1, err, stderr.String())
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"chat.completion"`)) {
+			t.Fatalf("request %d: HTTP %d, %v: %s", i+1, resp.StatusCode, err, body)
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after Ctrl-C: %v; stderr: %s", err, stderr.String())
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"sessions", "--db", db, "--json"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("sessions: exit %d: %s", code, errb.String())
+	}
+	if n := strings.Count(out.String(), `"status":"done"`); n != 2 {
+		t.Errorf("%d sessions done, want the 2 exchanges: %s", n, out.String())
 	}
 }

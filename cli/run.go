@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -168,12 +169,15 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	out := stopOnClosedOutput(app.Out, cancel)
 	db, err := openForWrite(app)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	printer := &runPrinter{out: app.Out, json: f.json}
+	printer := &runPrinter{out: out, json: f.json}
 	eng := &application.Engine{DB: db, Version: Version, Source: store.SourceRun}
 	params := map[string]any{"approve": f.approve, "timeouts": f.timeouts}
 	setup := session.Setup{Scenario: sc, Protocol: f.protocol, Provider: f.provider, BaseURL: f.baseURL, Model: f.model,
@@ -183,7 +187,7 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		if err := f.fork.Apply(&setup); err != nil {
 			return usageErr("%v", err)
 		}
-		f.fork.announce(app.Out, f.json)
+		f.fork.announce(out, f.json)
 	}
 	var decider session.Decider
 	if policy == session.PolicyManual {
@@ -208,6 +212,41 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		return &exitError{code: ExitFailed, err: fmt.Errorf("session %s: %s", res.SessionID, session.FirstFailure(res.Layers)), shown: !f.json}
 	}
 	return nil
+}
+
+// errOutputClosed ends a run whose reader went away.
+var errOutputClosed = errors.New("the output was closed")
+
+// stopOnClosedOutput makes a reader that goes away (`run --json | head`)
+// end the run as Ctrl-C does: what was recorded is committed and the
+// session says why it stopped. Without it Go exits at the first write to
+// a closed standard output (SIGPIPE), dropping the events not yet
+// committed and leaving an "interrupted" session with none.
+func stopOnClosedOutput(w io.Writer, cancel context.CancelCauseFunc) io.Writer {
+	survivePipeClose(w)
+	return &closedOutput{w: w, cancel: cancel}
+}
+
+// survivePipeClose makes a write to w, when it is the standard output or
+// error and its reader has gone, fail with EPIPE instead of ending the
+// process.
+func survivePipeClose(w io.Writer) {
+	if f, ok := w.(*os.File); ok && (f == os.Stdout || f == os.Stderr) {
+		signal.Ignore(syscall.SIGPIPE)
+	}
+}
+
+type closedOutput struct {
+	w      io.Writer
+	cancel context.CancelCauseFunc
+}
+
+func (c *closedOutput) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+		c.cancel(errOutputClosed)
+	}
+	return n, err
 }
 
 // isTerminal reports whether r is an interactive terminal.

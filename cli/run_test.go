@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,5 +200,73 @@ func TestRunManualWithoutTerminalIsUsageError(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Fatalf("stdout not empty: %q", out.String())
+	}
+}
+
+// TestHelperMain is modelwire's main for tests that need a process of its
+// own (standard output a real pipe): it runs only when
+// MODELWIRE_HELPER_MAIN is set, with the arguments after "--".
+func TestHelperMain(t *testing.T) {
+	if os.Getenv("MODELWIRE_HELPER_MAIN") == "" {
+		t.Skip("a helper process for other tests")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	os.Exit(Main(args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// modelwireProcess is `modelwire args…` as a process of its own.
+func modelwireProcess(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperMain$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), "MODELWIRE_HELPER_MAIN=1")
+	return cmd
+}
+
+// `modelwire run --json | head -c 300`: the reader goes away after the
+// first events. The run stops as on Ctrl-C, says why, and keeps what it
+// recorded; it used to die of SIGPIPE at the next write, leaving a session
+// with no events.
+func TestRunIntoAClosedPipeKeepsTheSession(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	cmd := modelwireProcess("run", "--db", db, "--approve", "auto", "--json")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(stdout, make([]byte, 300)); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close()
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != ExitFailed {
+		t.Fatalf("exit: %v (want status %d); stderr: %s", err, ExitFailed, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "the output was closed") {
+		t.Errorf("stderr does not say why the run stopped: %q", stderr.String())
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"sessions", "--db", db, "--json"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("sessions: exit %d: %s", code, errb.String())
+	}
+	var s struct {
+		Status string
+		Events int
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &s); err != nil {
+		t.Fatalf("sessions --json: %v: %s", err, out.String())
+	}
+	if s.Status != "failed" || s.Events == 0 {
+		t.Errorf("the session: status %q with %d events, want failed with the events recorded", s.Status, s.Events)
 	}
 }
