@@ -97,6 +97,10 @@ type Model struct {
 	// there is passed at once.
 	passAssembled bool
 	approveAll    bool
+	// decideOnAsk is a decision key pressed at the proposals pause, where
+	// the notes offer a/e/r/A: the walkthrough steps on and the key
+	// answers the first proposal when it is asked.
+	decideOnAsk *tea.KeyMsg
 	// zoom shows the focused panel alone (z).
 	zoom bool
 	// teach shows the selected element's explanation (E).
@@ -344,7 +348,14 @@ func (m *Model) onAsk(msg askMsg) tea.Cmd {
 	d := newApprovalDialog(m.c, m.d.scenario, msg.p)
 	m.dialogs = append(m.dialogs, d)
 	if msg.p.EditError != "" {
+		m.decideOnAsk = nil
 		return m.setStatus(levelWarn, "the edit was refused: "+msg.p.EditError)
+	}
+	if k := m.decideOnAsk; k != nil {
+		m.decideOnAsk = nil
+		m.dropDialog(dlgApproval)
+		cmd, _ := m.liveKey(*k)
+		return cmd
 	}
 	return nil
 }
@@ -355,7 +366,7 @@ func (m *Model) onRunEnded(msg runEndedMsg) tea.Cmd {
 		return nil
 	}
 	m.running = false
-	m.ask, m.pause, m.d.paused = nil, nil, ""
+	m.ask, m.pause, m.d.paused, m.decideOnAsk = nil, nil, "", nil
 	m.dropDialog(dlgApproval)
 	if m.cancel != nil {
 		m.cancel()

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -236,6 +237,60 @@ func TestApproveOpensDialogAndAnswers(t *testing.T) {
 	}
 	if m.top() != nil || m.ask != nil {
 		t.Fatal("the dialog should close after a decision")
+	}
+}
+
+// At the proposals pause the notes offer a/e/r/A: each steps the
+// walkthrough on and answers the first proposal when it is asked (they
+// used to do nothing until n had been pressed).
+func TestDecisionKeyAtTheProposalsPause(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		want func(*Model, chan session.Decision) string
+	}{
+		{"a", func(m *Model, reply chan session.Decision) string {
+			if d := got(t, reply); d.Kind != session.Approved || m.top() != nil {
+				return fmt.Sprintf("decision %+v, dialog %T", d, m.top())
+			}
+			return ""
+		}},
+		{"A", func(m *Model, reply chan session.Decision) string {
+			if d := got(t, reply); d.Kind != session.Approved || !m.approveAll {
+				return fmt.Sprintf("decision %+v, approve all %v", d, m.approveAll)
+			}
+			return ""
+		}},
+		{"e", func(m *Model, reply chan session.Decision) string {
+			if d, ok := m.top().(*approvalDialog); !ok || d.mode != approvalEdit || len(reply) > 0 {
+				return fmt.Sprintf("dialog %T, want the approval dialog editing, nothing decided", m.top())
+			}
+			return ""
+		}},
+		{"r", func(m *Model, reply chan session.Decision) string {
+			if d, ok := m.top().(*approvalDialog); !ok || d.mode != approvalReject || len(reply) > 0 {
+				return fmt.Sprintf("dialog %T, want the approval dialog asking for a reason", m.top())
+			}
+			return ""
+		}},
+	} {
+		m := newLive(t, 120, 40)
+		p := refundProposal()
+		m.Update(updatesMsg{gen: m.gen, ups: []session.Update{{Kind: session.UpProposal, Turn: 1, Proposal: &p}}})
+		pause := make(chan struct{}, 1)
+		m.Update(pauseMsg{gen: m.gen, step: session.StepProposals, turn: 1, reply: pause})
+		contains(t, m.View(), "⏸ proposals · turn 1 · n next · a/e/r/A decide")
+		run(press(m, c.key))
+		select {
+		case <-pause:
+		default:
+			t.Fatalf("%s at the proposals pause did not step on", c.key)
+		}
+		reply := make(chan session.Decision, 1)
+		_, cmd := m.Update(askMsg{gen: m.gen, p: p, reply: reply})
+		run(cmd)
+		if msg := c.want(m, reply); msg != "" {
+			t.Errorf("%s at the proposals pause: %s", c.key, msg)
+		}
 	}
 }
 

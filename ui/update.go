@@ -228,6 +228,13 @@ func (m *Model) liveKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 			return m.launch(), true
 		}
 		return resume(reply), true
+	case m.ask == nil && m.pause != nil && m.pause.step == session.StepProposals && m.pause.reply != nil &&
+		(key.Matches(msg, km.Approval.Approve) || key.Matches(msg, km.Approval.ApproveAll) ||
+			key.Matches(msg, km.Approval.Edit) || key.Matches(msg, km.Approval.Reject)):
+		m.decideOnAsk = &msg
+		reply := m.pause.reply
+		m.pause, m.d.paused = nil, ""
+		return resume(reply), true
 	case key.Matches(msg, km.Approval.Approve):
 		if m.ask == nil {
 			return nil, false
@@ -441,7 +448,7 @@ func (m *Model) onReplay(msg replayMsg) tea.Cmd {
 		m.cancel = nil
 	}
 	m.gen++ // the live run's late messages no longer apply
-	m.running, m.ask, m.pause = false, nil, nil
+	m.running, m.ask, m.pause, m.decideOnAsk = false, nil, nil, nil
 	m.mode = modeReplay
 	m.rep = msg.rep
 	m.cur = newCursor(msg.rep)

@@ -182,10 +182,14 @@ func (m *Model) headerState() string {
 		}
 		return s.Warn.Render("⏳ decide " + m.ask.p.Name + " " + keys)
 	case m.pause != nil:
-		if m.pause.turn > 0 {
-			return s.Accent.Render(fmt.Sprintf("⏸ %s · turn %d · n next", m.pause.step, m.pause.turn))
+		next := "n next"
+		if m.pause.step == session.StepProposals && m.pause.reply != nil {
+			next += " · a/e/r/A decide"
 		}
-		return s.Accent.Render("⏸ " + m.pause.step + " · n next")
+		if m.pause.turn > 0 {
+			return s.Accent.Render(fmt.Sprintf("⏸ %s · turn %d · %s", m.pause.step, m.pause.turn, next))
+		}
+		return s.Accent.Render("⏸ " + m.pause.step + " · " + next)
 	case m.running:
 		return s.Info.Render("● running")
 	case st.Status == "done":
