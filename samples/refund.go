@@ -247,7 +247,8 @@ type assessment struct {
 	evidence        []string
 	decision        string
 	evidenceMissing bool
-	unavailable     []string // core sources that could not be read
+	unavailable     []string // core sources whose lookup failed
+	unchecked       []string // core sources never looked up (a lookup they need failed, or no call was allowed)
 }
 
 func assess(variant string, obs refundObs) assessment {
@@ -260,7 +261,11 @@ func assess(variant string, obs refundObs) assessment {
 		ok         bool
 		res        wire.Object
 	}{{toolOrder, "商品行信息", okO, order}, {toolLedger, "账务记录", okL, ledger}, {toolPolicy, "适用政策", okP, policy}} {
-		if !src.ok {
+		switch {
+		case !src.ok && obs.attempts[src.name] == 0:
+			a.unchecked = append(a.unchecked, src.what)
+			continue
+		case !src.ok:
 			a.unavailable = append(a.unavailable, src.what)
 			continue
 		}
@@ -286,13 +291,17 @@ func assess(variant string, obs refundObs) assessment {
 	if a.cap != nil && *a.cap != refundHistoryCents {
 		a.issues = append(a.issues, "unverified_history_amount_conflict")
 	}
-	for _, u := range []struct{ name, issue string }{{toolOrder, "order_line_unavailable"}, {toolLedger, "ledger_unavailable"}, {toolPolicy, "policy_unavailable"}} {
-		if _, ok := obs.ok[u.name]; !ok {
-			a.issues = append(a.issues, u.issue)
+	for _, u := range []struct{ name, issue string }{{toolOrder, "order_line"}, {toolLedger, "ledger"}, {toolPolicy, "policy"}} {
+		switch _, ok := obs.ok[u.name]; {
+		case ok:
+		case obs.attempts[u.name] == 0:
+			a.issues = append(a.issues, u.issue+"_not_checked")
+		default:
+			a.issues = append(a.issues, u.issue+"_unavailable")
 		}
 	}
 	switch {
-	case len(a.unavailable) > 0:
+	case len(a.unavailable)+len(a.unchecked) > 0:
 		a.decision = "unable_to_assess"
 	case len(a.issues) > 0:
 		a.decision = "needs_review"
@@ -338,6 +347,11 @@ func (a assessment) draft(variant string) string {
 	}
 	if len(a.unavailable) > 0 {
 		fmt.Fprintf(&b, "%s暂不可用，", strings.Join(a.unavailable, "、"))
+	}
+	if len(a.unchecked) > 0 {
+		fmt.Fprintf(&b, "%s未能核查，", strings.Join(a.unchecked, "、"))
+	}
+	if len(a.unavailable)+len(a.unchecked) > 0 {
 		if a.cap == nil {
 			b.WriteString("无法确认当前可退金额。")
 		} else {
@@ -419,7 +433,7 @@ func appendJSONValue(b []byte, v any) []byte {
 
 func (a assessment) reasoning() string {
 	if a.cap == nil {
-		return "核心来源不可用（" + strings.Join(a.unavailable, "、") + "），无法计算可退上限，结论 unable_to_assess。"
+		return "核心来源不可用或未能核查（" + strings.Join(append(slices.Clone(a.unavailable), a.unchecked...), "、") + "），无法计算可退上限，结论 unable_to_assess。"
 	}
 	return fmt.Sprintf("可退上限按账务计算为 %d 分，申请 %d 分；问题：%s。结论 %s。", *a.cap, refundRequestedCents, strings.Join(a.issues, "、"), a.decision)
 }

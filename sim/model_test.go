@@ -155,6 +155,16 @@ func TestAnswerFollowsTheObservations(t *testing.T) {
 		!strings.Contains(a.Get("reply_draft").String(), "账务记录暂不可用") || a.Get("evidence_ids").Raw != `["E-order","E-policy"]` {
 		t.Errorf("ledger failed: %s", a.Raw)
 	}
+	// The order line unreadable: the ledger and the policy are not looked
+	// up (the policy's arguments come from the order line), and the answer
+	// says they were not checked — not that they were unavailable.
+	brokenOrder := `{"type":"function_call_output","call_id":"call_order","output":"{\"status\":\"ok\""}`
+	a = answer(t, respond(t, base, `,`+orderCall+`,`+brokenOrder, ""))
+	if a.Get("decision").String() != "unable_to_assess" || a.Get("max_refund_cents").Type != gjson.Null ||
+		a.Get("issues").Raw != `["order_line_unavailable","ledger_not_checked","policy_not_checked"]` ||
+		!strings.Contains(a.Get("reply_draft").String(), "商品行信息暂不可用，账务记录、适用政策未能核查，无法确认当前可退金额") {
+		t.Errorf("order line unreadable: %s", a.Raw)
+	}
 }
 
 func TestOutputTokenLimitTruncates(t *testing.T) {
