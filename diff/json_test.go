@@ -55,6 +55,16 @@ func TestValuesIsSemantic(t *testing.T) {
 	}
 }
 
+// A value that became JSON null reads "null", not a dash that could be
+// taken for "no value" (the refund answer's max_refund_cents does this
+// when a source fails).
+func TestTextShowsNull(t *testing.T) {
+	cs := Values("", parse(t, `{"max_refund_cents":13000}`), parse(t, `{"max_refund_cents":null}`), nil)
+	if len(cs) != 1 || cs[0].Op != OpChanged || Text(cs[0].A)+" → "+Text(cs[0].B) != "13000 → null" {
+		t.Fatalf("changes %+v", cs)
+	}
+}
+
 // A patch taken between a request and its edited copy applies to the
 // same request at a later turn, where the history has grown.
 func TestPatchAppliesToALaterTurn(t *testing.T) {

@@ -621,11 +621,9 @@ func validationChanges(a, b []store.Validation) []Change {
 	return out
 }
 
-// Text renders a value of a change for a person: JSON, compact.
+// Text renders a value of a change for a person: JSON, compact (a JSON
+// null is "null"; a side that has no value is its caller's to say).
 func Text(v any) string {
-	if v == nil {
-		return "–"
-	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -137,14 +137,22 @@ type Mismatch struct {
 	Path     string `json:"path"`
 	Recorded any    `json:"recorded"`
 	Sent     any    `json:"sent"`
+	op       string // the difference's diff.Op: which side has no value
 }
 
 func (m *Mismatch) Error() string {
 	if m.Path == "" {
 		return "the recording has no request like this one"
 	}
+	recorded, sent := diff.Text(m.Recorded), diff.Text(m.Sent)
+	switch m.op {
+	case diff.OpAdded:
+		recorded = "nothing"
+	case diff.OpRemoved:
+		sent = "nothing"
+	}
 	return fmt.Sprintf("the recording never saw this request: it is nearest turn %d, and differs first at %s (recorded %s, sent %s)",
-		m.Turn, m.Path, diff.Text(m.Recorded), diff.Text(m.Sent))
+		m.Turn, m.Path, recorded, sent)
 }
 
 // Match finds the recorded turn a request is, by its path and its body
@@ -180,7 +188,7 @@ func (t *Tape) Match(path string, body []byte) (int, *Mismatch) {
 		}
 		if bestScore < 0 || score < bestScore {
 			c := changes[0]
-			best = &Mismatch{Turn: tr.n, Path: c.Path, Recorded: c.A, Sent: c.B}
+			best = &Mismatch{Turn: tr.n, Path: c.Path, Recorded: c.A, Sent: c.B, op: c.Op}
 			bestScore = score
 		}
 	}

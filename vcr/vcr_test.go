@@ -42,6 +42,16 @@ func TestMatch(t *testing.T) {
 	if _, miss := tp.Match("/v1/messages", []byte(`{}`)); miss == nil || miss.Path != "(url path)" {
 		t.Errorf("another path: %+v", miss)
 	}
+	// A member the recording never had, and one set to null: the message
+	// tells them apart.
+	_, miss = tp.Match("/v1/chat/completions", []byte(`{"model":"m","temperature":0,"messages":[{"role":"user","content":"hi"}]}`))
+	if miss == nil || !strings.Contains(miss.Error(), "differs first at temperature (recorded nothing, sent 0)") {
+		t.Errorf("an added member: %v", miss)
+	}
+	_, miss = tp.Match("/v1/chat/completions", []byte(`{"model":null,"messages":[{"role":"user","content":"hi"}]}`))
+	if miss == nil || !strings.Contains(miss.Error(), `differs first at model (recorded "m", sent null)`) {
+		t.Errorf("a member set to null: %v", miss)
+	}
 }
 
 // A retried turn answers as it went: the 429, then the answer; a stream
