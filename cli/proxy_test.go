@@ -140,17 +140,7 @@ func TestProxyCommandRecordsARun(t *testing.T) {
 // SIGPIPE at its first exchange, taking the application's request down).
 func TestProxyOutlivesItsLogReader(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "mw.db")
-	cmd := modelwireProcess("proxy", "--db", db, "--listen", "127.0.0.1:0", "--upstream", "sim")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, stdout, stderr := startModelwire(t, "proxy", "--db", db, "--listen", "127.0.0.1:0", "--upstream", "sim")
 	first, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)

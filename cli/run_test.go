@@ -220,20 +220,12 @@ func TestHelperMain(t *testing.T) {
 	os.Exit(Main(args, os.Stdin, os.Stdout, os.Stderr))
 }
 
-// modelwireProcess is `modelwire args…` as a process of its own.
-func modelwireProcess(args ...string) *exec.Cmd {
+// startModelwire starts `modelwire args…` as a process of its own, its
+// standard output a pipe to read, its standard error collected.
+func startModelwire(t *testing.T, args ...string) (*exec.Cmd, io.ReadCloser, *bytes.Buffer) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperMain$", "--"}, args...)...)
 	cmd.Env = append(os.Environ(), "MODELWIRE_HELPER_MAIN=1")
-	return cmd
-}
-
-// `modelwire run --json | head -c 300`: the reader goes away after the
-// first events. The run stops as on Ctrl-C, says why, and keeps what it
-// recorded; it used to die of SIGPIPE at the next write, leaving a session
-// with no events.
-func TestRunIntoAClosedPipeKeepsTheSession(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "mw.db")
-	cmd := modelwireProcess("run", "--db", db, "--approve", "auto", "--json")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -243,11 +235,22 @@ func TestRunIntoAClosedPipeKeepsTheSession(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, stdout, &stderr
+}
+
+// `modelwire run --json | head -c 300`: the reader goes away after the
+// first events. The run stops as on Ctrl-C, says why, and keeps what it
+// recorded; it used to die of SIGPIPE at the next write, leaving a session
+// with no events.
+func TestRunIntoAClosedPipeKeepsTheSession(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	cmd, stdout, stderr := startModelwire(t, "run", "--db", db, "--approve", "auto", "--json")
 	if _, err := io.ReadFull(stdout, make([]byte, 300)); err != nil {
 		t.Fatal(err)
 	}
 	stdout.Close()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != ExitFailed {
 		t.Fatalf("exit: %v (want status %d); stderr: %s", err, ExitFailed, stderr.String())
