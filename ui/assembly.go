@@ -201,7 +201,12 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 	for _, dg := range req.Degradations {
 		lines = append(lines, wrapLines(s.Warn.Render("degraded: ")+dg, w)...)
 	}
-	if !p.d.replay {
+	switch {
+	case len(req.Map) == 0:
+		// A proxied or imported request: the application assembled it, so
+		// there are no sources to map, edit or re-assemble.
+		lines = append(lines, wrapLines(s.Muted.Render("the application's own request, as sent: no sources to map")+s.Subtle.Render(" · w wire"), w)...)
+	case !p.d.replay:
 		lines = append(lines, s.Subtle.Render(cut("↑↓ source · enter edit & re-send · w wire · c compare", w)))
 	}
 	return lines

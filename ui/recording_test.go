@@ -169,6 +169,12 @@ func TestRecordingShowsExchangesLive(t *testing.T) {
 	if strings.Contains(view, "sk-ui-test-key") {
 		t.Error("the screen shows the key")
 	}
+	// Judged on transport and protocol only: not "2/5 pass", which reads as
+	// three failures; and no sources to edit or compare.
+	contains(t, view, "Validation · 2/2 pass · 3 skipp", "the application's own", "no sources", "to map · w wire")
+	if strings.Contains(view, "enter edit") || strings.Contains(view, "c compare") {
+		t.Errorf("the assembly panel offers what a proxied request cannot do:\n%s", view)
+	}
 
 	// A second conversation, another protocol: the next view turn.
 	if status, _ := r.send(t, adapters.Gemini, false); status != 200 {

@@ -62,9 +62,17 @@ func turnTimeline(t *session.TurnState, w int) (spark, marks, summary string) {
 		if l.Kind != adapters.KindToolCall {
 			continue
 		}
-		m[slot(l.StartMS)] = '('
+		open, done := slot(l.StartMS), -1
 		if l.DoneMS > 0 {
-			m[slot(l.DoneMS)] = ')'
+			// A call that opened and closed within one slot still shows both.
+			done = max(slot(l.DoneMS), open+1)
+			if done == len(m) {
+				open, done = open-1, open
+			}
+		}
+		m[open] = '('
+		if done >= 0 {
+			m[done] = ')'
 		}
 	}
 	marks = strings.TrimRight(string(m), " ")

@@ -38,6 +38,14 @@ func TestTurnTimelineShowsStallsAndCalls(t *testing.T) {
 			t.Errorf("summary %q lacks %q", sum, want)
 		}
 	}
+	// A call whose arguments open and close within one cell still shows
+	// both marks, at either end of the line.
+	for _, at := range []float64{50, 1709} {
+		turn.Lanes = []*session.Lane{{Kind: adapters.KindToolCall, StartMS: at, DoneMS: at + 0.1}}
+		if _, marks, _ := turnTimeline(turn, 40); !strings.Contains(marks, "()") {
+			t.Errorf("a call within one cell at %v ms: %q", at, marks)
+		}
+	}
 	// A steady stream has no stall.
 	if _, _, sum := turnTimeline(&session.TurnState{Log: turn.Log[:20]}, 40); strings.Contains(sum, "stall") {
 		t.Errorf("steady stream: %q", sum)

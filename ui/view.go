@@ -106,13 +106,21 @@ func (m *Model) panelTitle(id panelID) string {
 		t += " · " + m.panels[panelNotes].(*notesPanel).step()
 	case panelValidation:
 		if len(st.Layers) > 0 {
-			pass := 0
+			pass, skip := 0, 0
 			for _, l := range st.Layers {
-				if l.Status == session.Pass {
+				switch l.Status {
+				case session.Pass:
 					pass++
+				case session.Skip:
+					skip++
 				}
 			}
-			t += fmt.Sprintf(" · %d/%d pass", pass, len(st.Layers))
+			// Layers the session was not judged on (the proxy skips parse
+			// and domain) are neither passed nor failed.
+			t += fmt.Sprintf(" · %d/%d pass", pass, len(st.Layers)-skip)
+			if skip > 0 {
+				t += fmt.Sprintf(" · %d skipped", skip)
+			}
 		}
 	}
 	return t
