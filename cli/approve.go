@@ -53,7 +53,11 @@ func (d *terminalDecider) Decide(ctx context.Context, p session.Proposal) (sessi
 		fmt.Fprintf(d.out, "  ! your edit was not accepted: %s\n", p.EditError)
 	}
 	for {
-		fmt.Fprint(d.out, "[a]pprove, [A]pprove all, [e]dit, [r]eject? ")
+		if p.NoEdit {
+			fmt.Fprint(d.out, "[a]pprove, [A]pprove all, [r]eject? ")
+		} else {
+			fmt.Fprint(d.out, "[a]pprove, [A]pprove all, [e]dit, [r]eject? ")
+		}
 		ans, err := d.readLine()
 		if err != nil {
 			return session.Decision{}, fmt.Errorf("no answer on the terminal: %v", err)
@@ -65,6 +69,10 @@ func (d *terminalDecider) Decide(ctx context.Context, p session.Proposal) (sessi
 			d.all = true
 			return session.Decision{Kind: session.Approved}, nil
 		case "e", "edit":
+			if p.NoEdit {
+				fmt.Fprintf(d.out, "  ! %s\n", session.EditUnavailable)
+				continue
+			}
 			edited, err := editInEditor(ctx, pretty.Bytes())
 			if err != nil {
 				fmt.Fprintf(d.out, "  ! %v\n", err)

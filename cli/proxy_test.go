@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelwire/modelwire/session"
 )
 
 func TestProxyUsageErrors(t *testing.T) {
@@ -172,5 +174,21 @@ func TestProxyOutlivesItsLogReader(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), `"status":"done"`); n != 2 {
 		t.Errorf("%d sessions done, want the 2 exchanges: %s", n, out.String())
+	}
+}
+
+// The terminal's hold question offers only what hold can do: no [e]dit,
+// and "e" says why and asks again.
+func TestHoldOnTheTerminalOffersNoEdit(t *testing.T) {
+	t.Setenv("VISUAL", "false") // were an editor opened, it fails at once
+	var out bytes.Buffer
+	d := &terminalDecider{in: strings.NewReader("e\na\n"), out: &out}
+	p := session.Proposal{Of: 1, CallID: "call_order", Name: "get_order_line", Arguments: []byte(`{"order_id":"O-2048"}`), Known: true, NoEdit: true}
+	dec, err := d.Decide(context.Background(), p)
+	if err != nil || dec.Kind != session.Approved {
+		t.Fatalf("decision %+v, %v", dec, err)
+	}
+	if s := out.String(); strings.Contains(s, "[e]dit") || !strings.Contains(s, session.EditUnavailable) || strings.Count(s, "[a]pprove, [A]pprove all, [r]eject? ") != 2 {
+		t.Errorf("the dialogue:\n%s", s)
 	}
 }

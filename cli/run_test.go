@@ -245,7 +245,9 @@ func startModelwire(t *testing.T, args ...string) (*exec.Cmd, io.ReadCloser, *by
 // with no events.
 func TestRunIntoAClosedPipeKeepsTheSession(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "mw.db")
-	cmd, stdout, stderr := startModelwire(t, "run", "--db", db, "--approve", "auto", "--json")
+	// Paced, so that the run is still going when the reader leaves: its
+	// whole output (21 KB) fits in a pipe's buffer.
+	cmd, stdout, stderr := startModelwire(t, "run", "--db", db, "--approve", "auto", "--json", "--pace", "50")
 	if _, err := io.ReadFull(stdout, make([]byte, 300)); err != nil {
 		t.Fatal(err)
 	}

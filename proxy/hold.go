@@ -101,7 +101,7 @@ func (p *Proxy) decide(r *http.Request, x *exchange, calls []adapters.ToolCall) 
 	defer p.holdMu.Unlock()
 	rejected := ""
 	for i, c := range calls {
-		prop := session.Proposal{Turn: x.turn, Index: i, Of: len(calls), CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Known: true}
+		prop := session.Proposal{Turn: x.turn, Index: i, Of: len(calls), CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Known: true, NoEdit: true}
 		prop.Violations = x.checkCall(c)
 		if rejected != "" {
 			d := session.Decision{Kind: session.Rejected, Reason: "not asked: " + rejected, By: "hold"}

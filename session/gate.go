@@ -49,7 +49,14 @@ type Proposal struct {
 	// EditError is set when a previous edit was refused, so the decider
 	// can ask again and say why.
 	EditError string `json:"edit_error,omitempty"`
+	// NoEdit: the decider may approve or reject only (the proxy's hold
+	// passes a response on unchanged or replaces it with an error).
+	NoEdit bool `json:"no_edit,omitempty"`
 }
+
+// EditUnavailable is what a decider says when an edit is asked of a
+// proposal that cannot be edited.
+const EditUnavailable = "editing the arguments is not available here: approve or reject"
 
 // Valid reports whether the proposal may run as proposed.
 func (p Proposal) Valid() bool { return p.Known && len(p.Violations) == 0 }

@@ -82,11 +82,18 @@ func (d *approvalDialog) Bindings(km *KeyMap) []key.Binding {
 	case approvalReject:
 		return []key.Binding{km.Dialog.Accept, km.Dialog.Close}
 	}
-	if !d.p.Valid() {
-		// Nothing to approve: the call cannot run as proposed.
-		return []key.Binding{km.Approval.Edit, km.Approval.Reject, km.Dialog.Close}
+	var bs []key.Binding
+	if d.p.Valid() { // otherwise nothing to approve: the call cannot run as proposed
+		bs = append(bs, km.Approval.Approve)
 	}
-	return []key.Binding{km.Approval.Approve, km.Approval.Edit, km.Approval.Reject, km.Approval.ApproveAll, km.Dialog.Close}
+	if !d.p.NoEdit {
+		bs = append(bs, km.Approval.Edit)
+	}
+	bs = append(bs, km.Approval.Reject)
+	if d.p.Valid() {
+		bs = append(bs, km.Approval.ApproveAll)
+	}
+	return append(bs, km.Dialog.Close)
 }
 
 func (d *approvalDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
@@ -129,6 +136,9 @@ func (d *approvalDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd)
 	case key.Matches(msg, km.Approval.ApproveAll):
 		return actDecide{d: session.Decision{Kind: session.Approved}, all: true}, nil
 	case key.Matches(msg, km.Approval.Edit):
+		if d.p.NoEdit {
+			return actStatus{level: levelWarn, text: session.EditUnavailable}, nil
+		}
 		return nil, d.startEdit(d.orig)
 	case key.Matches(msg, km.Approval.Reject):
 		d.mode = approvalReject
@@ -173,9 +183,9 @@ func (d *approvalDialog) View(w, h int) string {
 		lines = append(lines, d.c.highlightJSON(p.Arguments, inner)...)
 		lines = append(lines, "")
 		lines = append(lines, d.schemaLines(inner)...)
-		hint = "a approve · e edit · r reject · A approve all · esc later"
+		hint = decisionKeys(p, "A approve all · esc later")
 		if !p.Valid() {
-			hint = "e edit · r reject · esc later (it cannot run as proposed)"
+			hint = decisionKeys(p, "esc later (it cannot run as proposed)")
 		}
 	}
 	return d.c.box(title, lines, hint, bw, min(h, len(lines)+4))
@@ -305,4 +315,21 @@ func (d *sourceDialog) View(w, h int) string {
 	inner := bw - d.c.Styles.Dialog.GetHorizontalFrameSize()
 	lines := strings.Split(d.ta.View(inner, max(3, h-6), d.c), "\n")
 	return d.c.box("Edit source "+d.id+" — the session restarts with it", lines, "ctrl+s re-send · esc cancel", bw, h)
+}
+
+// decisionKeys lists the keys that decide p, only those p allows, then
+// rest (if any), joined by " · ".
+func decisionKeys(p session.Proposal, rest string) string {
+	var parts []string
+	if p.Valid() {
+		parts = append(parts, "a approve")
+	}
+	if !p.NoEdit {
+		parts = append(parts, "e edit")
+	}
+	parts = append(parts, "r reject")
+	if rest != "" {
+		parts = append(parts, rest)
+	}
+	return strings.Join(parts, " · ")
 }

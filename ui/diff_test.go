@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -32,8 +33,9 @@ func TestDiffViewFromTheSessionsList(t *testing.T) {
 	}
 	openDiff := func() *diffDialog {
 		t.Helper()
-		for _, msg := range run(press(m, "D")) {
-			if _, ok := msg.(diffMsg); ok {
+		isDiff := func(msg tea.Msg) bool { _, ok := msg.(diffMsg); return ok }
+		for _, msg := range runUntil(press(m, "D"), isDiff, 30*time.Second) {
+			if isDiff(msg) {
 				m.Update(msg)
 			}
 		}

@@ -262,7 +262,11 @@ func (p *streamPanel) decision(t *session.TurnState, l *session.Lane) []string {
 	}
 	switch {
 	case ps.Decision == nil:
-		out = append(out, "  "+s.Warn.Render("⏳ waiting for a decision")+s.Muted.Render(" — a approve · e edit · r reject · A all"))
+		all := ""
+		if pr.Valid() {
+			all = "A all"
+		}
+		out = append(out, "  "+s.Warn.Render("⏳ waiting for a decision")+s.Muted.Render(" — "+decisionKeys(pr, all)))
 	default:
 		d := ps.Decision
 		line := ""

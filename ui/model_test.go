@@ -125,6 +125,49 @@ func run(cmd tea.Cmd) []tea.Msg {
 	return []tea.Msg{msg}
 }
 
+// runUntil runs a command and everything in its batches at once and
+// returns the messages that came before one that want accepts (included),
+// or before timeout: for a command whose I/O may take longer than run's
+// 200 ms on a loaded machine, beside a status timeout in the same batch.
+func runUntil(cmd tea.Cmd, want func(tea.Msg) bool, timeout time.Duration) []tea.Msg {
+	ch := make(chan tea.Msg, 64)
+	var start func(c tea.Cmd)
+	start = func(c tea.Cmd) {
+		if c == nil {
+			return
+		}
+		go func() {
+			msg := c()
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					start(c)
+				}
+				return
+			}
+			if msg != nil {
+				select {
+				case ch <- msg:
+				default: // nobody is reading any more
+				}
+			}
+		}()
+	}
+	start(cmd)
+	deadline := time.After(timeout)
+	var out []tea.Msg
+	for {
+		select {
+		case msg := <-ch:
+			out = append(out, msg)
+			if want(msg) {
+				return out
+			}
+		case <-deadline:
+			return out
+		}
+	}
+}
+
 func TestUpdatesFoldIntoState(t *testing.T) {
 	m := newLive(t, 120, 40)
 	sc := m.d.scenario

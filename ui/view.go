@@ -185,8 +185,13 @@ func (m *Model) headerState() string {
 	switch {
 	case m.ask != nil:
 		keys := "(a/e/r/A)"
-		if m.whyNotApprove(m.ask.p) != "" {
+		switch {
+		case m.whyNotApprove(m.ask.p) != "" && m.ask.p.NoEdit:
+			keys = "(r: cannot run as proposed)"
+		case m.whyNotApprove(m.ask.p) != "":
 			keys = "(e/r: cannot run as proposed)"
+		case m.ask.p.NoEdit:
+			keys = "(a/r/A)"
 		}
 		return s.Warn.Render("⏳ decide " + m.ask.p.Name + " " + keys)
 	case m.pause != nil:
@@ -280,7 +285,11 @@ func (m *Model) bindings() (short []key.Binding, groups []helpGroup) {
 	var ctx []key.Binding
 	if m.mode == modeLive {
 		if m.ask != nil {
-			ctx = append(ctx, km.Approval.Approve, km.Approval.Edit, km.Approval.Reject, km.Approval.ApproveAll)
+			ctx = append(ctx, km.Approval.Approve)
+			if !m.ask.p.NoEdit {
+				ctx = append(ctx, km.Approval.Edit)
+			}
+			ctx = append(ctx, km.Approval.Reject, km.Approval.ApproveAll)
 		}
 		if m.pause != nil {
 			ctx = append(ctx, km.Global.Step)
