@@ -90,16 +90,17 @@ func press(m *Model, keys ...string) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// stillRunning stands for a command that had not returned after 200 ms
+// stillRunning stands for a command that had not returned after a second
 // (a status timeout, a playback tick, or I/O that hangs): run does not
 // wait it out, but it is not dropped either, so a test that expects a key
 // to do nothing fails on it.
 type stillRunning struct{}
 
-func (stillRunning) String() string { return "a command still running after 200 ms" }
+func (stillRunning) String() string { return "a command still running after a second" }
 
 // run executes a command and any batch inside it, returning the messages;
-// a command that does not return within 200 ms is a stillRunning.
+// a command that does not return within a second (I/O on a loaded CI
+// machine can take a few hundred ms) is a stillRunning.
 func run(cmd tea.Cmd) []tea.Msg {
 	if cmd == nil {
 		return nil
@@ -109,7 +110,7 @@ func run(cmd tea.Cmd) []tea.Msg {
 	var msg tea.Msg
 	select {
 	case msg = <-ch:
-	case <-time.After(200 * time.Millisecond):
+	case <-time.After(time.Second):
 		return []tea.Msg{stillRunning{}}
 	}
 	if b, ok := msg.(tea.BatchMsg); ok {
@@ -128,7 +129,7 @@ func run(cmd tea.Cmd) []tea.Msg {
 // runUntil runs a command and everything in its batches at once and
 // returns the messages that came before one that want accepts (included),
 // or before timeout: for a command whose I/O may take longer than run's
-// 200 ms on a loaded machine, beside a status timeout in the same batch.
+// second on a loaded machine, beside a status timeout in the same batch.
 func runUntil(cmd tea.Cmd, want func(tea.Msg) bool, timeout time.Duration) []tea.Msg {
 	ch := make(chan tea.Msg, 64)
 	var start func(c tea.Cmd)
