@@ -211,6 +211,18 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
+// stepOn moves the paused walkthrough on.
+func (m *Model) stepOn() tea.Cmd {
+	reply := m.pause.reply
+	m.pause, m.d.paused = nil, ""
+	if reply == nil {
+		// Held before the start: now the session begins.
+		m.passAssembled = true
+		return m.launch()
+	}
+	return resume(reply)
+}
+
 // liveKey handles the keys of a live session: next step and the
 // decisions (which reopen the dialog when it was put away).
 func (m *Model) liveKey(msg tea.KeyMsg) (tea.Cmd, bool) {
@@ -220,21 +232,12 @@ func (m *Model) liveKey(msg tea.KeyMsg) (tea.Cmd, bool) {
 		if m.pause == nil {
 			return nil, true
 		}
-		reply := m.pause.reply
-		m.pause, m.d.paused = nil, ""
-		if reply == nil {
-			// Held before the start: now the session begins.
-			m.passAssembled = true
-			return m.launch(), true
-		}
-		return resume(reply), true
+		return m.stepOn(), true
 	case m.ask == nil && m.pause != nil && m.pause.step == session.StepProposals && m.pause.reply != nil &&
 		(key.Matches(msg, km.Approval.Approve) || key.Matches(msg, km.Approval.ApproveAll) ||
 			key.Matches(msg, km.Approval.Edit) || key.Matches(msg, km.Approval.Reject)):
 		m.decideOnAsk = &msg
-		reply := m.pause.reply
-		m.pause, m.d.paused = nil, ""
-		return resume(reply), true
+		return m.stepOn(), true
 	case key.Matches(msg, km.Approval.Approve):
 		if m.ask == nil {
 			return nil, false
