@@ -72,7 +72,7 @@ func Values(path string, a, b any, out []Change) []Change {
 			for _, k := range unionKeys(x, y) {
 				va, inA := x[k]
 				vb, inB := y[k]
-				p := join(path, escape(k))
+				p := join(path, session.EscapeToken(k))
 				switch {
 				case !inA:
 					out = append(out, Change{Path: p, Op: OpAdded, B: vb})
@@ -276,12 +276,6 @@ func join(path, seg string) string {
 		return seg
 	}
 	return path + "/" + seg
-}
-
-// escape keeps a key with a slash readable as one segment (JSON
-// Pointer's escaping).
-func escape(k string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
 }
 
 // unionKeys is every key of x or y, sorted.

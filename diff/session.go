@@ -371,7 +371,7 @@ func walkResults(root any, path string, want func(id string, obj map[string]any)
 		}
 		switch x := unwrap(v).(type) {
 		case map[string]any:
-			v = x[strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)]
+			v = x[session.UnescapeToken(seg)]
 		case []any:
 			if strings.HasPrefix(seg, "[") {
 				k, id, _ := strings.Cut(strings.Trim(seg, "[]"), "=")

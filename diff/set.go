@@ -3,6 +3,8 @@ package diff
 import (
 	"slices"
 	"strconv"
+
+	"github.com/modelwire/modelwire/session"
 )
 
 // Tally is how often each value of one field came out over a set of
@@ -54,7 +56,7 @@ func Set(recs []*Recording) []Tally {
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				add("output/"+escape(k), m[k], id)
+				add("output/"+session.EscapeToken(k), m[k], id)
 			}
 		} else {
 			add("output", out, id)

@@ -17,10 +17,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -525,12 +527,12 @@ func (c *compiler) objects(n *node, k kw) error {
 		if !ok {
 			return k.bad("patternProperties", "must be an object")
 		}
-		for _, name := range sortedKeys(m) {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
 			re, err := regexp.Compile(name)
 			if err != nil {
-				return &schemaError{k.ptr + "/patternProperties/" + escapeToken(name), fmt.Sprintf("patternProperties: %q is not a regular expression this validator (Go's regexp) can compile: %v", name, regexpProblem(err))}
+				return &schemaError{k.ptr + "/patternProperties/" + EscapeToken(name), fmt.Sprintf("patternProperties: %q is not a regular expression this validator (Go's regexp) can compile: %v", name, regexpProblem(err))}
 			}
-			s, err := c.compile(m[name], k.ptr+"/patternProperties/"+escapeToken(name))
+			s, err := c.compile(m[name], k.ptr+"/patternProperties/"+EscapeToken(name))
 			if err != nil {
 				return err
 			}
@@ -554,8 +556,8 @@ func (c *compiler) objects(n *node, k kw) error {
 		if !ok {
 			return k.bad("dependencies", "must be an object")
 		}
-		for _, prop := range sortedKeys(m) {
-			at := k.ptr + "/dependencies/" + escapeToken(prop)
+		for _, prop := range slices.Sorted(maps.Keys(m)) {
+			at := k.ptr + "/dependencies/" + EscapeToken(prop)
 			if arr, ok := m[prop].([]any); ok {
 				req, err := stringList(arr, at, "dependencies", d == draft4)
 				if err != nil {
@@ -577,8 +579,8 @@ func (c *compiler) objects(n *node, k kw) error {
 			if !ok {
 				return k.bad("dependentRequired", "must be an object")
 			}
-			for _, prop := range sortedKeys(m) {
-				at := k.ptr + "/dependentRequired/" + escapeToken(prop)
+			for _, prop := range slices.Sorted(maps.Keys(m)) {
+				at := k.ptr + "/dependentRequired/" + EscapeToken(prop)
 				arr, ok := m[prop].([]any)
 				if !ok {
 					return &schemaError{at, "dependentRequired: must be an array of strings"}
@@ -594,7 +596,7 @@ func (c *compiler) objects(n *node, k kw) error {
 		if err != nil {
 			return err
 		}
-		for _, prop := range sortedKeys(ds) {
+		for _, prop := range slices.Sorted(maps.Keys(ds)) {
 			n.dependentSchemas = append(n.dependentSchemas, dependency{prop: prop, schema: ds[prop]})
 		}
 	}
@@ -763,7 +765,7 @@ func lookup(doc any, ptr string) (any, bool) {
 	}
 	v := doc
 	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		tok = UnescapeToken(tok)
 		switch x := v.(type) {
 		case map[string]any:
 			next, ok := x[tok]
@@ -792,25 +794,26 @@ func canonicalPointer(ptr string) string {
 	}
 	toks := strings.Split(ptr[1:], "/")
 	for i, tok := range toks {
-		toks[i] = escapeToken(strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~"))
+		toks[i] = EscapeToken(UnescapeToken(tok))
 	}
 	return "/" + strings.Join(toks, "/")
 }
 
-func escapeToken(s string) string {
+// EscapeToken writes a key as one JSON Pointer token (RFC 6901: ~ as ~0,
+// / as ~1).
+func EscapeToken(s string) string {
 	if !strings.ContainsAny(s, "~/") {
 		return s
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// UnescapeToken reads a JSON Pointer token back into its key.
+func UnescapeToken(tok string) string {
+	if !strings.Contains(tok, "~") {
+		return tok
 	}
-	sort.Strings(keys)
-	return keys
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 }
 
 // regexpProblem is the reason regexp gives, without repeating the pattern.
@@ -830,7 +833,7 @@ type kw struct {
 }
 
 func (k kw) bad(name, msg string) error {
-	return &schemaError{k.ptr + "/" + escapeToken(name), name + " " + msg}
+	return &schemaError{k.ptr + "/" + EscapeToken(name), name + " " + msg}
 }
 
 // annotations checks the types of the keywords that assert nothing, as
@@ -894,9 +897,9 @@ func (k kw) schemaMap(name string) (map[string]*node, error) {
 		return nil, k.bad(name, "must be an object of schemas")
 	}
 	out := make(map[string]*node, len(m))
-	for _, key := range sortedKeys(m) {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
 		var err error
-		if out[key], err = k.c.compile(m[key], k.ptr+"/"+name+"/"+escapeToken(key)); err != nil {
+		if out[key], err = k.c.compile(m[key], k.ptr+"/"+name+"/"+EscapeToken(key)); err != nil {
 			return nil, err
 		}
 	}

@@ -88,7 +88,7 @@ func pointerOf(path []string) string {
 	var b strings.Builder
 	for _, p := range path {
 		b.WriteByte('/')
-		b.WriteString(escapeToken(p))
+		b.WriteString(EscapeToken(p))
 	}
 	return b.String()
 }

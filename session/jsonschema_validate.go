@@ -36,7 +36,7 @@ func (vd *validator) pointer() string {
 		if s.index >= 0 {
 			b.WriteString(strconv.Itoa(s.index))
 		} else {
-			b.WriteString(escapeToken(s.key))
+			b.WriteString(EscapeToken(s.key))
 		}
 	}
 	return b.String()
