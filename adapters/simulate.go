@@ -135,6 +135,33 @@ type Inbound struct {
 	// JSON by name (Responses' settings), read while checking it: the
 	// response need not read the body again (ResponseOptions.Echo).
 	Echo map[string]string
+
+	// What the request says to the model, so a simulated model can read
+	// the prompt as a model does (facts from the task, rules from the
+	// instructions) and not only its switches.
+
+	// Prompt is every text the request gives the model as instructions
+	// or as the user's words, in request order, one part per text part
+	// on the wire: system and developer instructions (RoleSystem,
+	// RoleDeveloper; a protocol's top-level system field is RoleSystem)
+	// and user messages (RoleUser; context material travels there).
+	// The model's own earlier turns and the tool results are not here.
+	Prompt []PromptPart
+	// ToolDefs are the declared function tools as the request states
+	// them (description and parameter schema as raw JSON), in order.
+	ToolDefs []Tool
+	// Output is the output format the request asks for in its own
+	// fields (Responses text.format, Chat response_format, Anthropic
+	// output_format, Gemini responseMimeType/responseSchema, …): Mode ""
+	// when it asks for none, OutputJSON for a bare JSON mode,
+	// OutputJSONSchema with Name, Schema and Strict as sent.
+	Output OutputContract
+}
+
+// PromptPart is one text of a request's prompt and the role it came in.
+type PromptPart struct {
+	Role SourceRole
+	Text string
 }
 
 // MayCall reports whether the request lets the model call the tool name.
