@@ -84,6 +84,20 @@ type OutputContract struct {
 	Name   string          `json:"name,omitempty"`
 	Schema json.RawMessage `json:"schema,omitempty"`
 	Strict bool            `json:"strict,omitempty"`
+	// Send false: the application checks answers against this contract
+	// but leaves it out of the request (a forgotten response_format), so
+	// the model is told nothing of it. Nil or true sends it.
+	Send *bool `json:"send,omitempty"`
+}
+
+// Sent is the contract as the request carries it: free text when Send
+// is false.
+func (o OutputContract) Sent() OutputContract {
+	if o.Send != nil && !*o.Send {
+		return OutputContract{Mode: OutputText}
+	}
+	o.Send = nil
+	return o
 }
 
 // HistoryMode says how an OpenAI Responses conversation continues.

@@ -23,7 +23,15 @@ type ModelTurn struct {
 	// Usage reported for the turn; nil fields are left out where the
 	// protocol allows.
 	Usage Usage `json:"usage"`
+	// Why names the rules of the simulated model that shaped this turn,
+	// one line each ("history-trusted: …"); the simulator sends them in
+	// WhyHeader, never in the provider's body.
+	Why []string `json:"why,omitempty"`
 }
+
+// WhyHeader is the simulator's response header that says which rules of
+// its model fired, one value per rule.
+const WhyHeader = "X-Modelwire-Why"
 
 // Phase says what a wire event carries, so faults can pick their moment
 // (cut the connection in the middle of tool arguments, drop the terminal…)

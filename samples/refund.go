@@ -14,30 +14,14 @@ import (
 	"github.com/modelwire/modelwire/session"
 )
 
-// The refund case's simulated model. It is a model, not a tape: it reads
-// the request it was sent — which tools are declared, the tool choice,
-// whether calls may run in parallel, and the tool results it carries — and
-// answers as the chapter's model would. Its knowledge is the task (order
-// O-2048, line L1, 150 yuan requested, an unverified history that said 150
-// yuan); its answer is computed from the observations, so an edited or
-// rejected tool result changes what it says.
-//
-// Each variant is a behaviour of this model, not another script:
-//
-//	wrong-cap        trusts the unverified history for the cap
-//	fenced           wraps its answer in a markdown fence
-//	missing-field    leaves evidence_ids out
-//	claims-refunded  writes a draft that says the refund was made
-//	bad-args         drops line_id from its first call, then corrects it
-//	sequential       never calls tools in parallel
-//	refusal          refuses
-
-const (
-	refundOrderID        = "O-2048"
-	refundLineID         = "L1"
-	refundRequestedCents = 15000
-	refundHistoryCents   = 15000 // what the unverified history claimed
-)
+// The refund case's simulated model. It is a model, not a tape: everything
+// it knows comes from the request it was sent (refund_read.go) — the
+// order, line and amount of the task, the history's claim and its label,
+// the rules the instructions state, the tools as declared, the output
+// format asked for, and the tool results it carries — by rules written in
+// the README's "the request says → the simulated model" table. Its
+// variants are edits of the prompt (samples/refund.json), never flags in
+// here: the model goes wrong only when the words tell it to.
 
 const (
 	toolOrder  = "get_order_line"
@@ -47,58 +31,60 @@ const (
 
 // wireRefund gives the built-in refund case its simulated model.
 func wireRefund(sc *session.Scenario) error {
-	sc.Responder = refundModel(sc.Variant)
+	sc.Responder = refundModel(sc)
 	return nil
 }
 
 // refundObs is what one request's tool results tell the model.
 type refundObs struct {
-	ok       map[string]wire.Object // latest successful result per tool
-	failed   map[string]bool        // the latest result of the tool is an error
+	ok       map[string]wire.Object // latest readable result per tool
 	attempts map[string]int         // results per tool, errors included
 	callIDs  map[string]bool
 }
 
-// readRefundObs reads each result's members once with the wire reader (a
-// json.Unmarshal into a map per result was a tenth of a request's cost);
-// a result that is not a JSON object, or says "status":"error", failed.
 func readRefundObs(results []adapters.ToolResult) refundObs {
-	o := refundObs{ok: map[string]wire.Object{}, failed: map[string]bool{}, attempts: map[string]int{}, callIDs: map[string]bool{}}
+	o := refundObs{ok: map[string]wire.Object{}, attempts: map[string]int{}, callIDs: map[string]bool{}}
 	for _, r := range results {
 		o.attempts[r.Name]++
 		o.callIDs[r.CallID] = true
-		if !r.IsError {
-			if v, valid := wire.ParseString(r.Content); valid {
-				if m, isObj := v.Members(); isObj && m.Get("status").Str() != "error" {
-					o.ok[r.Name], o.failed[r.Name] = m, false
-					continue
-				}
-			}
+		if m, ok := readResult(r); ok {
+			o.ok[r.Name] = m
+		} else {
+			delete(o.ok, r.Name)
 		}
-		o.failed[r.Name] = true
 	}
 	return o
 }
 
-func refundModel(variant string) session.Responder {
+func refundModel(sc *session.Scenario) session.Responder {
 	return func(in *adapters.Inbound) (adapters.ModelTurn, error) {
-		if variant == "refusal" {
-			return adapters.ModelTurn{Stop: adapters.StopRefusal, Items: []adapters.OutputItem{{Kind: adapters.KindRefusal, Text: "抱歉，我无法协助处理这个请求。"}}}, nil
+		r := readRefundPrompt(sc, in)
+		var why whyLines
+		r.readWhy(&why)
+		if r.asksSubmit && r.readOnly {
+			why.add("refused", "the task asks to submit the refund and the instructions allow only a read-only check")
+			return adapters.ModelTurn{Stop: adapters.StopRefusal, Why: why, Items: []adapters.OutputItem{{Kind: adapters.KindRefusal,
+				Text: r.lang("抱歉，我无法协助处理这个请求。", "I'm sorry, but I can't help with that request.")}}}, nil
+		}
+		if miss := r.missing(); len(miss) > 0 {
+			why.add("ask-first", "the task names no %s: the model asks instead of guessing", strings.Join(miss, ", "))
+			return adapters.ModelTurn{Stop: adapters.StopFinal, Why: why, Items: []adapters.OutputItem{{Kind: adapters.KindMessage,
+				Text: r.lang("请提供要核查的订单号、商品行和申请退款的金额，我再按工具查到的记录核查。",
+					"Which order, line and amount should I check? Please give the order number, the line and the amount requested, and I will check them against the records.")}}}, nil
 		}
 		obs := readRefundObs(in.Results)
-		calls := refundCalls(variant, in, obs)
-		var turn adapters.ModelTurn
-		if len(calls) > 0 {
-			turn = adapters.ModelTurn{Stop: adapters.StopToolCall, Items: calls}
+		if calls := refundCalls(r, in, obs, &why); len(calls) > 0 {
+			turn := adapters.ModelTurn{Stop: adapters.StopToolCall, Items: calls, Why: why}
 			if in.Reasoning {
-				turn.Items = append([]adapters.OutputItem{{Kind: adapters.KindReasoning, Text: callReasoning(calls)}}, calls...)
+				turn.Items = append([]adapters.OutputItem{{Kind: adapters.KindReasoning, Text: callReasoning(r, calls)}}, calls...)
 			}
 			return turn, nil
 		}
-		a := assess(variant, obs)
-		turn = adapters.ModelTurn{Stop: adapters.StopFinal, Items: []adapters.OutputItem{{Kind: adapters.KindMessage, Text: a.text(variant)}}}
+		a := assess(r, obs, &why)
+		text := a.text(r, in, &why)
+		turn := adapters.ModelTurn{Stop: adapters.StopFinal, Why: why, Items: []adapters.OutputItem{{Kind: adapters.KindMessage, Text: text}}}
 		if in.Reasoning {
-			turn.Items = append([]adapters.OutputItem{{Kind: adapters.KindReasoning, Text: a.reasoning()}}, turn.Items...)
+			turn.Items = append([]adapters.OutputItem{{Kind: adapters.KindReasoning, Text: a.reasoning(r)}}, turn.Items...)
 		}
 		return turn, nil
 	}
@@ -106,38 +92,51 @@ func refundModel(variant string) session.Responder {
 
 // refundCalls are the calls the model proposes next: the order line
 // first, then the ledger and the policy (from the order's facts), each
-// only if the request lets it call that tool. A lookup that failed is not
-// asked again — the answer says what could not be assessed — except the
-// bad-args model's own malformed first call, which it corrects.
-func refundCalls(variant string, in *adapters.Inbound, obs refundObs) []adapters.OutputItem {
-	var want []adapters.OutputItem
+// only if the request lets it call that tool and it can fill the
+// arguments the tool's declared schema requires. A lookup that failed is
+// not asked again: the answer says what could not be assessed.
+func refundCalls(r refundPrompt, in *adapters.Inbound, obs refundObs, why *whyLines) []adapters.OutputItem {
+	known := map[string]wire.Value{"order_id": jsonString(r.orderID), "line_id": jsonString(r.lineID)}
 	order, haveOrder := obs.ok[toolOrder]
+	if haveOrder {
+		for _, k := range order.Keys {
+			known[k] = order.Get(k)
+		}
+	}
+	var want []string
 	switch {
 	case haveOrder:
-		args := func(keys ...string) json.RawMessage { return orderedArgs(keys, order) }
 		if obs.attempts[toolLedger] == 0 {
-			want = append(want, call(toolLedger, args("order_id", "line_id")))
+			want = append(want, toolLedger)
 		}
 		if obs.attempts[toolPolicy] == 0 {
-			want = append(want, call(toolPolicy, args("category", "received_at", "reason")))
+			want = append(want, toolPolicy)
 		}
-	case obs.attempts[toolOrder] == 0 && variant == "bad-args":
-		want = append(want, call(toolOrder, json.RawMessage(`{"order_id":"`+refundOrderID+`"}`)))
-	case obs.attempts[toolOrder] == 0 || variant == "bad-args" && obs.attempts[toolOrder] == 1:
-		want = append(want, call(toolOrder, json.RawMessage(`{"order_id":"`+refundOrderID+`","line_id":"`+refundLineID+`"}`)))
+	case obs.attempts[toolOrder] == 0:
+		want = append(want, toolOrder)
 	}
 	if in.Choice.Mode == adapters.ToolChoiceRequired || in.Choice.Mode == adapters.ToolChoiceNamed {
-		want = forced(in, want, order, haveOrder)
+		want = forced(in, want, haveOrder)
 	}
+	serial := in.Serial || r.oneAtATime
 	var out []adapters.OutputItem
-	for _, c := range want {
-		if !in.MayCall(c.Name) {
+	for _, name := range want {
+		if !in.MayCall(name) {
 			continue
 		}
-		if len(out) > 0 && (in.Serial || variant == "sequential") {
+		args, ok := argsFor(in, name, known, why)
+		if !ok {
+			continue
+		}
+		if len(out) > 0 && serial {
+			if r.oneAtATime {
+				why.add("one-tool-at-a-time", "the instructions say one tool at a time: %s waits for the next turn", name)
+			} else {
+				why.add("parallel-off", "the request turns parallel calls off: %s waits for the next turn", name)
+			}
 			break
 		}
-		out = append(out, c)
+		out = append(out, adapters.OutputItem{Kind: adapters.KindToolCall, Name: name, Arguments: args})
 	}
 	for i := range out {
 		out[i].CallID, out[i].ID = callIDs(in.Protocol, out[i].Name, obs.callIDs)
@@ -148,49 +147,72 @@ func refundCalls(variant string, in *adapters.Inbound, obs refundObs) []adapters
 
 // forced: a request that requires a call gets one even when the model has
 // what it needs — the named tool, or the first it would call anyway.
-func forced(in *adapters.Inbound, want []adapters.OutputItem, order wire.Object, haveOrder bool) []adapters.OutputItem {
+func forced(in *adapters.Inbound, want []string, haveOrder bool) []string {
 	if in.Choice.Mode == adapters.ToolChoiceNamed {
-		for _, c := range want {
-			if c.Name == in.Choice.Name {
-				return []adapters.OutputItem{c}
-			}
-		}
+		return []string{in.Choice.Name}
 	}
-	if len(want) > 0 && in.Choice.Mode == adapters.ToolChoiceRequired {
+	if len(want) > 0 {
 		return want
 	}
-	args := json.RawMessage(`{"order_id":"` + refundOrderID + `","line_id":"` + refundLineID + `"}`)
-	all := []adapters.OutputItem{call(toolOrder, args), call(toolLedger, args)}
+	all := []string{toolOrder, toolLedger}
 	if haveOrder {
-		all = append(all, call(toolPolicy, orderedArgs([]string{"category", "received_at", "reason"}, order)))
+		all = append(all, toolPolicy)
 	}
-	for _, c := range all {
-		if in.MayCall(c.Name) {
-			return []adapters.OutputItem{c}
+	for _, name := range all {
+		if in.MayCall(name) {
+			return []string{name}
 		}
 	}
 	return nil
 }
 
-func call(name string, args json.RawMessage) adapters.OutputItem {
-	return adapters.OutputItem{Kind: adapters.KindToolCall, Name: name, Arguments: args}
-}
-
-// orderedArgs writes an argument object with the result's values under
-// the given keys (the model's own names, plain ASCII), in that order, as
-// the chapter prints them.
-func orderedArgs(keys []string, from wire.Object) json.RawMessage {
+// argsFor writes the arguments of a call as the declared schema asks:
+// exactly its required properties, in its order, with the values the
+// model knows (the task's, then the order line's). A required property it
+// has no value for means no call — it never sends arguments that break
+// the schema — and a property it knows but the schema no longer requires
+// is left out.
+func argsFor(in *adapters.Inbound, name string, known map[string]wire.Value, why *whyLines) (json.RawMessage, bool) {
+	var params string
+	for _, t := range in.ToolDefs {
+		if t.Name == name {
+			params = string(t.Parameters)
+		}
+	}
+	schema, _ := wire.ParseString(params)
+	obj, _ := schema.Members()
+	var required []string
+	for _, e := range obj.Get("required").Elements() {
+		required = append(required, e.Str())
+	}
 	b := []byte{'{'}
-	for i, k := range keys {
+	for i, k := range required {
+		v := known[k]
+		if !v.Present() || v.Kind() == wire.KindString && v.Str() == "" {
+			why.add("cannot-fill", "%s requires %s, which neither the task nor a result gives: no call", name, k)
+			return nil, false
+		}
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, '"', ':')
-		b = appendArg(b, from.Get(k))
+		b = adapters.AppendJSONString(b, k)
+		b = append(b, ':')
+		b = appendArg(b, v)
 	}
-	return append(b, '}')
+	for _, k := range []string{"order_id", "line_id"} {
+		props, _ := obj.Get("properties").Members()
+		if props.Has(k) && !slices.Contains(required, k) && known[k].Present() {
+			why.add("args-from-schema", "%s's schema does not require %s: the call leaves it out", name, k)
+		}
+	}
+	return append(b, '}'), true
+}
+
+func jsonString(s string) wire.Value {
+	if s == "" {
+		return wire.Value{}
+	}
+	return wire.Value{Raw: adapters.JSONString(s)}
 }
 
 // appendArg writes a value as json.Marshal writes it after a decode (the
@@ -233,11 +255,16 @@ func callIDs(protocol, tool string, used map[string]bool) (callID, itemID string
 	return callID, "fc_" + strings.TrimPrefix(callID, prefix)
 }
 
-func callReasoning(calls []adapters.OutputItem) string {
+func callReasoning(r refundPrompt, calls []adapters.OutputItem) string {
 	if calls[0].Name == toolOrder {
-		return "先查商品行：历史里“还能退150元”的说法未经核实，金额必须以工具结果为准。"
+		if r.historyTrusted {
+			return r.lang("先查商品行；历史里的金额已标为可信。", "First the order line; the history's amount is marked as verified.")
+		}
+		return r.lang("先查商品行：历史里“还能退150元”的说法未经核实，金额必须以工具结果为准。",
+			"First the order line: the history's amount is unverified, so amounts must come from the tools.")
 	}
-	return "商品行已给出类别、签收时间和原因；账务与适用政策互不依赖，分别查询。"
+	return r.lang("商品行已给出类别、签收时间和原因；账务与适用政策互不依赖，分别查询。",
+		"The order line gives the category, delivery time and reason; the ledger and the policy do not depend on each other, so both are looked up.")
 }
 
 // assessment is the model's answer, computed from the observations.
@@ -251,25 +278,33 @@ type assessment struct {
 	unchecked       []string // core sources never looked up (a lookup they need failed, or no call was allowed)
 }
 
-func assess(variant string, obs refundObs) assessment {
+// refundSources are the three core sources: tool, name in the answer's
+// issues, and what the draft calls it in each language.
+var refundSources = []struct{ tool, issue, zh, en string }{
+	{toolOrder, "order_line", "商品行信息", "the order line"},
+	{toolLedger, "ledger", "账务记录", "the refund ledger"},
+	{toolPolicy, "policy", "适用政策", "the refund policy"},
+}
+
+func assess(r refundPrompt, obs refundObs, why *whyLines) assessment {
 	var a assessment
 	order, okO := obs.ok[toolOrder]
 	ledger, okL := obs.ok[toolLedger]
 	policy, okP := obs.ok[toolPolicy]
-	for _, src := range []struct {
-		name, what string
-		ok         bool
-		res        wire.Object
-	}{{toolOrder, "商品行信息", okO, order}, {toolLedger, "账务记录", okL, ledger}, {toolPolicy, "适用政策", okP, policy}} {
+	for _, src := range refundSources {
+		res, ok := obs.ok[src.tool]
 		switch {
-		case !src.ok && obs.attempts[src.name] == 0:
-			a.unchecked = append(a.unchecked, src.what)
+		case !ok && obs.attempts[src.tool] == 0:
+			a.unchecked = append(a.unchecked, r.lang(src.zh, src.en))
+			a.issues = append(a.issues, src.issue+"_not_checked")
 			continue
-		case !src.ok:
-			a.unavailable = append(a.unavailable, src.what)
+		case !ok:
+			a.unavailable = append(a.unavailable, r.lang(src.zh, src.en))
+			a.issues = append(a.issues, src.issue+"_unavailable")
+			why.add("result-unavailable", "%s's result is an error or has no facts: unavailable, never zeros", src.tool)
 			continue
 		}
-		if id := src.res.Get("evidence_id"); id.Kind() == wire.KindString {
+		if id := res.Get("evidence_id"); id.Kind() == wire.KindString {
 			a.evidence = append(a.evidence, id.Str())
 		}
 	}
@@ -277,29 +312,22 @@ func assess(variant string, obs refundObs) assessment {
 		c := cents(order.Get("paid_cents")) - cents(ledger.Get("successful_refund_cents")) - cents(ledger.Get("pending_hold_cents"))
 		a.cap = &c
 	}
-	if variant == "wrong-cap" {
-		c := int64(refundHistoryCents)
+	if r.historyTrusted {
+		c := r.claim
 		a.cap = &c
 	}
 	a.evidenceMissing = okO && order.Get("quality_evidence").Str() == "missing" && (!okP || policy.Get("quality_evidence_required").Bool())
-	if a.cap != nil && refundRequestedCents > *a.cap {
-		a.issues = append(a.issues, "requested_amount_exceeds_cap")
+	var found []string
+	if a.cap != nil && r.requested > *a.cap {
+		found = append(found, "requested_amount_exceeds_cap")
 	}
 	if a.evidenceMissing {
-		a.issues = append(a.issues, "quality_evidence_missing")
+		found = append(found, "quality_evidence_missing")
 	}
-	if a.cap != nil && *a.cap != refundHistoryCents {
-		a.issues = append(a.issues, "unverified_history_amount_conflict")
+	if a.cap != nil && r.haveClaim && !r.historyTrusted && *a.cap != r.claim {
+		found = append(found, "unverified_history_amount_conflict")
 	}
-	for _, u := range []struct{ name, issue string }{{toolOrder, "order_line"}, {toolLedger, "ledger"}, {toolPolicy, "policy"}} {
-		switch _, ok := obs.ok[u.name]; {
-		case ok:
-		case obs.attempts[u.name] == 0:
-			a.issues = append(a.issues, u.issue+"_not_checked")
-		default:
-			a.issues = append(a.issues, u.issue+"_unavailable")
-		}
-	}
+	a.issues = append(found, a.issues...)
 	switch {
 	case len(a.unavailable)+len(a.unchecked) > 0:
 		a.decision = "unable_to_assess"
@@ -327,53 +355,73 @@ func yuan(c int64) string {
 }
 
 // draft is the reply draft, stating exactly what the fields say.
-func (a assessment) draft(variant string) string {
+func (a assessment) draft(r refundPrompt, why *whyLines) string {
 	var b strings.Builder
-	b.WriteString("经核查，")
+	b.WriteString(r.lang("经核查，", "After checking, "))
 	if a.cap != nil {
-		fmt.Fprintf(&b, "该商品目前资金维度可退上限为%s元", yuan(*a.cap))
-		if refundRequestedCents > *a.cap {
-			fmt.Fprintf(&b, "，低于本次申请的%s元。", yuan(refundRequestedCents))
+		fmt.Fprintf(&b, r.lang("该商品目前资金维度可退上限为%s元", "the item's refundable cap is %s yuan"), yuan(*a.cap))
+		if r.requested > *a.cap {
+			fmt.Fprintf(&b, r.lang("，低于本次申请的%s元。", ", below the %s yuan requested. "), yuan(r.requested))
 		} else {
-			fmt.Fprintf(&b, "，不低于本次申请的%s元。", yuan(refundRequestedCents))
+			fmt.Fprintf(&b, r.lang("，不低于本次申请的%s元。", ", not below the %s yuan requested. "), yuan(r.requested))
 		}
 	}
-	if variant == "claims-refunded" {
-		b.WriteString("已为您办理退款，款项将在1至3个工作日内原路退回。")
-		return b.String()
+	if !r.readOnly {
+		why.add("claims-refunded", "no rule in the instructions makes the check read-only: the draft says the refund was made")
+		b.WriteString(r.lang("已为您办理退款，款项将在1至3个工作日内原路退回。", "your refund has been issued and will be returned to the original payment method within 1 to 3 business days."))
+		return r.sentences(b.String())
 	}
 	if a.evidenceMissing {
-		b.WriteString("申请仍需补充质量凭证，暂不能确认满足全部售后条件。")
+		b.WriteString(r.lang("申请仍需补充质量凭证，暂不能确认满足全部售后条件。", "Quality evidence is still needed, so not all after-sales conditions can be confirmed yet. "))
 	}
 	if len(a.unavailable) > 0 {
-		fmt.Fprintf(&b, "%s暂不可用，", strings.Join(a.unavailable, "、"))
+		fmt.Fprintf(&b, r.lang("%s暂不可用，", "%s is unavailable; "), strings.Join(a.unavailable, r.lang("、", " and ")))
 	}
 	if len(a.unchecked) > 0 {
-		fmt.Fprintf(&b, "%s未能核查，", strings.Join(a.unchecked, "、"))
+		fmt.Fprintf(&b, r.lang("%s未能核查，", "%s could not be checked; "), strings.Join(a.unchecked, r.lang("、", " and ")))
 	}
 	if len(a.unavailable)+len(a.unchecked) > 0 {
 		if a.cap == nil {
-			b.WriteString("无法确认当前可退金额。")
+			b.WriteString(r.lang("无法确认当前可退金额。", "the refundable amount cannot be confirmed. "))
 		} else {
-			b.WriteString("暂不能确认满足全部售后条件。")
+			b.WriteString(r.lang("暂不能确认满足全部售后条件。", "not all after-sales conditions can be confirmed yet. "))
 		}
 	}
-	b.WriteString("以上为核查结果，未提交退款。")
-	return b.String()
+	b.WriteString(r.lang("以上为核查结果，未提交退款。", "This is the result of a check; no refund has been submitted."))
+	return r.sentences(b.String())
 }
 
-// text is the final answer as the model writes it: one JSON object with
-// the schema's fields in the chapter's order.
-func (a assessment) text(variant string) string {
+// sentences starts each English sentence with a capital letter (the
+// draft is put together from pieces); Chinese is left as it is.
+func (r refundPrompt) sentences(s string) string {
+	if !r.english {
+		return s
+	}
+	b := []byte(s)
+	for i := 2; i < len(b); i++ {
+		if b[i-2] == '.' && b[i-1] == ' ' && b[i] >= 'a' && b[i] <= 'z' {
+			b[i] -= 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// text is the final answer as the model writes it: the schema's fields in
+// the chapter's order, as bare JSON, fenced JSON or prose — whichever the
+// request asks for (refund_read.go).
+func (a assessment) text(r refundPrompt, in *adapters.Inbound, why *whyLines) string {
+	draft := a.draft(r, why)
 	fields := []struct {
 		key string
 		val any
 	}{
-		{"order_id", refundOrderID}, {"line_id", refundLineID}, {"decision", a.decision}, {"currency", "CNY"},
-		{"requested_refund_cents", refundRequestedCents}, {"max_refund_cents", a.cap}, {"issues", a.issues},
-		{"evidence_ids", a.evidence}, {"reply_draft", a.draft(variant)},
+		{"order_id", r.orderID}, {"line_id", r.lineID}, {"decision", a.decision}, {"currency", "CNY"},
+		{"requested_refund_cents", r.requested}, {"max_refund_cents", a.cap}, {"issues", a.issues},
+		{"evidence_ids", a.evidence}, {"reply_draft", draft},
 	}
-	if variant == "missing-field" {
+	strict := in.Output.Mode == adapters.OutputJSONSchema && in.Output.Strict
+	if !r.asksIDs && !strict {
+		why.add("evidence-left-out", "the instructions do not ask for evidence ids and the request's schema is not strict: evidence_ids is left out")
 		fields = slices.DeleteFunc(fields, func(f struct {
 			key string
 			val any
@@ -392,12 +440,17 @@ func (a assessment) text(variant string) string {
 		b = appendJSONValue(b, f.val)
 	}
 	b = append(b, '}')
-	if variant == "fenced" {
-		var pretty strings.Builder
-		_ = indentTo(&pretty, string(b))
+	switch {
+	case in.Output.Mode != "" || r.bareJSON:
+		return string(b)
+	case r.namesJSON:
+		why.add("output-fenced", "the request sets no output format and asks for no bare JSON object, but the instructions speak of a schema: the JSON comes in a markdown fence")
+		var pretty bytes.Buffer
+		_ = json.Indent(&pretty, b, "", "  ")
 		return "```json\n" + pretty.String() + "\n```"
 	}
-	return string(b)
+	why.add("output-prose", "neither the request nor the instructions ask for JSON: the answer is the reply draft in prose")
+	return draft
 }
 
 // appendJSONValue appends v as encoding/json writes it (HTML escaping
@@ -407,17 +460,14 @@ func appendJSONValue(b []byte, v any) []byte {
 	switch v := v.(type) {
 	case string:
 		return adapters.AppendJSONString(b, v)
-	case int:
-		return strconv.AppendInt(b, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
 	case *int64:
 		if v == nil {
 			return append(b, "null"...)
 		}
 		return strconv.AppendInt(b, *v, 10)
 	case []string:
-		if v == nil {
-			return append(b, "null"...)
-		}
 		b = append(b, '[')
 		for i, s := range v {
 			if i > 0 {
@@ -431,16 +481,11 @@ func appendJSONValue(b []byte, v any) []byte {
 	return append(b, m...)
 }
 
-func (a assessment) reasoning() string {
+func (a assessment) reasoning(r refundPrompt) string {
 	if a.cap == nil {
-		return "核心来源不可用或未能核查（" + strings.Join(append(slices.Clone(a.unavailable), a.unchecked...), "、") + "），无法计算可退上限，结论 unable_to_assess。"
+		return r.lang("核心来源不可用或未能核查（", "A core source is unavailable or unchecked (") + strings.Join(append(slices.Clone(a.unavailable), a.unchecked...), r.lang("、", ", ")) +
+			r.lang("），无法计算可退上限，结论 unable_to_assess。", "): the cap cannot be computed; unable_to_assess.")
 	}
-	return fmt.Sprintf("可退上限按账务计算为 %d 分，申请 %d 分；问题：%s。结论 %s。", *a.cap, refundRequestedCents, strings.Join(a.issues, "、"), a.decision)
-}
-
-func indentTo(w *strings.Builder, s string) error {
-	var b bytes.Buffer
-	err := json.Indent(&b, []byte(s), "", "  ")
-	w.Write(b.Bytes())
-	return err
+	return fmt.Sprintf(r.lang("可退上限按账务计算为 %d 分，申请 %d 分；问题：%s。结论 %s。", "The cap from the ledger is %d cents against %d requested; issues: %s. Decision %s."),
+		*a.cap, r.requested, strings.Join(a.issues, r.lang("、", ", ")), a.decision)
 }

@@ -4,18 +4,19 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // The model's call arguments copy values out of an order line's result;
 // they must read as they did when results were decoded into maps and the
 // values marshalled back (the wire reader keeps the raw text instead).
-func TestOrderedArgsAsMarshalled(t *testing.T) {
+func TestArgsAsMarshalled(t *testing.T) {
 	for _, result := range []string{
 		`{"category":"apparel","received_at":"2026-05-02","reason":"质量问题"}`,
 		`{"category":"a\u0062c","received_at":"x<y&z>","reason":"\u8d28\u91cf"}`,
 		`{"category":1.50,"received_at":1e3,"reason":{"z":1,"a":[true,null]}}`,
-		`{"category":null,"reason":"line\nbreak","received_at":"sep\u2028x"}`,
+		`{"category":"c","reason":"line\nbreak","received_at":"sep\u2028x"}`,
 		`{"category":"dup","category":"last"}`,
 	} {
 		keys := []string{"category", "received_at", "reason"}
@@ -35,8 +36,15 @@ func TestOrderedArgsAsMarshalled(t *testing.T) {
 		want += "}"
 		v, _ := wire.ParseString(result)
 		obj, _ := v.Members()
-		if got := string(orderedArgs(keys, obj)); got != want {
-			t.Errorf("%s\n got %s\nwant %s", result, got, want)
+		known := map[string]wire.Value{}
+		for _, k := range keys {
+			known[k] = obj.Get(k)
+		}
+		in := &adapters.Inbound{ToolDefs: []adapters.Tool{{Name: toolPolicy, Parameters: json.RawMessage(`{"type":"object","required":["category","received_at","reason"]}`)}}}
+		var why whyLines
+		got, ok := argsFor(in, toolPolicy, known, &why)
+		if !ok || string(got) != want {
+			t.Errorf("%s\n got %s (%v)\nwant %s", result, got, ok, want)
 		}
 	}
 }

@@ -36,6 +36,10 @@ type Scenario struct {
 	// FinalTurn changes the tool choice once the evidence is complete (the
 	// chapter's third request keeps its tools and sends tool_choice none).
 	FinalTurn *FinalTurn `json:"final_turn,omitempty"`
+	// Reads are facts read from the prompt the request carries (the
+	// order a task names, the amount it asks for), for the simulated
+	// model and the checks alike (reading.go).
+	Reads []PromptFact `json:"reads,omitempty"`
 	// Facts are computed from the observations before the checks run.
 	Facts  []Fact  `json:"facts,omitempty"`
 	Checks []Check `json:"checks,omitempty"`
@@ -98,14 +102,16 @@ type CannedResult struct {
 	IsError   bool            `json:"is_error,omitempty"`
 }
 
-// Variant is a named change to a scenario's model script.
+// Variant is a named change to a scenario: edits of its prompt (what the
+// application sends, which a model reads) or a script of its own.
 type Variant struct {
 	Description string `json:"description"`
 	// FailsAt is the validation layer this variant is meant to fail
 	// ("" when it passes: it teaches something else).
 	FailsAt string `json:"fails_at,omitempty"`
-	// Script replaces the base script; a built-in case without one has
-	// the behaviour in its Go responder.
+	// Edits change the scenario's sources, tools or contract (variant.go).
+	Edits []Edit `json:"edits,omitempty"`
+	// Script replaces the base script.
 	Script []adapters.ModelTurn `json:"script,omitempty"`
 	Note   string               `json:"note,omitempty"`
 }
@@ -221,14 +227,30 @@ func ParseScenario(file string, data []byte, variant string) (*Scenario, error) 
 	if vs := scenarioSchema().Validate(data); vs != nil {
 		return nil, &ScenarioError{File: file, Pointer: vs[0].Pointer, Problem: vs[0].Message}
 	}
-	var sc Scenario
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&sc); err != nil {
-		return nil, &ScenarioError{File: file, Problem: err.Error()}
-	}
-	sc.File = file
-	if err := sc.prepare(); err != nil {
+	sc, err := decodeScenario(file, data)
+	if err != nil {
 		return nil, err
+	}
+	// Every variant's edits must apply, whichever is asked for: a broken
+	// variant is found when its case is loaded, not when it is chosen.
+	for _, name := range sc.VariantNames() {
+		edits := sc.Variants[name].Edits
+		if len(edits) == 0 {
+			continue
+		}
+		edited, err := applyEdits(file, data, name, edits)
+		if err != nil {
+			return nil, err
+		}
+		if name != variant {
+			continue
+		}
+		if vs := scenarioSchema().Validate(edited); vs != nil {
+			return nil, &ScenarioError{File: file, Pointer: "/variants/" + EscapeToken(name) + "/edits", Problem: "the edited scenario is not valid: " + vs[0].Pointer + ": " + vs[0].Message}
+		}
+		if sc, err = decodeScenario(file, edited); err != nil {
+			return nil, &ScenarioError{File: file, Pointer: "/variants/" + EscapeToken(name) + "/edits", Problem: "the edited scenario: " + err.Error()}
+		}
 	}
 	if variant != "" {
 		v, ok := sc.Variants[variant]
@@ -239,6 +261,20 @@ func ParseScenario(file string, data []byte, variant string) (*Scenario, error) 
 			sc.Script = v.Script
 		}
 		sc.Variant = variant
+	}
+	return sc, nil
+}
+
+// decodeScenario decodes a checked document and prepares it.
+func decodeScenario(file string, data []byte) (*Scenario, error) {
+	var sc Scenario
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&sc); err != nil {
+		return nil, &ScenarioError{File: file, Problem: err.Error()}
+	}
+	sc.File = file
+	if err := sc.prepare(); err != nil {
+		return nil, err
 	}
 	return &sc, nil
 }
@@ -302,7 +338,21 @@ func (sc *Scenario) prepare() error {
 			return err
 		}
 	}
+	named := map[string]bool{}
+	for i := range sc.Reads {
+		f := &sc.Reads[i]
+		if named[f.Name] {
+			return sc.fail(fmt.Sprintf("/reads/%d/name", i), "fact %q is read twice", f.Name)
+		}
+		named[f.Name] = true
+		if err := f.compile(); err != nil {
+			return sc.fail(fmt.Sprintf("/reads/%d", i), "%v", err)
+		}
+	}
 	for i, f := range sc.Facts {
+		if named[f.Name] {
+			return sc.fail(fmt.Sprintf("/facts/%d/name", i), "fact %q is also read from the prompt", f.Name)
+		}
 		p, err := compileExpr(f.Expr)
 		if err != nil {
 			return sc.fail(fmt.Sprintf("/facts/%d/expr", i), "%s", oneLine(err.Error(), 200))
@@ -406,7 +456,7 @@ func (sc *Scenario) Request(stream bool, history adapters.HistoryMode) *adapters
 		Sources: append([]adapters.Source(nil), sc.Sources...),
 		Tools:   tools,
 		Choice:  sc.ToolChoice,
-		Output:  sc.Output,
+		Output:  sc.Output.Sent(),
 		Limits:  sc.Limits,
 		Stream:  stream,
 		History: history,

@@ -2,9 +2,12 @@ package session
 
 import (
 	"encoding/json"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/store"
@@ -71,6 +74,50 @@ type AttemptState struct {
 	RetryIn    time.Duration `json:"retry_in,omitempty"`
 	// RateLimits are the response's rate-limit headers, "name: value".
 	RateLimits []string `json:"rate_limits,omitempty"`
+	// Why are the simulated model's rules that shaped the response
+	// (adapters.WhyHeader), one line each.
+	Why []string `json:"why,omitempty"`
+}
+
+// WhyLines reads the simulator's rule lines from a response's headers,
+// its \uXXXX escapes (a header is ASCII) written back as characters.
+func WhyLines(h http.Header) []string {
+	vs := h.Values(adapters.WhyHeader)
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = unescapeU(v)
+	}
+	return out
+}
+
+// unescapeU turns \uXXXX back into the character it names.
+func unescapeU(s string) string {
+	if !strings.Contains(s, `\u`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+6 <= len(s) && s[i+1] == 'u' {
+			if n, err := strconv.ParseUint(s[i+2:i+6], 16, 32); err == nil {
+				r := rune(n)
+				if utf16.IsSurrogate(r) && i+12 <= len(s) && s[i+6:i+8] == `\u` {
+					if lo, err := strconv.ParseUint(s[i+8:i+12], 16, 32); err == nil {
+						b.WriteRune(utf16.DecodeRune(r, rune(lo)))
+						i += 11
+						continue
+					}
+				}
+				b.WriteRune(r)
+				i += 5
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // LogEntry is one raw event and what it became.
@@ -235,6 +282,7 @@ func (s *State) Apply(u Update) {
 		a := AttemptState{N: u.Attempt, URL: u.URL, HTTPStatus: u.HTTPStatus, Err: u.Err, RetryIn: u.RetryIn}
 		if u.HTTPStatus != 0 {
 			a.RateLimits = adapters.RateLimitHeaders(u.Header)
+			a.Why = WhyLines(u.Header)
 		}
 		if n := len(t.Attempts); n > 0 && t.Attempts[n-1].N == u.Attempt {
 			if a.URL == "" {
@@ -242,6 +290,9 @@ func (s *State) Apply(u Update) {
 			}
 			if a.RateLimits == nil {
 				a.RateLimits = t.Attempts[n-1].RateLimits
+			}
+			if a.Why == nil {
+				a.Why = t.Attempts[n-1].Why
 			}
 			t.Attempts[n-1] = a
 		} else {

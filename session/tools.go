@@ -23,10 +23,13 @@ type ObservedResult struct {
 	IsError   bool            `json:"is_error"`
 }
 
-// Observations are the tool results of a session, for the domain checks:
-// an answer may only cite what was observed.
+// Observations are what a session saw, for the domain checks: the tool
+// results (an answer may only cite what was observed) and the prompt the
+// model was sent (the task's amount is what the request said, not a
+// constant of the case).
 type Observations struct {
 	Results []ObservedResult `json:"results"`
+	Prompt  Prompt           `json:"-"`
 }
 
 // EvidenceIDs collects every "evidence_id" string in successful results.

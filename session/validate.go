@@ -295,6 +295,12 @@ func RunChecks(sc *Scenario, obj json.RawMessage, obs *Observations) []CheckResu
 	var answer any
 	_ = json.Unmarshal(obj, &answer)
 	env := exprEnv(answer, obs)
+	for name, v := range sc.ReadPrompt(obs.Prompt) {
+		if c, ok := v.(int64); ok {
+			v = int(c) // expr's own integer
+		}
+		env[name] = v
+	}
 	sc.computeFacts(env)
 	var out []CheckResult
 	for i, c := range sc.Checks {

@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -24,6 +28,9 @@ func answer(sc *session.Scenario, in *adapters.Inbound, body []byte) (adapters.M
 		}
 	} else {
 		mt = scriptTurn(sc.Script, in)
+		if len(sc.Reads) > 0 {
+			mt = fillFacts(mt, sc.ReadPrompt(session.Prompt(in.Prompt)))
+		}
 	}
 	if !in.Reasoning {
 		mt.Items = withoutKind(mt.Items, adapters.KindReasoning)
@@ -125,7 +132,7 @@ func truncate(mt adapters.ModelTurn, limit int) adapters.ModelTurn {
 	if !cut {
 		return mt
 	}
-	return adapters.ModelTurn{Items: out, Stop: adapters.StopTruncated}
+	return adapters.ModelTurn{Items: out, Stop: adapters.StopTruncated, Why: mt.Why}
 }
 
 // countUsage counts a turn's usage from what was really exchanged: the
@@ -234,4 +241,50 @@ func isCJK(r rune) bool {
 	// tables: Chinese text is full of them.
 	return r >= 0x3000 && r <= 0x303f || r >= 0xff00 && r <= 0xffef ||
 		unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// fillFacts writes what the prompt says into a scripted turn: {{name}} in
+// a text becomes the fact's value, and an argument written "{{name}}"
+// becomes its JSON value (a string, a number of cents, or null when the
+// prompt does not say). So a scenario file's own model follows an edit of
+// its task as the refund case's does.
+func fillFacts(mt adapters.ModelTurn, facts session.Reading) adapters.ModelTurn {
+	items := make([]adapters.OutputItem, len(mt.Items))
+	used := map[string]bool{}
+	for i, it := range mt.Items {
+		for name, v := range facts {
+			mark := "{{" + name + "}}"
+			plain, js := factText(v)
+			if strings.Contains(it.Text, mark) {
+				it.Text = strings.ReplaceAll(it.Text, mark, plain)
+				used[name] = true
+			}
+			if args := string(it.Arguments); strings.Contains(args, mark) {
+				args = strings.ReplaceAll(args, `"`+mark+`"`, js)
+				esc := adapters.JSONString(plain)
+				args = strings.ReplaceAll(args, mark, esc[1:len(esc)-1])
+				it.Arguments = []byte(args)
+				used[name] = true
+			}
+		}
+		items[i] = it
+	}
+	mt.Items = items
+	for _, name := range slices.Sorted(maps.Keys(used)) {
+		plain, _ := factText(facts[name])
+		mt.Why = append(mt.Why, fmt.Sprintf("prompt-fact: %s = %s, read from the prompt", name, plain))
+	}
+	return mt
+}
+
+// factText is a fact's value as text and as JSON.
+func factText(v any) (plain, js string) {
+	switch v := v.(type) {
+	case string:
+		return v, adapters.JSONString(v)
+	case int64:
+		n := strconv.FormatInt(v, 10)
+		return n, n
+	}
+	return "null", "null"
 }

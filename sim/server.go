@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
@@ -84,6 +85,9 @@ type storedResponse struct {
 	depth   int                   // model turns up to and including this response
 	stored  bool                  // store was not false: it can be continued
 	results []adapters.ToolResult // every tool result the chain carried
+	// prompt is what the chain's inputs said (system instructions left
+	// out: the APIs do not carry them over to the next response).
+	prompt []adapters.PromptPart
 	calls   map[string]string     // call_id → tool name, of every call the chain issued
 }
 
@@ -246,6 +250,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 	bp := writeBuffers.Get().(*[]byte)
 	defer writeBuffers.Put(bp)
 	o.Buf = *bp
+	for _, why := range mt.Why {
+		w.Header().Add(adapters.WhyHeader, headerSafe(why))
+	}
 	if !in.Stream {
 		writeBody(w, simp.ResponseHeaders(false), simp.Body(mt, o))
 		return nil
@@ -286,6 +293,7 @@ func (s *Server) continueChain(in *adapters.Inbound, simp adapters.Simulated) (i
 		}
 	}
 	in.Results = append(append([]adapters.ToolResult(nil), prev.results...), in.Results...)
+	in.Prompt = append(append([]adapters.PromptPart(nil), prev.prompt...), in.Prompt...)
 	return in.ModelTurns + prev.depth, nil
 }
 
@@ -388,6 +396,12 @@ func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.Model
 		results[i] = r
 		results[i].Content = strings.Clone(r.Content)
 	}
+	var prompt []adapters.PromptPart
+	for _, p := range in.Prompt {
+		if p.Role != adapters.RoleSystem {
+			prompt = append(prompt, adapters.PromptPart{Role: p.Role, Text: strings.Clone(p.Text)})
+		}
+	}
 	if _, ok := s.responses[id]; !ok {
 		keep := s.opts.KeepResponses
 		if keep <= 0 {
@@ -401,7 +415,7 @@ func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.Model
 			s.oldest = (s.oldest + 1) % len(s.kept)
 		}
 	}
-	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: results, calls: calls}
+	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: results, calls: calls, prompt: prompt}
 }
 
 // simulated is the protocol's simulator side, once the request's key
@@ -459,6 +473,27 @@ var jsonType = []string{"application/json"}
 
 // writeBody answers 200 with a JSON body and its length up front (without
 // it, net/http chunks any body over 2 KB).
+// headerSafe keeps a header value to printable ASCII: a rule's words
+// quote the prompt, which may be Chinese, and not every client accepts
+// other bytes in a header (a character outside ASCII is written \uXXXX).
+func headerSafe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 0x20 && r < 0x7f:
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			b.WriteByte(' ')
+		case r > 0xffff:
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", hi, lo)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
 func writeBody(w http.ResponseWriter, header http.Header, body []byte) {
 	h := w.Header()
 	for k, v := range header {

@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"fmt"
+	"strings"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/modelwire/modelwire/session"
@@ -24,6 +27,7 @@ type notesKey struct {
 	w, gen  int
 	paused  bool
 	variant string
+	why     string // the simulated model's rules for the current turn
 }
 
 func newNotesPanel(c *Common, d *viewData) *notesPanel { return &notesPanel{c: c, d: d} }
@@ -48,7 +52,8 @@ func (p *notesPanel) step() string {
 
 func (p *notesPanel) render() []string {
 	sc := p.d.scenario
-	k := notesKey{step: p.step(), sc: sc, w: p.w, gen: p.c.Gen, paused: p.d.paused != "", variant: p.d.rc.Variant}
+	why := p.d.modelWhy()
+	k := notesKey{step: p.step(), sc: sc, w: p.w, gen: p.c.Gen, paused: p.d.paused != "", variant: p.d.rc.Variant, why: strings.Join(why, "\n")}
 	if k == p.key && p.lines != nil {
 		return p.lines
 	}
@@ -77,6 +82,21 @@ func (p *notesPanel) render() []string {
 			lines = append(lines, p.c.markdown(md, p.w)...)
 		}
 	}
+	if len(why) > 0 {
+		lines = append(lines, p.c.markdown(whyNote(p.d.turn().N, why), p.w)...)
+	}
 	p.key, p.lines = k, lines
 	return lines
+}
+
+// whyNote lists the simulated model's rules for a turn as markdown: which
+// words of the request made it answer so.
+func whyNote(turn int, why []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Why the simulated model answered so** (turn %d, header `X-Modelwire-Why`):\n\n", turn)
+	for _, l := range why {
+		rule, text, _ := strings.Cut(l, ": ")
+		fmt.Fprintf(&b, "- `%s` %s\n", rule, text)
+	}
+	return b.String()
 }

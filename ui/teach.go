@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/themes"
 )
@@ -66,5 +68,37 @@ func (m *Model) teachLines() []string {
 	if !ok {
 		return []string{fit(s.Muted.Render("  teach: select a field, an event, a lane or a layer (E closes)"), m.w), fit("", m.w)}
 	}
-	return []string{fit(s.Accent.Render("  "+k+": ")+s.Text.Render(what), m.w), fit(s.Muted.Render("  why: "+why), m.w)}
+	second := fit(s.Muted.Render("  why: "+why), m.w)
+	if m.focus == panelStream || m.focus == panelValidation {
+		// Beside the answer, the rule of the simulated model that shaped
+		// it (the whole list is in the notes panel).
+		if rule := notableWhy(m.d.modelWhy()); rule != "" {
+			second = fit(s.Warn.Render("  model: ")+s.Text.Render(rule), m.w)
+		}
+	}
+	return []string{fit(s.Accent.Render("  "+k+": ")+s.Text.Render(what), m.w), second}
+}
+
+// modelWhy are the simulated model's rule lines for the current turn's
+// response (its last attempt's X-Modelwire-Why).
+func (d *viewData) modelWhy() []string {
+	t := d.turn()
+	if t == nil || len(t.Attempts) == 0 {
+		return nil
+	}
+	return t.Attempts[len(t.Attempts)-1].Why
+}
+
+// notableWhy is the first rule that changed the answer, past what the
+// model only read ("task-facts: …"): the line a teacher points at.
+func notableWhy(lines []string) string {
+	for _, l := range lines {
+		rule, text, _ := strings.Cut(l, ": ")
+		switch rule {
+		case "task-facts", "history-unverified", "no-history-claim", "prompt-fact":
+			continue
+		}
+		return text
+	}
+	return ""
 }
