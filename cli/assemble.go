@@ -66,6 +66,7 @@ landed in which field.`,
 				return printAssembledJSON(app, wire)
 			}
 			printAssembled(app, wire)
+			printVariantEdits(app, sc)
 			return nil
 		},
 	}
@@ -197,6 +198,19 @@ func printAssembled(app *App, w *adapters.HTTPRequest) {
 	}
 	for _, n := range w.Warnings {
 		fmt.Fprintf(o, "note: %s\n", n)
+	}
+}
+
+// printVariantEdits says which words of the case a variant changed: the
+// whole difference between its request and the passing one.
+func printVariantEdits(app *App, sc *session.Scenario) {
+	v, ok := sc.Variants[sc.Variant]
+	if !ok || len(v.Edits) == 0 {
+		return
+	}
+	fmt.Fprintf(app.Out, "\nvariant %s edits the case's prompt (the rest is the passing case's, byte for byte):\n", sc.FullName())
+	for _, e := range v.Edits {
+		fmt.Fprintf(app.Out, "  %s\n", e)
 	}
 }
 

@@ -71,6 +71,12 @@ func (p *notesPanel) render() []string {
 		lines = append(lines, s.Muted.Render("no notes (the scenario is not known)"))
 	} else {
 		md := sc.Notes[k.step]
+		if v, ok := sc.Variants[sc.Variant]; ok && k.step == session.StepAssembled && len(v.Edits) > 0 {
+			md += "\n\n**Variant `" + sc.Variant + "` edits the prompt** (the rest is the passing case's):\n"
+			for _, e := range v.Edits {
+				md += "\n- " + e.String()
+			}
+		}
 		if k.step == session.StepValidated && sc.Variant != "" {
 			if v, ok := sc.Variants[sc.Variant]; ok && v.Note != "" {
 				md += "\n\n**Variant `" + sc.Variant + "`** — " + v.Note
