@@ -55,8 +55,9 @@ variable ($OPENAI_API_KEY…), never written out. A simulator session points at
 modelwire serve's address, http://127.0.0.1:8787.
 
 Without -o the export goes to standard output. -o names a file, or a directory
-(existing, or ending in /) to write ID.jsonl or ID.har into; missing directories
-are created. An existing file is only replaced with --force.`,
+(existing, or ending in /) to write ID.jsonl or ID.har into; a directory that
+does not exist is refused, never created. An existing file is only replaced
+with --force.`,
 		Example: `  modelwire export 01jd3k -o refund.jsonl
   modelwire export 01jd3k --format har -o ~/captures/
   modelwire export 01jd3k --format otlp --endpoint http://127.0.0.1:4318
@@ -109,8 +110,8 @@ are created. An existing file is only replaced with --force.`,
 
 // exportPath is the file an export to output goes to: output itself, or
 // ID.FORMAT inside it when it is a directory (existing, or written with a
-// trailing slash). Missing directories are created; an existing file is
-// refused without force.
+// trailing slash). A missing directory is refused, as --db refuses one
+// (checkParentDir); an existing file is refused without force.
 func exportPath(output, id, format string, force bool) (string, error) {
 	if st, err := os.Stat(output); (err == nil && st.IsDir()) || strings.HasSuffix(output, string(os.PathSeparator)) {
 		output = filepath.Join(output, id+"."+format)
@@ -125,8 +126,8 @@ func exportPath(output, id, format string, force bool) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", usageErr("cannot write %s: %v", output, unwrapPathErr(err))
 	}
-	if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
-		return "", usageErr("cannot write %s: %v", output, unwrapPathErr(err))
+	if err := checkParentDir("-o", output); err != nil {
+		return "", err
 	}
 	return output, nil
 }
