@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
@@ -371,4 +373,39 @@ func shellFields(line string) []string {
 		out = append(out, word.String())
 	}
 	return out
+}
+
+// decode without --protocol and a HAR import's skipped entries name the
+// protocols from the registry's list, so a protocol added there cannot
+// leave them stale (issue 27).
+func TestProtocolListsComeFromTheRegistry(t *testing.T) {
+	names := append(slices.Clone(registry.Protocols), adapters.ClaudeCode)
+	code, out, errs := mw(t, "decode", "-")
+	if code != ExitUsage || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("decode without --protocol: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	_, help, _ := mw(t, "decode", "--help")
+	for _, p := range names {
+		if !strings.Contains(errs, p) {
+			t.Errorf("decode without --protocol does not name %s: %q", p, errs)
+		}
+		if !strings.Contains(help, p) {
+			t.Errorf("decode --help does not name %s", p)
+		}
+	}
+	dir := t.TempDir()
+	harPath := filepath.Join(dir, "capture.har")
+	writeJSONFile(t, harPath, map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "x", "version": "1"},
+		"entries": []any{harEntry("GET", "https://platform.openai.com/favicon.ico", 200, "image/x-icon", "", "", "")}}})
+	code, out, errs = mw(t, "--db", filepath.Join(dir, "m.db"), "import", harPath)
+	want := fmt.Sprintf("not one of the %d protocols", len(registry.Protocols))
+	if code != 0 || !strings.Contains(out, "1 of 1 HAR entries skipped: "+want) {
+		t.Errorf("HAR import: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+	}
+	_, help, _ = mw(t, "import", "--help")
+	for _, p := range registry.Protocols {
+		if !strings.Contains(help, p) {
+			t.Errorf("import --help does not name %s", p)
+		}
+	}
 }

@@ -176,19 +176,21 @@ A modelwire JSONL export (modelwire export) is imported as it was recorded; a
 session the database already has is skipped, never overwritten.
 
 A HAR file, as saved by a browser's devtools ("Save all as HAR") or by mitmproxy,
-becomes one session per entry whose request is one of the five protocols
-(POST …/v1/responses, …/v1/chat/completions, …/chat/completions (DeepSeek),
-…/v1/messages, …/models/…:generateContent or :streamGenerateContent). Its
-response is decoded with that protocol's adapter, streamed bodies included. Other
-entries are skipped and counted. HAR keeps no time per event: every event of a
-response is placed at its first byte.
+becomes one session per entry whose request is one of the protocols below, known
+by its path (POST …/v1/responses, …/v1/chat/completions, …/chat/completions
+(DeepSeek), …/v1/messages, …/v1beta/interactions, …/models/…:generateContent or
+:streamGenerateContent). Its response is decoded with that protocol's adapter,
+streamed bodies included. Other entries are skipped and counted. HAR keeps no
+time per event: every event of a response is placed at its first byte.
 
 A Claude Code transcript (claude -p … --output-format stream-json --verbose, or
 --output-format json) becomes one session of protocol claude-code, which the
 workbench's session browser (s) opens like any other.
 
 The whole file is checked first: a malformed file imports nothing, and the error
-names the line (JSONL) or the entry (HAR).`,
+names the line (JSONL) or the entry (HAR).
+
+HAR protocols: ` + strings.Join(registry.Protocols, ", ") + `.`,
 		Example: `  modelwire import refund.jsonl
   modelwire import capture.har`,
 		Args: cobra.ExactArgs(1),
@@ -278,10 +280,16 @@ func importSummary(path, kind string, res store.ImportResult) string {
 		b.WriteString(": " + strings.Join(res.Sessions, " "))
 	}
 	if kind == "har" {
-		fmt.Fprintf(&b, " (%d of %d HAR entries skipped: not one of the five protocols)", res.Skipped, res.Entries)
+		fmt.Fprintf(&b, " (%d of %d HAR entries skipped: not one of the %s)", res.Skipped, res.Entries, protocolCount())
 	}
 	if len(res.Present) > 0 {
 		fmt.Fprintf(&b, " (%d already in the database: %s)", len(res.Present), strings.Join(res.Present, " "))
 	}
 	return b.String()
+}
+
+// protocolCount is "the N protocols", counted from the registry's list:
+// a protocol added there is counted here too (issue 27).
+func protocolCount() string {
+	return fmt.Sprintf("%d protocols", len(registry.Protocols))
 }
