@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,14 +27,13 @@ content, or --stream) or a single JSON response — into canonical events, one J
 object a line, or with --summary into one summary object. Malformed input becomes
 diagnostic events; only an unreadable file is an error.
 
-Protocols: openai-responses, openai-chat, anthropic-messages, gemini, deepseek-chat,
-and claude-code (the Claude Code CLI's --output-format stream-json NDJSON).`,
+Protocols: ` + decodeProtocols() + ` (the Claude Code CLI's --output-format stream-json NDJSON).`,
 		Example: `  modelwire decode --protocol anthropic-messages capture.sse
   curl -sN … | modelwire decode --protocol openai-chat --summary -`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if protocol == "" {
-				return usageErr("decode needs --protocol (openai-responses, openai-chat, anthropic-messages, gemini, deepseek-chat or claude-code)")
+				return usageErr("decode needs --protocol: %s", decodeProtocols())
 			}
 			p, err := registry.Lookup(protocol)
 			if err != nil {
@@ -54,6 +54,13 @@ and claude-code (the Claude Code CLI's --output-format stream-json NDJSON).`,
 		return append(append([]string{}, registry.Protocols...), adapters.ClaudeCode), cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
+}
+
+// decodeProtocols names what decode reads, from the registry's list (so
+// a protocol added there is named here too): every protocol, and
+// claude-code, which can only decode.
+func decodeProtocols() string {
+	return strings.Join(registry.Protocols, ", ") + " or " + adapters.ClaudeCode
 }
 
 // openInput opens FILE, or stdin for "-" or no argument.

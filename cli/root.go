@@ -162,15 +162,24 @@ func checkDBPath(path string, explicit bool) error {
 	if !explicit {
 		return nil
 	}
+	return checkParentDir("--db", path)
+}
+
+// checkParentDir refuses a file the user named (flag is how: --db, -o)
+// whose directory does not exist or is not a directory, with one line
+// naming it. Every file modelwire writes at a path it was given goes
+// through here, so none creates directories behind the user's back
+// (issue 27): a mistyped path fails instead of scattering files.
+func checkParentDir(flag, path string) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return usageErr("--db %s: directory %s does not exist", path, dir)
+		return usageErr("%s %s: directory %s does not exist", flag, path, dir)
 	case err != nil:
-		return usageErr("--db %s: cannot write there: %v", path, unwrapPathErr(err))
+		return usageErr("%s %s: cannot write there: %v", flag, path, unwrapPathErr(err))
 	case !st.IsDir():
-		return usageErr("--db %s: cannot write there: %s is not a directory", path, dir)
+		return usageErr("%s %s: cannot write there: %s is not a directory", flag, path, dir)
 	}
 	return nil
 }

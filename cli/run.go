@@ -373,9 +373,8 @@ func (p *runPrinter) observe(u session.Update) {
 		for _, l := range u.Layers {
 			fmt.Fprintf(w, "  %-9s %-4s  %s\n", l.Layer, l.Status, l.Detail)
 		}
-		if len(u.Output) > 0 {
-			fmt.Fprintf(w, "\noutput %s\n", u.Output)
-		}
+		// The output, or the cannot-complete outcome in its place, is
+		// printed with the result: only the result says which.
 	}
 }
 
@@ -414,6 +413,7 @@ func (p *runPrinter) observeJSON(u session.Update) {
 
 func (p *runPrinter) result(res *session.Result) {
 	if !p.json {
+		p.outcome(res)
 		verdict := "every layer passed"
 		if res.AsSent {
 			verdict = "no layer failed (modelwire cannot judge the application's parsing or business rules)"
@@ -435,6 +435,36 @@ func (p *runPrinter) result(res *session.Result) {
 		line["cannot_complete"] = res.CannotComplete
 	}
 	p.line(line)
+}
+
+// outcome prints what the session delivers, as --json's session.result
+// has it: the parsed output, or, when the session failed, cannot complete
+// with the tool results as the evidence — never the answer the validation
+// rejected (issue 27).
+func (p *runPrinter) outcome(res *session.Result) {
+	cc := res.CannotComplete
+	if cc == nil {
+		if len(res.Output) > 0 {
+			fmt.Fprintf(p.out, "\noutput %s\n", res.Output)
+		}
+		return
+	}
+	head := "cannot complete"
+	if len(res.Output) > 0 {
+		head += ": the answer is withheld"
+	}
+	if len(cc.Evidence) == 0 {
+		fmt.Fprintf(p.out, "\n%s; no tool result was observed\n", head)
+		return
+	}
+	fmt.Fprintf(p.out, "\n%s; the tool results are the evidence\n", head)
+	for _, e := range cc.Evidence {
+		tag := "evidence"
+		if e.IsError {
+			tag = "evidence (error)"
+		}
+		fmt.Fprintf(p.out, "  %s %s %s: %s\n", tag, e.CallID, e.Name, oneLine(e.Content))
+	}
 }
 
 // ms shows a timing; zero means it never happened (no text, say).

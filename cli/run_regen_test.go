@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +44,32 @@ func TestRunJSONRegenerationBudgetAndCost(t *testing.T) {
 	}
 	if res := sessionResult(t, lines); code != 1 || res["regenerated"] != false {
 		t.Fatalf("exit %d, %v", code, res)
+	}
+}
+
+// A session whose regeneration fails too delivers "cannot complete" in
+// text mode as --json does: the answer the validation rejected is not
+// printed as the output, the tool results are the evidence (issue 27).
+func TestRunTextWithholdsTheRejectedAnswer(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	code, out, errs := mw(t, "--db", db, "run", "--protocol", "anthropic-messages", "--approve", "auto", "--scenario", "refund/wrong-cap")
+	if code != ExitFailed {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Contains(out, "\noutput ") {
+		t.Errorf("the rejected answer is printed as the output:\n%s", out)
+	}
+	if !strings.Contains(out, "\ncannot complete: the answer is withheld") {
+		t.Errorf("no cannot complete:\n%s", out)
+	}
+	for _, id := range []string{"toolu_order", "toolu_ledger", "toolu_policy"} {
+		if !strings.Contains(out, "  evidence "+id+" ") {
+			t.Errorf("evidence %s missing:\n%s", id, out)
+		}
+	}
+	// A session that passes still prints its output.
+	if code, out, errs := mw(t, "--db", db, "run", "--protocol", "anthropic-messages", "--approve", "auto"); code != 0 ||
+		!strings.Contains(out, "\noutput {") || strings.Contains(out, "cannot complete") {
+		t.Errorf("passing run: exit %d %s\n%s", code, errs, out)
 	}
 }

@@ -1,16 +1,19 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
@@ -111,16 +114,19 @@ func TestFailedRunVerdictPrintedOnce(t *testing.T) {
 	}
 }
 
-// export -o accepts a directory (existing, or to be created) and writes
-// ID.FORMAT there, readable by others.
+// export -o accepts an existing directory and writes ID.FORMAT there,
+// readable by others.
 func TestExportIntoADirectory(t *testing.T) {
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "m.db")
 	ids := seedSessions(t, dbPath)
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ o, format, want string }{
 		{dir, "jsonl", filepath.Join(dir, ids[0]+".jsonl")},
-		{filepath.Join(dir, "new", "sub") + "/", "har", filepath.Join(dir, "new", "sub", ids[0]+".har")},
-		{filepath.Join(dir, "deep", "s.har"), "har", filepath.Join(dir, "deep", "s.har")},
+		{filepath.Join(dir, "sub") + "/", "har", filepath.Join(dir, "sub", ids[0]+".har")},
+		{filepath.Join(dir, "sub", "s.har"), "har", filepath.Join(dir, "sub", "s.har")},
 	} {
 		code, _, errs := mw(t, "--db", dbPath, "export", ids[0], "--format", c.format, "-o", c.o)
 		st, err := os.Stat(c.want)
@@ -134,6 +140,39 @@ func TestExportIntoADirectory(t *testing.T) {
 	// The file written into the directory is not replaced without --force.
 	if code, _, errs := mw(t, "--db", dbPath, "export", ids[0], "-o", dir); code != ExitUsage || !strings.Contains(errs, "--force") {
 		t.Errorf("second export into the directory: %d %q", code, errs)
+	}
+}
+
+// export -o and --db follow one rule: a file in a directory that does not
+// exist is refused with one line naming the directory, and nothing is
+// created (issue 27).
+func TestMissingParentDirectoryIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "m.db")
+	ids := seedSessions(t, dbPath)
+	for i, args := range []func(missing string) []string{
+		func(m string) []string {
+			return []string{"--db", dbPath, "export", ids[0], "-o", filepath.Join(m, "x.jsonl")}
+		},
+		func(m string) []string {
+			return []string{"--db", dbPath, "export", ids[0], "--format", "har", "-o", m + "/"}
+		},
+		func(m string) []string {
+			return []string{"--db", dbPath, "export", ids[0], "--format", "python", "-o", filepath.Join(m, "x.py")}
+		},
+		func(m string) []string { return []string{"--db", filepath.Join(m, "x.db"), "sessions"} },
+		func(m string) []string { return []string{"--db", filepath.Join(m, "x.db"), "run", "--approve", "auto"} },
+	} {
+		top := filepath.Join(dir, "missing"+strconv.Itoa(i))
+		missing := filepath.Join(top, "dir")
+		code, out, errs := mw(t, args(missing)...)
+		if code != ExitUsage || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 ||
+			!strings.Contains(errs, "directory "+missing+" does not exist") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", args(missing), code, out, errs, missing)
+		}
+		if _, err := os.Stat(top); err == nil {
+			t.Errorf("%v created %s", args(missing), top)
+		}
 	}
 }
 
@@ -334,4 +373,39 @@ func shellFields(line string) []string {
 		out = append(out, word.String())
 	}
 	return out
+}
+
+// decode without --protocol and a HAR import's skipped entries name the
+// protocols from the registry's list, so a protocol added there cannot
+// leave them stale (issue 27).
+func TestProtocolListsComeFromTheRegistry(t *testing.T) {
+	names := append(slices.Clone(registry.Protocols), adapters.ClaudeCode)
+	code, out, errs := mw(t, "decode", "-")
+	if code != ExitUsage || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("decode without --protocol: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	_, help, _ := mw(t, "decode", "--help")
+	for _, p := range names {
+		if !strings.Contains(errs, p) {
+			t.Errorf("decode without --protocol does not name %s: %q", p, errs)
+		}
+		if !strings.Contains(help, p) {
+			t.Errorf("decode --help does not name %s", p)
+		}
+	}
+	dir := t.TempDir()
+	harPath := filepath.Join(dir, "capture.har")
+	writeJSONFile(t, harPath, map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "x", "version": "1"},
+		"entries": []any{harEntry("GET", "https://platform.openai.com/favicon.ico", 200, "image/x-icon", "", "", "")}}})
+	code, out, errs = mw(t, "--db", filepath.Join(dir, "m.db"), "import", harPath)
+	want := fmt.Sprintf("not one of the %d protocols", len(registry.Protocols))
+	if code != 0 || !strings.Contains(out, "1 of 1 HAR entries skipped: "+want) {
+		t.Errorf("HAR import: exit %d, stdout %q, stderr %q; want %q", code, out, errs, want)
+	}
+	_, help, _ = mw(t, "import", "--help")
+	for _, p := range registry.Protocols {
+		if !strings.Contains(help, p) {
+			t.Errorf("import --help does not name %s", p)
+		}
+	}
 }

@@ -55,8 +55,9 @@ variable ($OPENAI_API_KEY…), never written out. A simulator session points at
 modelwire serve's address, http://127.0.0.1:8787.
 
 Without -o the export goes to standard output. -o names a file, or a directory
-(existing, or ending in /) to write ID.jsonl or ID.har into; missing directories
-are created. An existing file is only replaced with --force.`,
+(existing, or ending in /) to write ID.jsonl or ID.har into; a directory that
+does not exist is refused, never created. An existing file is only replaced
+with --force.`,
 		Example: `  modelwire export 01jd3k -o refund.jsonl
   modelwire export 01jd3k --format har -o ~/captures/
   modelwire export 01jd3k --format otlp --endpoint http://127.0.0.1:4318
@@ -109,8 +110,8 @@ are created. An existing file is only replaced with --force.`,
 
 // exportPath is the file an export to output goes to: output itself, or
 // ID.FORMAT inside it when it is a directory (existing, or written with a
-// trailing slash). Missing directories are created; an existing file is
-// refused without force.
+// trailing slash). A missing directory is refused, as --db refuses one
+// (checkParentDir); an existing file is refused without force.
 func exportPath(output, id, format string, force bool) (string, error) {
 	if st, err := os.Stat(output); (err == nil && st.IsDir()) || strings.HasSuffix(output, string(os.PathSeparator)) {
 		output = filepath.Join(output, id+"."+format)
@@ -125,8 +126,8 @@ func exportPath(output, id, format string, force bool) (string, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", usageErr("cannot write %s: %v", output, unwrapPathErr(err))
 	}
-	if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
-		return "", usageErr("cannot write %s: %v", output, unwrapPathErr(err))
+	if err := checkParentDir("-o", output); err != nil {
+		return "", err
 	}
 	return output, nil
 }
@@ -175,19 +176,21 @@ A modelwire JSONL export (modelwire export) is imported as it was recorded; a
 session the database already has is skipped, never overwritten.
 
 A HAR file, as saved by a browser's devtools ("Save all as HAR") or by mitmproxy,
-becomes one session per entry whose request is one of the five protocols
-(POST …/v1/responses, …/v1/chat/completions, …/chat/completions (DeepSeek),
-…/v1/messages, …/models/…:generateContent or :streamGenerateContent). Its
-response is decoded with that protocol's adapter, streamed bodies included. Other
-entries are skipped and counted. HAR keeps no time per event: every event of a
-response is placed at its first byte.
+becomes one session per entry whose request is one of the protocols below, known
+by its path (POST …/v1/responses, …/v1/chat/completions, …/chat/completions
+(DeepSeek), …/v1/messages, …/v1beta/interactions, …/models/…:generateContent or
+:streamGenerateContent). Its response is decoded with that protocol's adapter,
+streamed bodies included. Other entries are skipped and counted. HAR keeps no
+time per event: every event of a response is placed at its first byte.
 
 A Claude Code transcript (claude -p … --output-format stream-json --verbose, or
 --output-format json) becomes one session of protocol claude-code, which the
 workbench's session browser (s) opens like any other.
 
 The whole file is checked first: a malformed file imports nothing, and the error
-names the line (JSONL) or the entry (HAR).`,
+names the line (JSONL) or the entry (HAR).
+
+HAR protocols: ` + strings.Join(registry.Protocols, ", ") + `.`,
 		Example: `  modelwire import refund.jsonl
   modelwire import capture.har`,
 		Args: cobra.ExactArgs(1),
@@ -277,10 +280,16 @@ func importSummary(path, kind string, res store.ImportResult) string {
 		b.WriteString(": " + strings.Join(res.Sessions, " "))
 	}
 	if kind == "har" {
-		fmt.Fprintf(&b, " (%d of %d HAR entries skipped: not one of the five protocols)", res.Skipped, res.Entries)
+		fmt.Fprintf(&b, " (%d of %d HAR entries skipped: not one of the %s)", res.Skipped, res.Entries, protocolCount())
 	}
 	if len(res.Present) > 0 {
 		fmt.Fprintf(&b, " (%d already in the database: %s)", len(res.Present), strings.Join(res.Present, " "))
 	}
 	return b.String()
+}
+
+// protocolCount is "the N protocols", counted from the registry's list:
+// a protocol added there is counted here too (issue 27).
+func protocolCount() string {
+	return fmt.Sprintf("%d protocols", len(registry.Protocols))
 }

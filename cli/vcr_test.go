@@ -183,3 +183,21 @@ func TestVCRPlaysARunBack(t *testing.T) {
 		t.Errorf("another model: exit %d, want 1 with a 409 naming model:\n%s", code, out)
 	}
 }
+
+// A request the recording never saw gets one 409 and is not sent again:
+// asking again would get the same mismatch, so the run stops at the first
+// attempt, as an official SDK does, told by x-should-retry: false
+// (issue 27).
+func TestServeSessionMismatchIsTriedOnce(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	args := []string{"--db", db, "--protocol", "anthropic-messages", "--approve", "auto"}
+	if code, _, errs := mw(t, append([]string{"run"}, args...)...); code != 0 {
+		t.Fatalf("run: %s", errs)
+	}
+	vcrURL := serveTape(t, db, onlySession(t, db))
+	code, out, errs := mw(t, append([]string{"run", "--base-url", vcrURL, "--model", "other-model"}, args...)...)
+	attempts := regexp.MustCompile(`(?m)^  attempt \d+:.*$`).FindAllString(out, -1)
+	if code != ExitFailed || len(attempts) != 1 || !strings.Contains(attempts[0], "attempt 1: HTTP 409") {
+		t.Errorf("exit %d, attempts %q, want exactly one, a 409:\n%s\n%s", code, attempts, out, errs)
+	}
+}

@@ -254,8 +254,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// jsonOf writes the members as JSON without HTML escaping, so a snippet
+// shows <, > and & as they are, not \u003c, \u003e, \u0026 (issue 27).
 func jsonOf(m map[string]json.RawMessage) []byte {
-	b, _ := json.Marshal(m)
+	b, _ := adapters.MarshalBody(m)
 	return b
 }
 

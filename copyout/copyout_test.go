@@ -47,3 +47,25 @@ func TestSnippetsNeverCarryTheKey(t *testing.T) {
 		t.Error("an unknown format is not an error")
 	}
 }
+
+// The Python snippet shows <, > and & as they are: its JSON is not
+// HTML-escaped to \u003c, \u003e, \u0026 (issue 27).
+func TestPythonKeepsAngleBracketsAndAmpersands(t *testing.T) {
+	text := `a <b> & c`
+	for _, r := range []Request{
+		{Method: "POST", URL: "https://api.openai.com/v1/chat/completions", Protocol: "openai-chat", Provider: "openai",
+			Body: []byte(`{"model":"m","messages":[{"role":"user","content":"` + text + `"}],"thinking":"` + text + `"}`)},
+		{Method: "POST", URL: "https://api.anthropic.com/v1/messages", Protocol: "anthropic-messages", Provider: "anthropic",
+			Body: []byte(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"` + text + `"}]}`)},
+	} {
+		py := Python(r)
+		if strings.Contains(py, `\u003c`) || strings.Contains(py, `\u003e`) || strings.Contains(py, `\u0026`) || strings.Count(py, text) < 1 {
+			t.Errorf("%s: the snippet escapes <, > or &:\n%s", r.Protocol, py)
+		}
+	}
+	// In extra_body too.
+	if py := Python(Request{Method: "POST", URL: "https://api.openai.com/v1/chat/completions", Protocol: "openai-chat", Provider: "openai",
+		Body: []byte(`{"model":"m","messages":[],"thinking":"` + text + `"}`)}); !strings.Contains(py, `extra = json.loads(r'''{`) || strings.Count(py, text) != 1 {
+		t.Errorf("extra_body escapes <, > or &:\n%s", py)
+	}
+}

@@ -560,7 +560,7 @@ func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest
 	var out transportOutcome
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
-		red, status, retryAfter, apiErr, terr, err := s.attempt(ctx, turn, attempt, wire)
+		red, status, advice, apiErr, terr, err := s.attempt(ctx, turn, attempt, wire)
 		if err != nil {
 			return nil, out, err
 		}
@@ -573,11 +573,10 @@ func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest
 			sum := adapters.Summary{Protocol: s.cfg.Protocol, Terminal: adapters.StatusFailed, StopReason: adapters.StopError, Error: apiErr}
 			out.errSummary = &sum
 		}
-		retryable := terr == "" && Classify(status) == ClassRetryable
-		if !retryable || attempt > s.cfg.Retry.Max || ctx.Err() != nil {
+		if terr != "" || !advice.retry || attempt > s.cfg.Retry.Max || ctx.Err() != nil {
 			return nil, out, nil
 		}
-		wait := s.cfg.Retry.delay(attempt-1, retryAfter)
+		wait := s.cfg.Retry.delay(attempt-1, advice.after)
 		if left := s.cfg.Retry.Budget - waited; s.cfg.Retry.Budget > 0 && wait > left {
 			out.note = fmt.Sprintf("not retried: the provider asked to wait %s, beyond the %s left of the retry budget", wait.Round(time.Millisecond), max(left, 0).Round(time.Millisecond))
 			return nil, out, nil
@@ -598,8 +597,15 @@ func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest
 	}
 }
 
+// retryAdvice is what an error response says about sending the request
+// again: whether to (shouldRetry), and not before when (Retry-After).
+type retryAdvice struct {
+	retry bool
+	after time.Duration
+}
+
 // attempt makes one HTTP request and reads its response.
-func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPRequest) (red *adapters.Reducer, status int, retryAfter time.Duration, apiErr *adapters.APIError, transportErr string, err error) {
+func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPRequest) (red *adapters.Reducer, status int, retry retryAdvice, apiErr *adapters.APIError, transportErr string, err error) {
 	url := s.cfg.Provider.URL(wire.Path)
 	limits := s.cfg.Timeouts
 	if s.cfg.Pause != nil {
@@ -609,7 +615,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	defer wd.stop()
 	hreq, err := http.NewRequestWithContext(actx, wire.Method, url, bytes.NewReader(wire.Body))
 	if err != nil {
-		return nil, 0, 0, nil, "", fmt.Errorf("building the request: %w", err)
+		return nil, 0, retryAdvice{}, nil, "", fmt.Errorf("building the request: %w", err)
 	}
 	for k, v := range wire.Headers {
 		hreq.Header.Set(k, v)
@@ -624,7 +630,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	resp, herr := s.cfg.Client.Do(hreq)
 	if herr != nil {
 		msg := describeTransport(actx, herr)
-		return nil, 0, 0, nil, msg, s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, Err: msg, Header: hreq.Header})
+		return nil, 0, retryAdvice{}, nil, msg, s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, Err: msg, Header: hreq.Header})
 	}
 	defer resp.Body.Close()
 	timings.FirstByte = since()
@@ -632,12 +638,12 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	if status < 200 || status > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		apiErr = s.protocol.DecodeError(status, resp.Header, body)
-		retryAfter = adapters.RetryAfter(resp.Header, s.now())
-		return nil, status, retryAfter, apiErr, "", s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, HTTPStatus: status,
+		retry = retryAdvice{retry: shouldRetry(status, resp.Header), after: adapters.RetryAfter(resp.Header, s.now())}
+		return nil, status, retry, apiErr, "", s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, HTTPStatus: status,
 			Header: resp.Header, APIError: apiErr, ResponseBody: body, Timings: timings})
 	}
 	if err := s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, HTTPStatus: status, Header: resp.Header, Timings: timings}); err != nil {
-		return nil, status, 0, nil, "", err
+		return nil, status, retryAdvice{}, nil, "", err
 	}
 	// While a person reads a paused step, the limits must not fire.
 	paused := func(step string) error {
@@ -651,7 +657,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		return s.pause(ctx, step, turn)
 	}
 	if err := paused(StepSent); err != nil {
-		return nil, status, 0, nil, "", err
+		return nil, status, retryAdvice{}, nil, "", err
 	}
 	st := adapters.NewStream(s.protocol)
 	ct := resp.Header.Get("Content-Type")
@@ -668,9 +674,9 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		}
 		timings.Terminal = since()
 		if err := s.emit(Update{Kind: UpStep, Turn: turn, Attempt: n, Step: &step, OffsetMS: timings.FirstEvent, Timings: timings}); err != nil {
-			return nil, status, 0, nil, "", err
+			return nil, status, retryAdvice{}, nil, "", err
 		}
-		return st.Reducer(), status, 0, nil, transportErr, nil
+		return st.Reducer(), status, retryAdvice{}, nil, transportErr, nil
 	}
 	err = adapters.ReadStream(s.protocol, st, resp.Body, func(step adapters.Step) error {
 		off := since()
@@ -701,14 +707,14 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		return nil
 	})
 	if err != nil {
-		return nil, status, 0, nil, "", err
+		return nil, status, retryAdvice{}, nil, "", err
 	}
 	if cause := context.Cause(actx); cause != nil && !errors.Is(cause, context.Canceled) {
 		transportErr = describeTransport(actx, cause)
 	} else if d := readErrorDiag(st); d != "" {
 		transportErr = "the stream broke: " + d
 	}
-	return st.Reducer(), status, 0, nil, transportErr, nil
+	return st.Reducer(), status, retryAdvice{}, nil, transportErr, nil
 }
 
 func readErrorDiag(st *adapters.Stream) string {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -557,4 +559,52 @@ func FuzzParseScenario(f *testing.F) {
 			t.Fatal("no scenario and no error")
 		}
 	})
+}
+
+// A server's x-should-retry decides whether an error is sent again, as it
+// does for the official SDKs: false stops a retryable status at its first
+// attempt (modelwire serve --session's 409 for a request the recording
+// never saw, issue 27); without it the status's class decides.
+func TestShouldRetryHeaderIsObeyed(t *testing.T) {
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		status      int
+		shouldRetry string
+		want        int
+	}{
+		{409, "false", 1},
+		{503, "false", 1},
+		{409, "", 4},
+		{400, "true", 4},
+		{400, "", 1},
+	} {
+		var n atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v1/messages" { // not count_tokens
+				n.Add(1)
+			}
+			if c.shouldRetry != "" {
+				w.Header().Set("x-should-retry", c.shouldRetry)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(c.status)
+			_, _ = w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":"no"}}`))
+		}))
+		s, err := session.New(session.Config{Scenario: sc, Protocol: adapters.AnthropicMessages, Provider: session.Provider{Name: "anthropic", BaseURL: srv.URL, Key: "k"},
+			Stream: true, Policy: session.PolicyAuto, Retry: session.Retry{Max: 3, Base: time.Millisecond, MaxDelay: 5 * time.Millisecond}}, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Run(context.Background())
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := int(n.Load()); got != c.want || res.Passed() {
+			t.Errorf("HTTP %d, x-should-retry %q: %d attempts, want %d", c.status, c.shouldRetry, got, c.want)
+		}
+	}
 }

@@ -100,6 +100,21 @@ func Classify(status int) ErrorClass {
 	return ClassRequest
 }
 
+// shouldRetry decides whether an HTTP error is sent again, as the official
+// SDKs decide: the server's x-should-retry (true or false) first, else the
+// status's class. modelwire serve --session says false on the 409 for a
+// request its recording never saw: asking again gets the same mismatch
+// (issue 27).
+func shouldRetry(status int, h http.Header) bool {
+	switch h.Get("x-should-retry") {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return Classify(status) == ClassRetryable
+}
+
 // Provider holds what a real provider needs: where it is and its key.
 type Provider struct {
 	Name    string

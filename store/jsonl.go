@@ -189,7 +189,7 @@ func joinEvents(evs []json.RawMessage) []byte {
 type ImportResult struct {
 	Sessions []string // ids of the sessions imported
 	Present  []string // ids skipped because the database has them already
-	Skipped  int      // HAR entries that were not one of the five protocols
+	Skipped  int      // HAR entries that were not a request of any protocol
 	Entries  int      // HAR entries read
 }
 

@@ -284,7 +284,10 @@ func play(w http.ResponseWriter, r *http.Request, resp response, opt Options) {
 }
 
 // writeMismatch answers 409 in the provider's own error shape, so an SDK
-// shows the message, with the mismatch itself beside it for scripts.
+// shows the message, with the mismatch itself beside it for scripts. The
+// official SDKs (and modelwire run) retry a 409 unless the server says
+// x-should-retry: false; a mismatch would only come back again, so it
+// says so (issue 27).
 func (t *Tape) writeMismatch(w http.ResponseWriter, m *Mismatch) {
 	msg := "modelwire replay of session " + t.SessionID + ": " + m.Error()
 	var body map[string]any
@@ -298,6 +301,7 @@ func (t *Tape) writeMismatch(w http.ResponseWriter, m *Mismatch) {
 	}
 	body["modelwire_replay"] = m
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("x-should-retry", "false")
 	w.WriteHeader(http.StatusConflict)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

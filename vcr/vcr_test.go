@@ -59,12 +59,14 @@ func TestMatch(t *testing.T) {
 func TestHandler(t *testing.T) {
 	srv := httptest.NewServer(tape(t).Handler(Options{Full: true}))
 	defer srv.Close()
+	var header http.Header
 	post := func(body string) (int, string) {
 		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
+		header = resp.Header
 		var b strings.Builder
 		buf := make([]byte, 4096)
 		for {
@@ -90,5 +92,9 @@ func TestHandler(t *testing.T) {
 	if code, body := post(`{"model":"other","messages":[{"role":"user","content":"hi"}]}`); code != 409 ||
 		!strings.Contains(body, `"param":"model"`) || !strings.Contains(body, `"code":"replay_mismatch"`) {
 		t.Errorf("another model: %d %s", code, body)
+	}
+	// Asking again would get the same mismatch: the SDKs are told not to.
+	if got := header.Get("x-should-retry"); got != "false" {
+		t.Errorf("the mismatch says x-should-retry %q, want false", got)
 	}
 }
