@@ -160,7 +160,7 @@ func (p *streamPanel) header(l *session.Lane) string {
 		parts = append(parts, s.Bold.Render(l.Name))
 	}
 	parts = append(parts, s.State(string(l.State)).Render(string(l.State)))
-	timing := fmt.Sprintf("%d B · %d Δ · %s", l.Len(), l.Deltas, msText(l.StartMS))
+	timing := fmt.Sprintf("%d B · %d %s · %s", l.Len(), l.Deltas, p.c.mark("Δ", "d"), msText(l.StartMS))
 	if l.Finished() && l.DoneMS > 0 {
 		timing += "→" + msText(l.DoneMS)
 	}
