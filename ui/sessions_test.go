@@ -189,3 +189,45 @@ func TestSessionsSearchContent(t *testing.T) {
 	}
 	contains(t, d.View(200, 30), `no session matches "nowhere-in-any-session" (of 2 stored)`)
 }
+
+// A fork sits under the session it was made from (as `modelwire
+// sessions` nests it, with the same SessionTree), a fork of a fork one
+// step further in, whatever the sort puts between them; a fork whose
+// parent the search hides stands on its own.
+func TestSessionsListNestsForks(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 10, 0, 0, 0, time.Local)
+	info := func(id string, h int, parent string) store.SessionInfo {
+		return store.SessionInfo{ID: id, CreatedAt: t0.Add(time.Duration(h) * time.Hour), Status: "done", Scenario: "refund",
+			Protocol: "openai-responses", Provider: "sim", ParentID: parent}
+	}
+	km := DefaultKeyMap()
+	d := newSessionsDialog(newCommon("dark", true, false, nil), &km)
+	d.setList([]store.SessionInfo{
+		info("1aaaaaaaaaaa", 0, ""), info("1ppppppppppp", 1, ""), info("1xxxxxxxxxxx", 2, ""),
+		info("1fffffffffff", 3, "1ppppppppppp"), info("1ggggggggggg", 4, "1fffffffffff"),
+	}, nil)
+	var ids []string
+	for _, s := range d.visible() {
+		ids = append(ids, s.ID[:2])
+	}
+	if got := strings.Join(ids, " "); got != "1x 1p 1f 1g 1a" {
+		t.Errorf("newest first, forks under their parents: %s, want 1x 1p 1f 1g 1a", got)
+	}
+	// On screen: the fork in the row under its parent, after ↳; the fork
+	// of the fork a cell further in.
+	view := screenText(d.View(120, 30))
+	row := func(id string) int { return strings.Index(view, id) }
+	if !(row("1ppppppppppp") < row("↳ 1fffffffffff") && row("↳ 1fffffffffff") < row("↳ 1ggggggggggg") && row("1ggggggggggg") < row("1aaaaaaaaaaa")) {
+		t.Errorf("the forks are not under their parents:\n%s", view)
+	}
+	contains(t, view, "│   1ppppppppppp    06-01 11:00", "│   ↳ 1fffffffffff  06-01 13:00", "│    ↳ 1ggggggggggg 06-01 14:00")
+	// Searching for the fork alone: no parent above it to sit under.
+	d.HandleKey(key1("/"), &km)
+	for _, r := range "1ffff" {
+		d.HandleKey(key1(string(r)), &km)
+	}
+	d.HandleKey(key1("enter"), &km)
+	if s := screenText(d.View(120, 30)); !strings.Contains(s, "▸ 1fffffffffff   06-01") || strings.Contains(s, "↳") {
+		t.Errorf("a fork listed without its parent:\n%s", s)
+	}
+}
