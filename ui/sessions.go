@@ -128,8 +128,8 @@ func (d *sessionsDialog) Bindings(km *KeyMap) []key.Binding {
 	if d.editing {
 		return []key.Binding{km.Dialog.Accept, km.Dialog.Close}
 	}
-	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Nav.Select, km.Dialog.Filter, km.Dialog.Sort, km.Dialog.Reverse, km.Dialog.Delete,
-		km.Dialog.Export, km.Dialog.Mark, km.Dialog.Diff, km.Dialog.Close}
+	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Dialog.Replay, km.Dialog.Filter, km.Dialog.Sort, km.Dialog.Reverse, km.Dialog.Delete,
+		km.Dialog.Export, km.Dialog.Mark, km.Dialog.Diff, km.Nav.Top, km.Nav.Bottom, km.Dialog.Close}
 }
 
 func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
@@ -165,7 +165,7 @@ func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd)
 		d.desc = d.sortBy == colCreated
 	case key.Matches(msg, km.Dialog.Reverse):
 		d.desc = !d.desc
-	case key.Matches(msg, km.Nav.Select):
+	case key.Matches(msg, km.Dialog.Replay):
 		if s, ok := d.selected(); ok {
 			return actOpenReplay{id: s.ID}, nil
 		}

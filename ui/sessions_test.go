@@ -231,3 +231,36 @@ func TestSessionsListNestsForks(t *testing.T) {
 		t.Errorf("a fork listed without its parent:\n%s", s)
 	}
 }
+
+// The list's key line names the keys the list has, from its key map:
+// enter replays (it does not "select / edit source", the assembly
+// panel's); and every key the line shows does something in the list.
+func TestSessionsListKeyLine(t *testing.T) {
+	d, view := sessionsView(t, 400)
+	s := view()
+	contains(t, s, "enter replay", "/ search", "m mark for diff", "esc close")
+	if strings.Contains(s, "edit source") {
+		t.Errorf("the key line offers the assembly panel's enter:\n%s", s)
+	}
+	km := DefaultKeyMap()
+	for _, b := range d.Bindings(&km) {
+		d, _ := sessionsView(t, 400)
+		d.sel = 1
+		type state struct {
+			sel, sortBy, marked int
+			desc, editing       bool
+		}
+		snap := func() state { return state{d.sel, d.sortBy, len(d.marked), d.desc, d.editing} }
+		before := snap()
+		k := b.Keys()[0]
+		act, _ := d.HandleKey(key1(k), &km)
+		if act == nil && snap() == before {
+			t.Errorf("%q (%s %s) is on the key line but does nothing in the list", k, b.Help().Key, b.Help().Desc)
+		}
+		if k == "enter" {
+			if _, ok := act.(actOpenReplay); !ok {
+				t.Errorf("enter gave %T, want the replay", act)
+			}
+		}
+	}
+}
