@@ -355,31 +355,50 @@ func (c shownColumn) cell(v string) string {
 
 // columnsFor picks the columns that fit in width: by priority (a column
 // the person sorts by always), shown in their usual order; the ID column
-// is idw wide.
+// is idw wide. A column that does not fit takes the cells it lacks from
+// the columns kept before it that can give some (down to their least
+// width), so at 80 columns the protocol stays and the scenario is cut.
 func (d *sessionsDialog) columnsFor(width, idw int) []shownColumn {
-	w := func(c *sessionColumn) int {
-		if c == idColumn {
-			return idw
-		}
-		return c.width
-	}
-	keep := map[*sessionColumn]bool{}
+	widths := map[*sessionColumn]int{}
 	used := 0
+	keep := func(c *sessionColumn) {
+		w := c.width
+		if c == idColumn {
+			w = idw
+		}
+		lack := used + w + 1 - width
+		if lack > 0 {
+			give := 0
+			for k, kw := range widths {
+				if k.least > 0 {
+					give += kw - k.least
+				}
+			}
+			if give < lack {
+				return
+			}
+			for _, k := range sessionColumns { // in order: the same cuts each time
+				if kw, ok := widths[k]; ok && k.least > 0 && lack > 0 {
+					n := min(kw-k.least, lack)
+					widths[k], lack, used = kw-n, lack-n, used-n
+				}
+			}
+		}
+		widths[c] = w
+		used += w + 1
+	}
 	if d.sortBy != colCreated {
-		keep[sessionColumns[d.sortBy]] = true
-		used = w(sessionColumns[d.sortBy]) + 1
+		keep(sessionColumns[d.sortBy])
 	}
 	for _, i := range columnPriority {
-		c := sessionColumns[i]
-		if !keep[c] && used+w(c)+1 <= width {
-			keep[c] = true
-			used += w(c) + 1
+		if _, ok := widths[sessionColumns[i]]; !ok {
+			keep(sessionColumns[i])
 		}
 	}
 	var out []shownColumn
 	for _, c := range sessionColumns {
-		if keep[c] {
-			out = append(out, shownColumn{c, w(c)})
+		if w, ok := widths[c]; ok {
+			out = append(out, shownColumn{c, w})
 		}
 	}
 	return out
@@ -408,6 +427,9 @@ func idWidth(depth []int) int {
 type sessionColumn struct {
 	name  string
 	width int
+	// least is how narrow the column may be cut to make room for
+	// another (0: never cut).
+	least int
 	right bool
 	value func(session.SessionInfo) string
 	less  func(a, b session.SessionInfo) bool
@@ -484,7 +506,9 @@ var sessionColumns = []*sessionColumn{
 	idColumn,
 	{name: "CREATED", width: 11, value: func(s session.SessionInfo) string { return s.CreatedAt.Format("01-02 15:04") },
 		less: func(a, b session.SessionInfo) bool { return a.CreatedAt.Before(b.CreatedAt) }},
-	textColumn("SCENARIO/APP", 22, session.SessionInfo.Origin),
+	// The scenario (or an application's host) gives way first: its name
+	// is cut, but a column that names what ran stays.
+	{name: "SCENARIO/APP", width: 22, least: len("SCENARIO/APP"), value: session.SessionInfo.Origin, less: byText(session.SessionInfo.Origin)},
 	textColumn("PROTOCOL", 18, func(s session.SessionInfo) string { return s.Protocol }),
 	textColumn("PROVIDER", 10, func(s session.SessionInfo) string { return s.Provider }),
 	textColumn("MODEL", 20, session.SessionInfo.ModelShown),

@@ -264,3 +264,19 @@ func TestSessionsListKeyLine(t *testing.T) {
 		}
 	}
 }
+
+// At 80 columns (the dialog gets 78) the list keeps the PROTOCOL
+// column: the scenario column is cut to make room, and no column name is.
+func TestSessionsListKeepsProtocolAt80(t *testing.T) {
+	d, _ := sessionsView(t, 78)
+	s := screenText(d.View(78, 30))
+	contains(t, s, "ID", "SCENARIO/APP", "PROTOCOL", "STATUS", "FAILED", "anthropic-messages", "openai-responses", "running")
+	for _, line := range strings.Split(s, "\n") {
+		if w := ansi.StringWidth(line); w > 78 {
+			t.Errorf("line of %d cells: %q", w, line)
+		}
+	}
+	// Wider, the scenario column is whole again.
+	d, _ = sessionsView(t, 200)
+	contains(t, d.View(200, 30), "refund/wrong-cap       ")
+}
