@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -388,5 +389,26 @@ func TestReplaySeeksOffTheUpdate(t *testing.T) {
 	m.Update(seekMsg{gen: m.repGen - 1, pos: 9, state: session.NewState()})
 	if m.cur.pos != 5 {
 		t.Fatal("a stale seek moved the cursor")
+	}
+}
+
+// The replay's header names the turn the panels show, counted from 1 as
+// they count it: at every position, the start included (it said turn 0
+// there while the panels said turn 1).
+func TestReplayHeaderTurnIsThePanels(t *testing.T) {
+	db, id, _, _ := recordFixture(t)
+	m := New(Options{Library: app.Library{DB: db}})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+	for _, msg := range run(m.loadReplay(id)) {
+		m.Update(msg)
+	}
+	turnIn := regexp.MustCompile(`turn (\d+)`)
+	for p := 0; p <= m.rep.Entries; p++ {
+		settle(m, m.seek(p))
+		head := turnIn.FindStringSubmatch(screenText(m.header()))
+		panel := turnIn.FindStringSubmatch(screenText(m.panelTitle(panelStream)))
+		if head == nil || panel == nil || head[1] != panel[1] || head[1] == "0" {
+			t.Fatalf("entry %d: the header says %q, the stream panel %q", p, screenText(m.header()), screenText(m.panelTitle(panelStream)))
+		}
 	}
 }
