@@ -94,7 +94,13 @@ func (p *streamPanel) lines() []string {
 		}
 	}
 	if n := len(t.Attempts); len(t.Lanes) == 0 && n > 0 && t.Attempts[n-1].HTTPStatus/100 == 2 && t.Terminal == nil {
-		out = append(out, s.Muted.Render("waiting for the first event…"))
+		// Waiting until the attempt's first event, whatever it is (a
+		// response.created opens no lane).
+		if hasEvents(t, t.Attempts[n-1].N) {
+			out = append(out, s.Muted.Render("no output item yet"))
+		} else {
+			out = append(out, s.Muted.Render("waiting for the first event…"))
+		}
 	}
 	p.hlLine = -1
 	for _, l := range t.Lanes {
@@ -111,6 +117,16 @@ func (p *streamPanel) lines() []string {
 		out = append(out, cut(s.Muted.Render("terminal ")+p.terminal(t.Terminal), p.w))
 	}
 	return out
+}
+
+// hasEvents reports whether attempt n of turn t has had an event.
+func hasEvents(t *session.TurnState, n int) bool {
+	for i := len(t.Log) - 1; i >= 0; i-- {
+		if t.Log[i].Attempt == n {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *streamPanel) attemptLine(t *session.TurnState, a session.AttemptState) string {
