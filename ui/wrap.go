@@ -100,6 +100,22 @@ func breakLines(s string, width int) [][2]int {
 	return out
 }
 
+// widestUnbreakable is the width of the widest piece of plain text s
+// between two line-break opportunities (UAX #14, as breakLines breaks):
+// the narrowest a column holding s can be without cutting a word.
+func widestUnbreakable(s string) int {
+	w, state := 0, -1
+	for _, para := range strings.Split(s, "\n") {
+		for para != "" {
+			var seg string
+			seg, para, _, state = uniseg.FirstLineSegmentInString(para, state)
+			w = max(w, ansi.StringWidth(strings.TrimRight(seg, " ")))
+		}
+		state = -1
+	}
+	return w
+}
+
 // styleLines styles each line on its own, so no escape code spans a line
 // break.
 func styleLines(st lipgloss.Style, lines []string) []string {
