@@ -220,13 +220,13 @@ func (p *streamPanel) renderBody(l *session.Lane) []string {
 		case adapters.ItemParsed:
 			return indent(p.c.highlightJSON(l.Arguments, w))
 		case adapters.ItemStreaming:
-			return indent(styleLines(s.Info, wrapLines(text, w)))
+			return indent(styleLines(s.Info, wrapJSON(text, w)))
 		case adapters.ItemInvalid:
-			return indent(append(styleLines(s.Bad, wrapLines(text, w)), s.Bad.Render("arguments are not a JSON object: nothing can run")))
+			return indent(append(styleLines(s.Bad, wrapJSON(text, w)), s.Bad.Render("arguments are not a JSON object: nothing can run")))
 		case adapters.ItemIncomplete:
-			return indent(append(styleLines(s.Warn, wrapLines(text, w)), s.Warn.Render("never closed: can never run")))
+			return indent(append(styleLines(s.Warn, wrapJSON(text, w)), s.Warn.Render("never closed: can never run")))
 		}
-		return indent(wrapLines(text, w))
+		return indent(wrapJSON(text, w))
 	case adapters.KindReasoning:
 		if l.Finished() {
 			// Models write their reasoning in markdown too.
