@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/ui"
 )
 
 func init() { register(newSessionsCmd) }
@@ -134,7 +135,7 @@ func sessionJSON(s store.SessionInfo) sessionObject {
 // measured in terminal cells, never bytes: titles may be Chinese.
 func writeSessionTable(w io.Writer, list []store.SessionInfo) {
 	rows := [][]string{{"ID", "CREATED", "STATUS", "FAILED", "SCENARIO/APP", "PROTOCOL", "PROVIDER", "MODEL", "TURNS", "TOKENS", "EVENTS", "TITLE"}}
-	list, depth := sessionTree(list) // forks under the session they came from
+	list, depth := ui.SessionTree(list) // forks under the session they came from
 	for i, s := range list {
 		rows = append(rows, []string{treeID(s.ID, depth[i]), s.CreatedAt.Local().Format("2006-01-02 15:04"), string(s.Status), s.FailedLayer,
 			clip(s.Origin(), 32), s.Protocol, s.Provider, clip(s.ModelShown(), 24), fmt.Sprint(s.Turns),

@@ -132,7 +132,11 @@ func hintOf(bs ...key.Binding) string {
 }
 
 // overlay draws box centred over the rows [top, top+height) of base,
-// cutting base lines by display cells.
+// cutting base lines by display cells. The box covers its whole
+// rectangle, lines shorter than its widest padded, and a cell of blank
+// margin around it (within the rows given): no border of the panels
+// beneath shows against its edge, as it did beside a dialog one cell
+// narrower than the screen.
 func overlay(base, box string, width, top, height int) string {
 	bl := strings.Split(base, "\n")
 	ol := strings.Split(box, "\n")
@@ -142,29 +146,48 @@ func overlay(base, box string, width, top, height int) string {
 	}
 	x := max(0, (width-bw)/2)
 	y := top + max(0, (height-len(ol))/2)
-	for i, l := range ol {
-		row := y + i
-		if row >= len(bl) {
-			break
+	// The margin: a cell left and right where the screen has one, a row
+	// above and below where the rows given have one.
+	mx, mw := max(0, x-1), min(width, x+bw+1)-max(0, x-1)
+	blank := strings.Repeat(" ", mw)
+	for row := max(top, y-1); row < min(len(bl), top+height, y+len(ol)+1); row++ {
+		if row < y || row >= y+len(ol) {
+			bl[row] = paste(bl[row], mx, blank)
+			continue
 		}
-		left := ansi.Truncate(bl[row], x, "")
-		if w := ansi.StringWidth(left); w < x {
-			left += strings.Repeat(" ", x-w)
+		l := ol[row-y]
+		if w := ansi.StringWidth(l); w < bw {
+			l += strings.Repeat(" ", bw-w)
 		}
-		lw := ansi.StringWidth(l)
-		right := ansi.TruncateLeft(bl[row], x+lw, "")
-		// A wide (CJK) character cut in half leaves the right part one
-		// cell off: drop or pad cells until the line is its width again.
-		want := max(0, ansi.StringWidth(bl[row])-x-lw)
-		for cut := 1; ansi.StringWidth(right) > want && cut <= 2; cut++ {
-			right = ansi.TruncateLeft(bl[row], x+lw+cut, "")
+		if x > mx {
+			l = " " + l
 		}
-		if w := ansi.StringWidth(right); w < want {
-			right = strings.Repeat(" ", want-w) + right
+		if x+bw < mx+mw {
+			l += " "
 		}
-		bl[row] = left + l + right
+		bl[row] = paste(bl[row], mx, l)
 	}
 	return strings.Join(bl, "\n")
+}
+
+// paste puts s over line from cell x on, cutting line by display cells.
+func paste(line string, x int, s string) string {
+	left := ansi.Truncate(line, x, "")
+	if w := ansi.StringWidth(left); w < x {
+		left += strings.Repeat(" ", x-w)
+	}
+	sw := ansi.StringWidth(s)
+	right := ansi.TruncateLeft(line, x+sw, "")
+	// A wide (CJK) character cut in half leaves the right part one cell
+	// off: drop or pad cells until the line is its width again.
+	want := max(0, ansi.StringWidth(line)-x-sw)
+	for cut := 1; ansi.StringWidth(right) > want && cut <= 2; cut++ {
+		right = ansi.TruncateLeft(line, x+sw+cut, "")
+	}
+	if w := ansi.StringWidth(right); w < want {
+		right = strings.Repeat(" ", want-w) + right
+	}
+	return left + s + right
 }
 
 // confirmDialog asks yes or no; yes carries out its action.

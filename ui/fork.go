@@ -33,6 +33,23 @@ type forkChoice struct {
 	// so the edited text must too.
 	original string
 	json     bool
+	// compact: original is one line of JSON indented for the editor, so
+	// what the editor saves is compacted back before it is sent.
+	compact bool
+}
+
+// forEditor is a text as the editor opens it: one line of JSON (a tool
+// result as it went over the wire) indented two spaces, to read and edit
+// by line; compact says so. Anything else is left as it is.
+func forEditor(text string) (out string, compact bool) {
+	if strings.Contains(strings.TrimSpace(text), "\n") || !json.Valid([]byte(text)) {
+		return text, false
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(text), "", "  ") != nil {
+		return text, false
+	}
+	return b.String(), true
 }
 
 // forkDialog chooses what the fork changes. It keeps each edited text,
@@ -110,8 +127,9 @@ func (m *Model) openFork() tea.Cmd {
 			if ref == "" {
 				ref = r.Name // a Gemini result without id names its call by function
 			}
+			text, compact := forEditor(r.Content)
 			choices = append(choices, forkChoice{label: fmt.Sprintf("edit the result of %s (%s) in $EDITOR", r.Name, ref),
-				edit: true, ref: ref, name: r.Name + " (" + ref + ")", original: r.Content, json: json.Valid([]byte(r.Content))})
+				edit: true, ref: ref, name: r.Name + " (" + ref + ")", original: text, json: json.Valid([]byte(r.Content)), compact: compact})
 		}
 	}
 	for _, t := range st.Turns[:turn-1] {
@@ -120,8 +138,10 @@ func (m *Model) openFork() tea.Cmd {
 		}
 		for _, p := range t.Proposals {
 			if r := p.Result; r != nil {
+				text, compact := forEditor(r.Content)
 				choices = append(choices, forkChoice{label: fmt.Sprintf("edit the result of %s (%s, turn %d) in $EDITOR", r.Name, r.CallID, t.N),
-					edit: true, ref: fmt.Sprintf("%d:%s", t.N, r.CallID), name: r.Name + " (" + r.CallID + ")", original: r.Content, json: json.Valid([]byte(r.Content))})
+					edit: true, ref: fmt.Sprintf("%d:%s", t.N, r.CallID), name: r.Name + " (" + r.CallID + ")", original: text,
+					json: json.Valid([]byte(r.Content)), compact: compact})
 			}
 		}
 	}
@@ -217,12 +237,20 @@ func (m *Model) forkEdited(msg forkEditedMsg) tea.Cmd {
 		}
 	}
 	d.problem = ""
+	text := msg.text
+	if ch.compact {
+		// Sent as it came: one line (the draft keeps the indented text).
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(text)) == nil {
+			text = b.String()
+		}
+	}
 	var body []byte
 	var results map[string]string
 	if ch.body {
-		body = []byte(msg.text)
+		body = []byte(text)
 	} else {
-		results = map[string]string{ch.ref: msg.text}
+		results = map[string]string{ch.ref: text}
 	}
 	return m.planFork(d, body, results)
 }

@@ -79,10 +79,10 @@ func TestForkAnApplicationsSession(t *testing.T) {
 			order = i
 		}
 	}
-	if order < 0 || !strings.Contains(d.choices[order].original, `"paid_cents":18000`) || len(d.choices) != 5 {
+	if order < 0 || !strings.Contains(d.choices[order].original, `"paid_cents": 18000`) || len(d.choices) != 5 {
 		t.Fatalf("choices %+v, want no edit, the body and the three results turn 3's request carries", d.choices)
 	}
-	edited := strings.Replace(d.choices[order].original, `"paid_cents":18000`, `"paid_cents":20000`, 1)
+	edited := strings.Replace(d.choices[order].original, `"paid_cents": 18000`, `"paid_cents": 20000`, 1)
 	_, cmd := m.Update(forkEditedMsg{gen: d.gen, idx: order, text: edited})
 	var plan forkPlannedMsg
 	for _, msg := range run(cmd) {

@@ -1,7 +1,10 @@
 package ui
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -57,7 +60,7 @@ func TestForkFromTheReplay(t *testing.T) {
 			order = i
 		}
 	}
-	if order < 0 || !strings.Contains(d.choices[order].original, `"paid_cents":18000`) {
+	if order < 0 || !strings.Contains(d.choices[order].original, `"paid_cents": 18000`) {
 		t.Fatalf("no order result to edit among %+v", d.choices)
 	}
 
@@ -87,7 +90,7 @@ func TestForkFromTheReplay(t *testing.T) {
 
 	// Broken JSON from the editor: one line naming the problem, the
 	// dialog stays, nothing is planned, the text is kept.
-	broken := strings.Replace(d.choices[order].original, `"paid_cents":18000`, `"paid_cents":20000,,`, 1)
+	broken := strings.Replace(d.choices[order].original, `"paid_cents": 18000`, `"paid_cents": 20000,,`, 1)
 	_, cmd = m.Update(forkEditedMsg{gen: d.gen, idx: order, text: broken})
 	for _, msg := range run(cmd) {
 		if _, planned := msg.(forkPlannedMsg); planned {
@@ -162,6 +165,95 @@ func TestForkJSONProblem(t *testing.T) {
 	} {
 		if got := jsonProblem(c.text, c.object); c.want == "" && got != "" || !strings.Contains(got, c.want) {
 			t.Errorf("jsonProblem(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// The fork's editor opens a tool result (one line of JSON, as it went
+// over the wire) indented two spaces; what it saves is checked as before
+// and sent compact, one line again. Broken JSON is named in one line,
+// with its line, and kept as it was left.
+func TestForkEditorOpensIndentedJSON(t *testing.T) {
+	db, parent, _, _ := recordFixture(t)
+	eng := &setupEngine{got: make(chan session.Setup, 1)}
+	m := New(Options{Library: app.Library{DB: db}, Backend: &EngineBackend{Engine: eng}, Getenv: func(string) string { return "" }})
+	m.Update(tea.WindowSizeMsg{Width: 140, Height: 40})
+	for _, msg := range run(m.loadReplay(parent)) {
+		m.Update(msg)
+	}
+	settle(m, press(m, "G"))
+	press(m, "F")
+	d, ok := m.top().(*forkDialog)
+	if !ok {
+		t.Fatalf("F opened %T", m.top())
+	}
+	order := -1
+	for i, c := range d.choices {
+		if strings.Contains(c.label, "get_order_line") {
+			order = i
+		}
+	}
+	if order < 0 {
+		t.Fatalf("no order result among %+v", d.choices)
+	}
+	var stored string
+	for _, tn := range m.d.state.Turns {
+		for _, p := range tn.Proposals {
+			if p.Result != nil && p.Result.Name == "get_order_line" {
+				stored = p.Result.Content
+			}
+		}
+	}
+	if strings.Contains(stored, "\n") || !json.Valid([]byte(stored)) {
+		t.Fatalf("the stored result is not one line of JSON: %q", stored)
+	}
+	var want bytes.Buffer
+	json.Indent(&want, []byte(stored), "", "  ")
+
+	// The file the editor opens.
+	var file forkFileMsg
+	for _, msg := range run(m.do(actForkEdit{gen: d.gen, idx: order})) {
+		file, _ = msg.(forkFileMsg)
+	}
+	b, err := os.ReadFile(file.path)
+	os.Remove(file.path)
+	if err != nil || string(b) != want.String()+"\n" {
+		t.Fatalf("the editor opens on %q (%v), want the result indented two spaces:\n%s", b, err, want.String())
+	}
+
+	// Broken: one line, its line named; nothing planned; kept as left.
+	broken := strings.Replace(want.String(), `"paid_cents": 18000`, `"paid_cents": 20000,,`, 1)
+	_, cmd := m.Update(forkEditedMsg{gen: d.gen, idx: order, text: broken})
+	for _, msg := range run(cmd) {
+		if _, planned := msg.(forkPlannedMsg); planned {
+			t.Fatal("a fork was planned from JSON that does not parse")
+		}
+	}
+	line := 1 + strings.Count(broken[:strings.Index(broken, ",,")], "\n")
+	if m.status.level != levelError || strings.Contains(m.status.text, "\n") || !strings.Contains(m.status.text, fmt.Sprintf("(line %d)", line)) {
+		t.Errorf("status %q, want one line naming line %d", m.status.text, line)
+	}
+	if d.drafts[order] != broken {
+		t.Errorf("the draft is %q, want the text as left", d.drafts[order])
+	}
+
+	// Sound: sent compact.
+	edited := strings.Replace(want.String(), `"paid_cents": 18000`, `"paid_cents": 20000`, 1)
+	var compact bytes.Buffer
+	json.Compact(&compact, []byte(edited))
+	_, cmd = m.Update(forkEditedMsg{gen: d.gen, idx: order, text: edited})
+	var plan forkPlannedMsg
+	for _, msg := range run(cmd) {
+		if p, ok := msg.(forkPlannedMsg); ok {
+			plan = p
+		}
+	}
+	if plan.err != nil || len(plan.setup.ForkResults) != 1 {
+		t.Fatalf("planned %+v", plan)
+	}
+	for _, c := range plan.setup.ForkResults {
+		if c != compact.String() {
+			t.Errorf("the edited result is sent as %q, want it compact: %q", c, compact.String())
 		}
 	}
 }

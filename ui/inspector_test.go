@@ -2,9 +2,11 @@ package ui
 
 import (
 	"encoding/json"
-	"github.com/tidwall/gjson"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/tidwall/gjson"
 )
 
 func inspected(t *testing.T) (*Model, *[]string) {
@@ -97,3 +99,50 @@ func TestFoldJSON(t *testing.T) {
 }
 
 func gjsonParse(s string) gjson.Result { return gjson.Parse(s) }
+
+// A dialog covers its whole rectangle and a cell of margin around it:
+// the inspector, one cell narrower than the screen, shows no border of
+// the panels beneath at its edges (it showed them at its left edge), nor
+// does a small dialog beside its box.
+func TestOverlayCoversItsRectangle(t *testing.T) {
+	covered := func(t *testing.T, m *Model, what string) {
+		t.Helper()
+		bodyH := m.lay.body.h + m.lay.tabBar.h
+		top := 1 + m.lay.timeline.h
+		screen := strings.Split(screenText(m.View()), "\n")
+		box := strings.Split(screenText(m.top().View(m.w-2, bodyH)), "\n")
+		bw := 0
+		for _, l := range box {
+			bw = max(bw, ansi.StringWidth(l))
+		}
+		x, y := max(0, (m.w-bw)/2), top+max(0, (bodyH-len(box))/2)
+		for row := max(top, y-1); row < min(top+bodyH, y+len(box)+1); row++ {
+			want := strings.Repeat(" ", bw)
+			if row >= y && row < y+len(box) {
+				want = fit(box[row-y], bw)
+			}
+			if x > 0 {
+				want = " " + want
+			}
+			if x+bw < m.w {
+				want += " "
+			}
+			if got := ansi.Cut(screen[row], max(0, x-1), min(m.w, x+bw+1)); got != want {
+				t.Fatalf("%s at %dx%d, row %d: %q, want %q:\n%s", what, m.w, m.h, row, got, want, strings.Join(screen, "\n"))
+			}
+		}
+	}
+	for _, size := range [][2]int{{80, 24}, {120, 36}} {
+		m := newLive(t, size[0], size[1])
+		m.Update(updatesMsg{gen: m.gen, ups: scriptedSession(t, m.d.scenario, m.d.rc)})
+		m.setFocus(panelLog)
+		press(m, "i")
+		covered(t, m, "the inspector")
+		press(m, "esc")
+		press(m, "q") // the session runs: a confirmation
+		if m.top() == nil {
+			t.Fatal("q while running asked nothing")
+		}
+		covered(t, m, "the confirmation")
+	}
+}

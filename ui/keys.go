@@ -51,6 +51,8 @@ type DialogKeys struct {
 	Close, Accept, Yes, No, Left, Right, Toggle, Filter, Sort, Reverse, Delete, Export key.Binding
 	// Mark and Diff: the sessions list compares two sessions.
 	Mark, Diff key.Binding
+	// Replay opens the selected session (the sessions list).
+	Replay key.Binding
 }
 
 // DefaultKeyMap is the contract's key map.
@@ -127,6 +129,7 @@ func DefaultKeyMap() KeyMap {
 			Export:  b("x", "export", "x"),
 			Mark:    b("m", "mark for diff", "m"),
 			Diff:    b("D", "diff the two marked (or a fork and its parent)", "D"),
+			Replay:  b("enter", "replay", "enter"),
 		},
 	}
 }

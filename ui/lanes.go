@@ -94,7 +94,13 @@ func (p *streamPanel) lines() []string {
 		}
 	}
 	if n := len(t.Attempts); len(t.Lanes) == 0 && n > 0 && t.Attempts[n-1].HTTPStatus/100 == 2 && t.Terminal == nil {
-		out = append(out, s.Muted.Render("waiting for the first event…"))
+		// Waiting until the attempt's first event, whatever it is (a
+		// response.created opens no lane).
+		if hasEvents(t, t.Attempts[n-1].N) {
+			out = append(out, s.Muted.Render("no output item yet"))
+		} else {
+			out = append(out, s.Muted.Render("waiting for the first event…"))
+		}
 	}
 	p.hlLine = -1
 	for _, l := range t.Lanes {
@@ -111,6 +117,16 @@ func (p *streamPanel) lines() []string {
 		out = append(out, cut(s.Muted.Render("terminal ")+p.terminal(t.Terminal), p.w))
 	}
 	return out
+}
+
+// hasEvents reports whether attempt n of turn t has had an event.
+func hasEvents(t *session.TurnState, n int) bool {
+	for i := len(t.Log) - 1; i >= 0; i-- {
+		if t.Log[i].Attempt == n {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *streamPanel) attemptLine(t *session.TurnState, a session.AttemptState) string {
@@ -160,7 +176,7 @@ func (p *streamPanel) header(l *session.Lane) string {
 		parts = append(parts, s.Bold.Render(l.Name))
 	}
 	parts = append(parts, s.State(string(l.State)).Render(string(l.State)))
-	timing := fmt.Sprintf("%d B · %d Δ · %s", l.Len(), l.Deltas, msText(l.StartMS))
+	timing := fmt.Sprintf("%d B · %d %s · %s", l.Len(), l.Deltas, p.c.mark("Δ", "d"), msText(l.StartMS))
 	if l.Finished() && l.DoneMS > 0 {
 		timing += "→" + msText(l.DoneMS)
 	}
@@ -204,13 +220,13 @@ func (p *streamPanel) renderBody(l *session.Lane) []string {
 		case adapters.ItemParsed:
 			return indent(p.c.highlightJSON(l.Arguments, w))
 		case adapters.ItemStreaming:
-			return indent(styleLines(s.Info, wrapLines(text, w)))
+			return indent(styleLines(s.Info, wrapJSON(text, w)))
 		case adapters.ItemInvalid:
-			return indent(append(styleLines(s.Bad, wrapLines(text, w)), s.Bad.Render("arguments are not a JSON object: nothing can run")))
+			return indent(append(styleLines(s.Bad, wrapJSON(text, w)), s.Bad.Render("arguments are not a JSON object: nothing can run")))
 		case adapters.ItemIncomplete:
-			return indent(append(styleLines(s.Warn, wrapLines(text, w)), s.Warn.Render("never closed: can never run")))
+			return indent(append(styleLines(s.Warn, wrapJSON(text, w)), s.Warn.Render("never closed: can never run")))
 		}
-		return indent(wrapLines(text, w))
+		return indent(wrapJSON(text, w))
 	case adapters.KindReasoning:
 		if l.Finished() {
 			// Models write their reasoning in markdown too.

@@ -160,11 +160,7 @@ func longestWord(spans []span) int {
 	for _, s := range spans {
 		b.WriteString(s.text)
 	}
-	w := 0
-	for _, l := range wrapParagraph(b.String(), 1) {
-		w = max(w, ansi.StringWidth(l))
-	}
-	return w
+	return widestUnbreakable(b.String())
 }
 
 // spansWidth is the display width of spans' text.
@@ -420,6 +416,16 @@ func (r *mdRender) table(t *east.Table, width int) []string {
 			words[i] = max(words[i], longestWord(c))
 		}
 	}
+	need := 3*ncols - 1
+	for _, w := range words {
+		need += max(w, 1)
+	}
+	if need > width {
+		// Columns narrower than their words would cut them ("transpo"
+		// over "rt"): the table is written a row at a time instead,
+		// wrapping between words.
+		return r.records(rows, head, width)
+	}
 	fitColumns(widths, words, width-3*ncols+1)
 	bar := r.c.paint("│", r.st.Dim, attrs{dim: true})
 	var out []string
@@ -460,6 +466,48 @@ func (r *mdRender) table(t *east.Table, width int) []string {
 				seps[i] = strings.Repeat("─", w+2)
 			}
 			out = append(out, r.c.paint(strings.Join(seps, "┼"), r.st.Dim, attrs{dim: true}))
+		}
+	}
+	return out
+}
+
+// records writes a table too narrow for its words a row at a time: the
+// row's first cell in bold on a line of its own, then each other cell
+// indented under it after its column's name, wrapped between words.
+func (r *mdRender) records(rows [][][]span, head, width int) []string {
+	var names [][]span
+	if head >= 0 {
+		names = rows[head]
+	}
+	var out []string
+	for k, cells := range rows {
+		if k == head {
+			continue
+		}
+		for i, c := range cells {
+			if len(c) == 0 || spansWidth(c) == 0 && i > 0 {
+				continue
+			}
+			if i == 0 {
+				bold := make([]span, len(c))
+				for j, sp := range c {
+					sp.a.bold = true
+					bold[j] = sp
+				}
+				out = append(out, r.c.wrapSpans(bold, width)...)
+				continue
+			}
+			var line []span
+			if i < len(names) && spansWidth(names[i]) > 0 {
+				for _, sp := range names[i] {
+					sp.a.bold, sp.a.dim = false, true
+					line = append(line, sp)
+				}
+				line = append(line, span{text: ": ", st: r.st.Dim, a: attrs{dim: true}})
+			}
+			for _, l := range r.c.wrapSpans(append(line, c...), max(width-2, 1)) {
+				out = append(out, "  "+l)
+			}
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -197,6 +198,51 @@ func TestJSONTokens(t *testing.T) {
 		"null": themes.TokenLiteral, "[": themes.TokenPunct, "…": themes.TokenText, "3": themes.TokenNumber} {
 		if kinds[text] != want {
 			t.Errorf("%q is token %d, want %d", text, kinds[text], want)
+		}
+	}
+}
+
+// A table never cuts a word: its columns are as wide as their longest
+// words, or, where the panel cannot hold that, the table is written a row
+// at a time, wrapping between words — the refund notes at every width a
+// notes panel takes (their "transport" was cut "transpo" / "rt").
+func TestMarkdownTableNeverCutsAWord(t *testing.T) {
+	c := newCommon("dark", true, false, nil)
+	word := regexp.MustCompile(`[A-Za-z_]+`)
+	sc := refund(t)
+	for _, step := range []string{"assembled", "validated"} {
+		md := sc.Notes[step]
+		words := map[string]bool{}
+		for _, w := range word.FindAllString(md, -1) {
+			words[w] = true
+		}
+		for width := 24; width <= 100; width++ {
+			lines := c.markdown(md, width)
+			all := ansi.Strip(strings.Join(lines, "\n"))
+			for _, w := range word.FindAllString(all, -1) {
+				if !words[w] {
+					t.Fatalf("%s at %d cells: %q is a piece of a word:\n%s", step, width, w, all)
+				}
+			}
+			for _, l := range lines {
+				if w := ansi.StringWidth(l); w > width {
+					t.Fatalf("%s at %d cells: a line of %d: %q", step, width, w, ansi.Strip(l))
+				}
+			}
+			// Every cell's text is there, as a table or a row at a time.
+			for _, want := range []string{"transport", "arrive", "refund_assessment", "unverified"} {
+				if strings.Contains(md, want) && !strings.Contains(strings.Join(strings.Fields(all), " "), want) {
+					t.Fatalf("%s at %d cells lacks %q:\n%s", step, width, want, all)
+				}
+			}
+		}
+	}
+	// Narrow: a row at a time, the first cell then the others under it,
+	// each after its column's name.
+	all := ansi.Strip(strings.Join(c.markdown(sc.Notes["validated"], 24), "\n"))
+	for _, want := range []string{"\n  transport\n    asks: did the bytes\n", "\n  domain\n    asks: cap = 18000"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the narrow table lacks %q:\n%s", want, all)
 		}
 	}
 }

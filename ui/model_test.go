@@ -77,6 +77,10 @@ func key1(s string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeyUp}
 	case "shift+tab":
 		return tea.KeyMsg{Type: tea.KeyShiftTab}
+	case "home":
+		return tea.KeyMsg{Type: tea.KeyHome}
+	case "end":
+		return tea.KeyMsg{Type: tea.KeyEnd}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
 }
@@ -655,4 +659,33 @@ func TestSourceEditRestarts(t *testing.T) {
 	if sm.sc == nil || !strings.HasSuffix(sm.sc.Sources[0].Text, "!") {
 		t.Fatal("the new run should carry the edited source")
 	}
+}
+
+// The stream panel waits for the first event only until one arrives: a
+// response.created (which opens no lane) ends the wait, as the event log
+// beside it shows that event.
+func TestStreamWaitsOnlyForTheFirstEvent(t *testing.T) {
+	m := newLive(t, 120, 36)
+	ups := scriptedSession(t, m.d.scenario, m.d.rc)
+	at := -1 // the first event's update
+	for i, u := range ups {
+		if u.Kind == session.UpStep {
+			at = i
+			break
+		}
+	}
+	if at < 0 || ups[at].Step.Raw.Event != "response.created" {
+		t.Fatalf("the fixture's first event is not response.created")
+	}
+	m.Update(updatesMsg{gen: m.gen, ups: ups[:at]})
+	contains(t, m.framePanel(panelStream, m.lay.panels[panelStream]), "waiting for the first event…")
+	m.Update(updatesMsg{gen: m.gen, ups: ups[at : at+1]})
+	stream, log := screenText(m.framePanel(panelStream, m.lay.panels[panelStream])), screenText(m.framePanel(panelLog, m.lay.panels[panelLog]))
+	if !strings.Contains(log, "Events · 1 raw") || !strings.Contains(log, "1 response.s") {
+		t.Fatalf("the event log does not show the event:\n%s", log)
+	}
+	if strings.Contains(stream, "waiting for the first event") {
+		t.Errorf("the stream panel still waits for the first event the log shows:\n%s\n%s", stream, log)
+	}
+	contains(t, stream, "no output item yet")
 }

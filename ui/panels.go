@@ -34,6 +34,9 @@ type viewData struct {
 	scenario *session.Scenario
 	rc       RunConfig
 	replay   bool
+	// ended is the status a replayed session was stored with (done,
+	// failed, interrupted; "" live).
+	ended string
 	// preview is the first request, encoded before the session sends it.
 	preview *adapters.HTTPRequest
 	// paused is the step the walkthrough waits on ("" when not paused).

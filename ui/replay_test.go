@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -388,5 +389,107 @@ func TestReplaySeeksOffTheUpdate(t *testing.T) {
 	m.Update(seekMsg{gen: m.repGen - 1, pos: 9, state: session.NewState()})
 	if m.cur.pos != 5 {
 		t.Fatal("a stale seek moved the cursor")
+	}
+}
+
+// The replay's header names the turn the panels show, counted from 1 as
+// they count it: at every position, the start included (it said turn 0
+// there while the panels said turn 1).
+func TestReplayHeaderTurnIsThePanels(t *testing.T) {
+	db, id, _, _ := recordFixture(t)
+	m := New(Options{Library: app.Library{DB: db}})
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+	for _, msg := range run(m.loadReplay(id)) {
+		m.Update(msg)
+	}
+	turnIn := regexp.MustCompile(`turn (\d+)`)
+	for p := 0; p <= m.rep.Entries; p++ {
+		settle(m, m.seek(p))
+		head := turnIn.FindStringSubmatch(screenText(m.header()))
+		panel := turnIn.FindStringSubmatch(screenText(m.panelTitle(panelStream)))
+		if head == nil || panel == nil || head[1] != panel[1] || head[1] == "0" {
+			t.Fatalf("entry %d: the header says %q, the stream panel %q", p, screenText(m.header()), screenText(m.panelTitle(panelStream)))
+		}
+	}
+}
+
+// recordInterrupted records the fixture's updates up to and including
+// the first that until accepts, as a workbench session that was then
+// stopped (it lists as interrupted).
+func recordInterrupted(t *testing.T, until func(session.Update) bool, edit func(*session.Update)) (*store.DB, string) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "mw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	sc := refund(t)
+	rc := DefaultRunConfig()
+	meta := app.Meta(rc.setup(sc), session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test")
+	j := session.NewStoreJournal(db, meta, rc.Stream)
+	for _, u := range scriptedSession(t, sc, rc) {
+		if edit != nil {
+			edit(&u)
+		}
+		if err := j.Record(u); err != nil {
+			t.Fatalf("record %s: %v", u.Kind, err)
+		}
+		if until(u) {
+			break
+		}
+	}
+	if err := j.Interrupt(); err != nil {
+		t.Fatal(err)
+	}
+	return db, j.SessionID()
+}
+
+// Replaying an interrupted session says interrupted wherever the replay
+// stands — never running: nothing runs, and the record ends where it
+// stopped — with the error its last attempt was stored with, if any.
+func TestReplayOfAnInterruptedSession(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		until  func(session.Update) bool
+		edit   func(*session.Update)
+		reason string
+	}{
+		{name: "at a proposal", until: func(u session.Update) bool { return u.Kind == session.UpProposal }},
+		{name: "mid-stream", until: func(u session.Update) bool { return u.Kind == session.UpResponse },
+			edit: func(u *session.Update) {
+				if u.Kind == session.UpResponse {
+					u.Attempt, u.Err = 1, "read: connection reset by peer"
+				}
+			}, reason: "read: connection reset by peer"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db, id := recordInterrupted(t, c.until, c.edit)
+			m := New(Options{Library: app.Library{DB: db}})
+			m.Update(tea.WindowSizeMsg{Width: 160, Height: 40})
+			for _, msg := range run(m.loadReplay(id)) {
+				m.Update(msg)
+			}
+			if m.mode != modeReplay {
+				t.Fatalf("not replaying: %s", m.status.text)
+			}
+			for p := 0; p <= m.rep.Entries; p++ {
+				settle(m, m.seek(p))
+				v := screenText(m.framePanel(panelValidation, m.lay.panels[panelValidation]))
+				if !strings.Contains(v, "session interrupted") || strings.Contains(v, "running") {
+					t.Fatalf("entry %d of %d: the validation panel:\n%s", p, m.rep.Entries, v)
+				}
+				if p == m.rep.Entries && c.reason != "" {
+					// The reason, on the line under the status.
+					ls := strings.Split(v, "\n")
+					under := false
+					for i := 1; i < len(ls); i++ {
+						under = under || strings.Contains(ls[i-1], "session interrupted") && strings.Contains(ls[i], c.reason)
+					}
+					if !under {
+						t.Errorf("at the end the reason %q is not under the status:\n%s", c.reason, v)
+					}
+				}
+			}
+		})
 	}
 }

@@ -62,8 +62,17 @@ func (d *sessionsDialog) setList(list []session.SessionInfo, err error) {
 	d.sel = min(d.sel, max(0, len(d.visible())-1))
 }
 
-// visible is the list as searched and sorted.
+// visible is the list as searched and sorted, each fork under the
+// session it was made from.
 func (d *sessionsDialog) visible() []session.SessionInfo {
+	v, _ := d.rows()
+	return v
+}
+
+// rows is visible with how deep each session sits under its parent: the
+// sort orders the sessions without a parent listed, and the forks of
+// each one (SessionTree, as `modelwire sessions` nests them).
+func (d *sessionsDialog) rows() ([]session.SessionInfo, []int) {
 	q := strings.TrimSpace(d.filter.Value())
 	var out []session.SessionInfo
 	for _, s := range d.all {
@@ -78,7 +87,7 @@ func (d *sessionsDialog) visible() []session.SessionInfo {
 		}
 		return col.less(out[i], out[j])
 	})
-	return out
+	return SessionTree(out)
 }
 
 // searchText is what the search looks in.
@@ -119,8 +128,8 @@ func (d *sessionsDialog) Bindings(km *KeyMap) []key.Binding {
 	if d.editing {
 		return []key.Binding{km.Dialog.Accept, km.Dialog.Close}
 	}
-	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Nav.Select, km.Dialog.Filter, km.Dialog.Sort, km.Dialog.Reverse, km.Dialog.Delete,
-		km.Dialog.Export, km.Dialog.Mark, km.Dialog.Diff, km.Dialog.Close}
+	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Dialog.Replay, km.Dialog.Filter, km.Dialog.Sort, km.Dialog.Reverse, km.Dialog.Delete,
+		km.Dialog.Export, km.Dialog.Mark, km.Dialog.Diff, km.Nav.Top, km.Nav.Bottom, km.Dialog.Close}
 }
 
 func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
@@ -156,7 +165,7 @@ func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd)
 		d.desc = d.sortBy == colCreated
 	case key.Matches(msg, km.Dialog.Reverse):
 		d.desc = !d.desc
-	case key.Matches(msg, km.Nav.Select):
+	case key.Matches(msg, km.Dialog.Replay):
 		if s, ok := d.selected(); ok {
 			return actOpenReplay{id: s.ID}, nil
 		}
@@ -281,24 +290,28 @@ func (d *sessionsDialog) View(w, h int) string {
 	// The search line keeps room for the sort, whatever its placeholder says.
 	fw := max(10, inner-ansi.StringWidth(sortText))
 	lines = append(lines, cut(fit(d.filter.View(fw, 1, d.c), fw)+s.Muted.Render(sortText), inner))
-	cols := d.columnsFor(inner - 2)
+	v, depth := d.rows()
+	cols := d.columnsFor(inner-2, idWidth(depth))
 	var head []string
 	for _, c := range cols {
 		name := c.name
-		if c == sessionColumns[d.sortBy] {
+		if c.sessionColumn == sessionColumns[d.sortBy] {
 			name += order
 		}
 		head = append(head, c.cell(name))
 	}
 	lines = append(lines, s.Muted.Render(cut("  "+strings.Join(head, " "), inner)))
-	v := d.visible()
 	room := max(1, h-8)
 	first := max(0, min(d.sel-room/2, len(v)-room))
 	for i := first; i < min(len(v), first+room); i++ {
 		x := v[i]
 		var cells []string
 		for _, c := range cols {
-			cell := c.cell(c.value(x))
+			val := c.value(x)
+			if c.sessionColumn == idColumn {
+				val = forkID(x.ID, depth[i])
+			}
+			cell := c.cell(val)
 			switch c.name {
 			case "STATUS":
 				cell = s.State(map[string]string{"done": "pass", "failed": "fail"}[string(x.Status)]).Render(cell)
@@ -326,46 +339,100 @@ func (d *sessionsDialog) View(w, h int) string {
 	return d.c.box(fmt.Sprintf("Sessions (%d)", len(v)), lines, hint, bw, h)
 }
 
+// shownColumn is a column as one view of the list lays it out.
+type shownColumn struct {
+	*sessionColumn
+	width int
+}
+
+// cell pads or cuts v to the column's width.
+func (c shownColumn) cell(v string) string {
+	if c.right && ansi.StringWidth(v) < c.width {
+		return strings.Repeat(" ", c.width-ansi.StringWidth(v)) + v
+	}
+	return fit(v, c.width)
+}
+
 // columnsFor picks the columns that fit in width: by priority (a column
-// the person sorts by always), shown in their usual order.
-func (d *sessionsDialog) columnsFor(width int) []*sessionColumn {
-	keep := map[*sessionColumn]bool{}
+// the person sorts by always), shown in their usual order; the ID column
+// is idw wide. A column that does not fit takes the cells it lacks from
+// the columns kept before it that can give some (down to their least
+// width), so at 80 columns the protocol stays and the scenario is cut.
+func (d *sessionsDialog) columnsFor(width, idw int) []shownColumn {
+	widths := map[*sessionColumn]int{}
 	used := 0
+	keep := func(c *sessionColumn) {
+		w := c.width
+		if c == idColumn {
+			w = idw
+		}
+		lack := used + w + 1 - width
+		if lack > 0 {
+			give := 0
+			for k, kw := range widths {
+				if k.least > 0 {
+					give += kw - k.least
+				}
+			}
+			if give < lack {
+				return
+			}
+			for _, k := range sessionColumns { // in order: the same cuts each time
+				if kw, ok := widths[k]; ok && k.least > 0 && lack > 0 {
+					n := min(kw-k.least, lack)
+					widths[k], lack, used = kw-n, lack-n, used-n
+				}
+			}
+		}
+		widths[c] = w
+		used += w + 1
+	}
 	if d.sortBy != colCreated {
-		keep[sessionColumns[d.sortBy]] = true
-		used = sessionColumns[d.sortBy].width + 1
+		keep(sessionColumns[d.sortBy])
 	}
 	for _, i := range columnPriority {
-		c := sessionColumns[i]
-		if !keep[c] && used+c.width+1 <= width {
-			keep[c] = true
-			used += c.width + 1
+		if _, ok := widths[sessionColumns[i]]; !ok {
+			keep(sessionColumns[i])
 		}
 	}
-	var out []*sessionColumn
+	var out []shownColumn
 	for _, c := range sessionColumns {
-		if keep[c] {
-			out = append(out, c)
+		if w, ok := widths[c]; ok {
+			out = append(out, shownColumn{c, w})
 		}
 	}
 	return out
+}
+
+// forkID is a session's id in the list: a fork's (or an edited
+// re-send's) indented under the session it was made from, after ↳.
+func forkID(id string, depth int) string {
+	if depth == 0 {
+		return id
+	}
+	return strings.Repeat(" ", depth-1) + "↳ " + id
+}
+
+// idWidth is the ID column's width for sessions this deep: an id, and
+// room for the deepest fork's indent.
+func idWidth(depth []int) int {
+	w := idColumn.width
+	for _, d := range depth {
+		w = max(w, ansi.StringWidth(forkID(strings.Repeat("x", sessionIDLen), d)))
+	}
+	return w
 }
 
 // sessionColumn is one column of the sessions list.
 type sessionColumn struct {
 	name  string
 	width int
+	// least is how narrow the column may be cut to make room for
+	// another (0: never cut).
+	least int
 	right bool
 	value func(session.SessionInfo) string
 	less  func(a, b session.SessionInfo) bool
-}
-
-// cell pads or cuts v to the column's width.
-func (c *sessionColumn) cell(v string) string {
-	if c.right && ansi.StringWidth(v) < c.width {
-		return strings.Repeat(" ", c.width-ansi.StringWidth(v)) + v
-	}
-	return fit(v, c.width)
 }
 
 func byText(f func(session.SessionInfo) string) func(a, b session.SessionInfo) bool {
@@ -426,19 +493,22 @@ var costColumn = &sessionColumn{name: "COST", width: 9, right: true,
 		return ca < cb
 	}}
 
+// sessionIDLen is the length of a session id (store ids are 12
+// characters, time-ordered).
+const sessionIDLen = 12
+
+// idColumn is the sessions' ids; the list draws a fork's under its
+// parent's (forkID), room for one level kept.
+var idColumn = textColumn("ID", sessionIDLen+2, func(s session.SessionInfo) string { return s.ID })
+
 // sessionColumns are the list's columns in their order on screen.
 var sessionColumns = []*sessionColumn{
-	// A fork (or an edited re-send) shows ↳ before its id: it was made
-	// from the session its parent_id names.
-	textColumn("ID", 14, func(s session.SessionInfo) string {
-		if s.ParentID != "" {
-			return "↳ " + s.ID
-		}
-		return s.ID
-	}),
+	idColumn,
 	{name: "CREATED", width: 11, value: func(s session.SessionInfo) string { return s.CreatedAt.Format("01-02 15:04") },
 		less: func(a, b session.SessionInfo) bool { return a.CreatedAt.Before(b.CreatedAt) }},
-	textColumn("SCENARIO/APP", 22, session.SessionInfo.Origin),
+	// The scenario (or an application's host) gives way first: its name
+	// is cut, but a column that names what ran stays.
+	{name: "SCENARIO/APP", width: 22, least: len("SCENARIO/APP"), value: session.SessionInfo.Origin, less: byText(session.SessionInfo.Origin)},
 	textColumn("PROTOCOL", 18, func(s session.SessionInfo) string { return s.Protocol }),
 	textColumn("PROVIDER", 10, func(s session.SessionInfo) string { return s.Provider }),
 	textColumn("MODEL", 20, session.SessionInfo.ModelShown),

@@ -189,3 +189,94 @@ func TestSessionsSearchContent(t *testing.T) {
 	}
 	contains(t, d.View(200, 30), `no session matches "nowhere-in-any-session" (of 2 stored)`)
 }
+
+// A fork sits under the session it was made from (as `modelwire
+// sessions` nests it, with the same SessionTree), a fork of a fork one
+// step further in, whatever the sort puts between them; a fork whose
+// parent the search hides stands on its own.
+func TestSessionsListNestsForks(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 10, 0, 0, 0, time.Local)
+	info := func(id string, h int, parent string) store.SessionInfo {
+		return store.SessionInfo{ID: id, CreatedAt: t0.Add(time.Duration(h) * time.Hour), Status: "done", Scenario: "refund",
+			Protocol: "openai-responses", Provider: "sim", ParentID: parent}
+	}
+	km := DefaultKeyMap()
+	d := newSessionsDialog(newCommon("dark", true, false, nil), &km)
+	d.setList([]store.SessionInfo{
+		info("1aaaaaaaaaaa", 0, ""), info("1ppppppppppp", 1, ""), info("1xxxxxxxxxxx", 2, ""),
+		info("1fffffffffff", 3, "1ppppppppppp"), info("1ggggggggggg", 4, "1fffffffffff"),
+	}, nil)
+	var ids []string
+	for _, s := range d.visible() {
+		ids = append(ids, s.ID[:2])
+	}
+	if got := strings.Join(ids, " "); got != "1x 1p 1f 1g 1a" {
+		t.Errorf("newest first, forks under their parents: %s, want 1x 1p 1f 1g 1a", got)
+	}
+	// On screen: the fork in the row under its parent, after ↳; the fork
+	// of the fork a cell further in.
+	view := screenText(d.View(120, 30))
+	row := func(id string) int { return strings.Index(view, id) }
+	if !(row("1ppppppppppp") < row("↳ 1fffffffffff") && row("↳ 1fffffffffff") < row("↳ 1ggggggggggg") && row("1ggggggggggg") < row("1aaaaaaaaaaa")) {
+		t.Errorf("the forks are not under their parents:\n%s", view)
+	}
+	contains(t, view, "│   1ppppppppppp    06-01 11:00", "│   ↳ 1fffffffffff  06-01 13:00", "│    ↳ 1ggggggggggg 06-01 14:00")
+	// Searching for the fork alone: no parent above it to sit under.
+	d.HandleKey(key1("/"), &km)
+	for _, r := range "1ffff" {
+		d.HandleKey(key1(string(r)), &km)
+	}
+	d.HandleKey(key1("enter"), &km)
+	if s := screenText(d.View(120, 30)); !strings.Contains(s, "▸ 1fffffffffff   06-01") || strings.Contains(s, "↳") {
+		t.Errorf("a fork listed without its parent:\n%s", s)
+	}
+}
+
+// The list's key line names the keys the list has, from its key map:
+// enter replays (it does not "select / edit source", the assembly
+// panel's); and every key the line shows does something in the list.
+func TestSessionsListKeyLine(t *testing.T) {
+	d, view := sessionsView(t, 400)
+	s := view()
+	contains(t, s, "enter replay", "/ search", "m mark for diff", "esc close")
+	if strings.Contains(s, "edit source") {
+		t.Errorf("the key line offers the assembly panel's enter:\n%s", s)
+	}
+	km := DefaultKeyMap()
+	for _, b := range d.Bindings(&km) {
+		d, _ := sessionsView(t, 400)
+		d.sel = 1
+		type state struct {
+			sel, sortBy, marked int
+			desc, editing       bool
+		}
+		snap := func() state { return state{d.sel, d.sortBy, len(d.marked), d.desc, d.editing} }
+		before := snap()
+		k := b.Keys()[0]
+		act, _ := d.HandleKey(key1(k), &km)
+		if act == nil && snap() == before {
+			t.Errorf("%q (%s %s) is on the key line but does nothing in the list", k, b.Help().Key, b.Help().Desc)
+		}
+		if k == "enter" {
+			if _, ok := act.(actOpenReplay); !ok {
+				t.Errorf("enter gave %T, want the replay", act)
+			}
+		}
+	}
+}
+
+// At 80 columns (the dialog gets 78) the list keeps the PROTOCOL
+// column: the scenario column is cut to make room, and no column name is.
+func TestSessionsListKeepsProtocolAt80(t *testing.T) {
+	d, _ := sessionsView(t, 78)
+	s := screenText(d.View(78, 30))
+	contains(t, s, "ID", "SCENARIO/APP", "PROTOCOL", "STATUS", "FAILED", "anthropic-messages", "openai-responses", "running")
+	for _, line := range strings.Split(s, "\n") {
+		if w := ansi.StringWidth(line); w > 78 {
+			t.Errorf("line of %d cells: %q", w, line)
+		}
+	}
+	// Wider, the scenario column is whole again.
+	d, _ = sessionsView(t, 200)
+	contains(t, d.View(200, 30), "refund/wrong-cap       ")
+}

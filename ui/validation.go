@@ -61,6 +61,11 @@ func (p *validationPanel) lines() []string {
 		out = append(out, g...)
 	}
 	out = append(out, cut(s.Muted.Render("session ")+p.status(st), w))
+	if why := stopReason(st); why != "" && p.interrupted(st) {
+		for _, l := range wrapLines(why, max(1, w-2)) {
+			out = append(out, "  "+s.Muted.Render(l))
+		}
+	}
 	out = append(out, "", p.c.section("layers"))
 	byLayer := map[string]session.LayerResult{}
 	for _, l := range st.Layers {
@@ -106,6 +111,9 @@ func (p *validationPanel) lines() []string {
 
 func (p *validationPanel) status(st *session.State) string {
 	s := p.c.Styles
+	if p.interrupted(st) {
+		return s.Warn.Render("interrupted")
+	}
 	switch st.Status {
 	case "done":
 		return s.Good.Render("done")
@@ -118,6 +126,24 @@ func (p *validationPanel) status(st *session.State) string {
 		return s.Info.Render("running")
 	}
 	return s.Warn.Render(string(st.Status))
+}
+
+// interrupted reports whether the session shows as stopped before its
+// end: it is, or it is a replay of one that was (whose record ends where
+// it stopped: it is not running anywhere).
+func (p *validationPanel) interrupted(st *session.State) bool {
+	return st.Status == "interrupted" || st.Status == "running" && p.d.replay && p.d.ended == "interrupted"
+}
+
+// stopReason is why an interrupted session stopped, as stored: the error
+// of its last attempt ("" when it has none).
+func stopReason(st *session.State) string {
+	for i := len(st.Turns) - 1; i >= 0; i-- {
+		if as := st.Turns[i].Attempts; len(as) > 0 {
+			return oneLine(as[len(as)-1].Err)
+		}
+	}
+	return ""
 }
 
 // answer lists the parsed answer's top-level fields: scalars as they are,

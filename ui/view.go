@@ -179,7 +179,14 @@ func (m *Model) headerState() string {
 		if m.playing {
 			play = "▶"
 		}
-		return s.Accent.Render(fmt.Sprintf("entry %d/%d · turn %d · %s ×%g", m.cur.pos, m.rep.Entries, m.cur.turnOf(m.cur.pos), play, replaySpeeds[m.speed]))
+		// The turn is the one the panels show, counted from 1 as they
+		// count it (before its first entry the replay shows turn 1's
+		// request already).
+		turn := ""
+		if t := m.cur.state.Current(); t != nil {
+			turn = fmt.Sprintf(" · turn %d", t.N)
+		}
+		return s.Accent.Render(fmt.Sprintf("entry %d/%d%s · %s ×%g", m.cur.pos, m.rep.Entries, turn, play, replaySpeeds[m.speed]))
 	}
 	st := m.d.state
 	switch {

@@ -6,6 +6,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rivo/uniseg"
+
+	"github.com/modelwire/modelwire/themes"
 )
 
 // wrapLines wraps text to width display cells. Plain text breaks where
@@ -45,14 +47,25 @@ func wrapParagraph(s string, width int) []string {
 // the spaces at a break dropped; the first line keeps its indentation.
 // Markdown wraps its styled spans along the same ranges (markdown.go).
 func breakLines(s string, width int) [][2]int {
+	state := -1
+	return breakAt(s, width, func(rest string) string {
+		var seg string
+		seg, _, _, state = uniseg.FirstLineSegmentInString(rest, state)
+		return seg
+	})
+}
+
+// breakAt is breakLines with the text's unbreakable pieces given by next
+// (the piece at the start of rest, which is never empty): a line breaks
+// only between two pieces, and a piece wider than the line is cut by
+// grapheme.
+func breakAt(s string, width int, next func(rest string) string) [][2]int {
 	width = max(width, 1)
 	var out [][2]int
 	start, end, lw := 0, 0, 0
 	empty := true // the current line has nothing yet
-	state := -1
 	for pos := 0; pos < len(s); {
-		var seg string
-		seg, _, _, state = uniseg.FirstLineSegmentInString(s[pos:], state)
+		seg := next(s[pos:])
 		at := pos
 		pos += len(seg)
 		word := strings.TrimRight(seg, " ")
@@ -98,6 +111,72 @@ func breakLines(s string, width int) [][2]int {
 		out = append(out, [2]int{start, end})
 	}
 	return out
+}
+
+// wrapJSON wraps JSON text to width display cells — a whole document or
+// the part of one a stream has sent so far — breaking between tokens:
+// after a comma, a colon or an opening bracket, before a key or a value,
+// never before the punctuation that closes one. Inside a string it breaks
+// where its text may (UAX #14: between words, between CJK characters),
+// so a key or an identifier ("requested_refund_cents") stays whole where
+// a line can hold it.
+func wrapJSON(s string, width int) []string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\t", "  ")
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		for _, r := range breakAt(para, width, jsonPieces(para)) {
+			out = append(out, para[r[0]:r[1]])
+		}
+	}
+	return out
+}
+
+// jsonPieces cuts a line of JSON into the pieces wrapJSON keeps whole,
+// for breakAt: a token with the spaces, colon, comma and closing brackets
+// after it; a string's text cut where UAX #14 allows.
+func jsonPieces(line string) func(rest string) string {
+	var pieces []string
+	for _, t := range jsonTokens(line) {
+		glue := len(pieces) > 0 && (strings.TrimLeft(t.text, " ") == "" || strings.ContainsAny(t.text[:1], ":,}]"))
+		switch {
+		case glue:
+			pieces[len(pieces)-1] += t.text
+		case t.kind == themes.TokenString || t.kind == themes.TokenKey:
+			state := -1
+			for rest := t.text; rest != ""; {
+				var seg string
+				seg, rest, _, state = uniseg.FirstLineSegmentInString(rest, state)
+				pieces = append(pieces, seg)
+			}
+		default:
+			pieces = append(pieces, t.text)
+		}
+	}
+	i := 0
+	return func(rest string) string {
+		if i == len(pieces) { // cannot happen: the tokens cover the line
+			return rest
+		}
+		i++
+		return pieces[i-1]
+	}
+}
+
+// widestUnbreakable is the width of the widest piece of plain text s
+// between two line-break opportunities (UAX #14, as breakLines breaks):
+// the narrowest a column holding s can be without cutting a word.
+func widestUnbreakable(s string) int {
+	w, state := 0, -1
+	for _, para := range strings.Split(s, "\n") {
+		for para != "" {
+			var seg string
+			seg, para, _, state = uniseg.FirstLineSegmentInString(para, state)
+			w = max(w, ansi.StringWidth(strings.TrimRight(seg, " ")))
+		}
+		state = -1
+	}
+	return w
 }
 
 // styleLines styles each line on its own, so no escape code spans a line

@@ -1,11 +1,16 @@
 package ui
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rivo/uniseg"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 )
 
 // A Chinese paragraph with a few spaces fills each line: it breaks between
@@ -63,5 +68,57 @@ func TestMarkdownWrapsCJK(t *testing.T) {
 		if !strings.Contains(strings.Join(strings.Fields(all), ""), want) {
 			t.Errorf("lost %q:\n%s", want, all)
 		}
+	}
+}
+
+// Streamed tool-call arguments wrap between JSON tokens: a key or an
+// identifier is never cut where a line can hold it, a string's words and
+// CJK characters break as text does, lines fit their width in cells, and
+// nothing is lost — in the lane of a call still streaming, at 80 and 120
+// columns, and at any width from the longest token's up.
+func TestStreamedJSONWrapsAtTokens(t *testing.T) {
+	args := `{"order_id":"O-2048","line_id":"L1","requested_refund_cents":15000,"evidence_ids":["E-order","E-ledger","E-policy"],` +
+		`"quality_evidence_missing":true,"reason":"商品有质量问题，申请退款 please check the quality evidence before any refund"`
+	word := regexp.MustCompile(`[A-Za-z_]+`)
+	whole := map[string]bool{}
+	for _, w := range word.FindAllString(args, -1) {
+		whole[w] = true
+	}
+	check := func(what string, lines []string, width int) {
+		t.Helper()
+		for _, l := range lines {
+			if w := ansi.StringWidth(l); w > width {
+				t.Fatalf("%s: a line of %d cells at %d: %q", what, w, width, l)
+			}
+			for _, w := range word.FindAllString(l, -1) {
+				if !whole[w] {
+					t.Fatalf("%s at %d: %q is a piece of a word:\n%s", what, width, w, strings.Join(lines, "\n"))
+				}
+			}
+		}
+		if got := strings.Join(lines, ""); strings.ReplaceAll(got, " ", "") != strings.ReplaceAll(args, " ", "") {
+			t.Fatalf("%s at %d lost text:\n%s", what, width, strings.Join(lines, "\n"))
+		}
+	}
+	for width := len(`"quality_evidence_missing":`); width <= 100; width++ {
+		check("wrapJSON", wrapJSON(args, width), width)
+	}
+	for _, size := range [][2]int{{80, 24}, {120, 36}} {
+		m := newLive(t, size[0], size[1])
+		var ups []session.Update
+		ups = append(ups, step(0, adapters.Event{Type: adapters.EvItemStarted, ItemID: "fc_1", Kind: string(adapters.KindToolCall), CallID: "call_1", Name: "assess"}))
+		for i, c := range chunks(args, 9) {
+			ups = append(ups, step(i+1, adapters.Event{Type: adapters.EvToolArgsDelta, ItemID: "fc_1", CallID: "call_1", Delta: c}))
+		}
+		m.Update(updatesMsg{gen: m.gen, ups: ups})
+		m.setFocus(panelStream)
+		p := m.panels[panelStream].(*streamPanel)
+		var body []string
+		for _, l := range p.lines() {
+			if l := screenText(l); strings.HasPrefix(l, "  ") {
+				body = append(body, strings.TrimPrefix(l, "  "))
+			}
+		}
+		check(fmt.Sprintf("the lane at %dx%d", size[0], size[1]), body, p.w-2)
 	}
 }
