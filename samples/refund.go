@@ -68,9 +68,14 @@ func refundModel(sc *session.Scenario) session.Responder {
 		}
 		if miss := r.missing(); len(miss) > 0 {
 			why.add("ask-first", "the task names no %s: the model asks instead of guessing", strings.Join(miss, ", "))
-			return adapters.ModelTurn{Stop: adapters.StopFinal, Why: why, Items: []adapters.OutputItem{{Kind: adapters.KindMessage,
+			turn := adapters.ModelTurn{Stop: adapters.StopFinal, Why: why, Items: []adapters.OutputItem{{Kind: adapters.KindMessage,
 				Text: r.lang("请提供要核查的订单号、商品行和申请退款的金额，我再按工具查到的记录核查。",
-					"Which order, line and amount should I check? Please give the order number, the line and the amount requested, and I will check them against the records.")}}}, nil
+					"Which order, line and amount should I check? Please give the order number, the line and the amount requested, and I will check them against the records.")}}}
+			if in.Reasoning {
+				turn.Items = append([]adapters.OutputItem{{Kind: adapters.KindReasoning,
+					Text: r.lang("任务没有给出要核查的订单、商品行或金额，不能猜，先问清楚。", "The task does not say which order, line or amount to check; ask rather than guess.")}}, turn.Items...)
+			}
+			return turn, nil
 		}
 		obs := readRefundObs(in.Results)
 		if calls := refundCalls(r, in, obs, &why); len(calls) > 0 {
@@ -185,6 +190,16 @@ func argsFor(in *adapters.Inbound, name string, known map[string]wire.Value, why
 	for _, e := range obj.Get("required").Elements() {
 		required = append(required, e.Str())
 	}
+	props, _ := obj.Get("properties").Members()
+	if !obj.Has("required") {
+		// A schema that requires nothing: the properties it declares that
+		// the model has values for, in its order.
+		for _, k := range props.Keys {
+			if known[k].Present() {
+				required = append(required, k)
+			}
+		}
+	}
 	b := []byte{'{'}
 	for i, k := range required {
 		v := known[k]
@@ -200,7 +215,6 @@ func argsFor(in *adapters.Inbound, name string, known map[string]wire.Value, why
 		b = appendArg(b, v)
 	}
 	for _, k := range []string{"order_id", "line_id"} {
-		props, _ := obj.Get("properties").Members()
 		if props.Has(k) && !slices.Contains(required, k) && known[k].Present() {
 			why.add("args-from-schema", "%s's schema does not require %s: the call leaves it out", name, k)
 		}

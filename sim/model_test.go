@@ -35,6 +35,11 @@ const (
 	{"type":"function","name":"get_refund_ledger","strict":true,"parameters":{"type":"object","properties":{"order_id":{"type":"string"},"line_id":{"type":"string"}},"required":["order_id","line_id"],"additionalProperties":false}},
 	{"type":"function","name":"get_refund_policy","strict":true,"parameters":{"type":"object","properties":{"category":{"type":"string"},"received_at":{"type":"string"},"reason":{"type":"string"}},"required":["category","received_at","reason"],"additionalProperties":false}}]`
 	task      = `{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}`
+	// rules and format: the read-only rule and a JSON answer, as the
+	// refund case's request has them (without them the model says the
+	// refund was made, and answers in prose).
+	rules  = `"本任务只读核查，不提交退款。输出证据 ID。"`
+	format = `,"text":{"format":{"type":"json_object"}}`
 	orderCall = `{"type":"function_call","call_id":"call_order","name":"get_order_line","arguments":"{\"order_id\":\"O-2048\",\"line_id\":\"L1\"}"}`
 	orderOut  = `{"type":"function_call_output","call_id":"call_order","output":"{\"status\":\"ok\",\"evidence_id\":\"E-order\",\"order_id\":\"O-2048\",\"line_id\":\"L1\",\"currency\":\"CNY\",\"paid_cents\":PAID,\"category\":\"headphones\",\"received_at\":\"2026-10-15T12:00:00+08:00\",\"reason\":\"quality_issue\",\"quality_evidence\":\"missing\"}"}`
 	turn2Call = `{"type":"function_call","call_id":"call_ledger","name":"get_refund_ledger","arguments":"{\"order_id\":\"O-2048\",\"line_id\":\"L1\"}"},{"type":"function_call","call_id":"call_policy","name":"get_refund_policy","arguments":"{\"category\":\"headphones\",\"received_at\":\"2026-10-15T12:00:00+08:00\",\"reason\":\"quality_issue\"}"}`
@@ -46,7 +51,7 @@ const (
 // items and extra top-level fields.
 func respond(t *testing.T, base, input, extra string) gjson.Result {
 	t.Helper()
-	body := `{"model":"m","input":[` + task + input + `],"tools":` + refundTools + extra + `}`
+	body := `{"model":"m","instructions":` + rules + `,"input":[` + task + input + `],"tools":` + refundTools + format + extra + `}`
 	status, out := post(t, base, "/v1/responses", body)
 	if status != http.StatusOK {
 		t.Fatalf("status %d: %s", status, out)
@@ -123,7 +128,7 @@ func TestParallelSwitch(t *testing.T) {
 	}
 	// Anthropic's switch.
 	anth := `{"model":"m","max_tokens":1000,"tools":[{"name":"get_refund_ledger","input_schema":{"type":"object"}},{"name":"get_refund_policy","input_schema":{"type":"object"}}],"tool_choice":{"type":"auto","disable_parallel_tool_use":true},` +
-		`"messages":[{"role":"user","content":"核查"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_order","name":"get_order_line","input":{"order_id":"O-2048","line_id":"L1"}}]},` +
+		`"messages":[{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_order","name":"get_order_line","input":{"order_id":"O-2048","line_id":"L1"}}]},` +
 		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_order","content":"{\"status\":\"ok\",\"evidence_id\":\"E-order\",\"order_id\":\"O-2048\",\"line_id\":\"L1\",\"paid_cents\":18000,\"category\":\"headphones\",\"received_at\":\"2026-10-15T12:00:00+08:00\",\"reason\":\"quality_issue\",\"quality_evidence\":\"missing\"}"}]}]}`
 	_, out := post(t, base, "/v1/messages", anth, "anthropic-version", "2023-06-01")
 	uses := gjson.Get(out, `content.#(type=="tool_use")#.name`).Array()
@@ -178,9 +183,9 @@ func TestOutputTokenLimitTruncates(t *testing.T) {
 		t.Errorf("output_tokens %d, want 1..20", n)
 	}
 	for p, c := range map[string]struct{ path, body, stop string }{
-		"chat":      {"/v1/chat/completions", `{"model":"m","max_completion_tokens":5,"messages":[{"role":"user","content":"核查"}]}`, `choices.0.finish_reason`},
-		"anthropic": {"/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"核查"}]}`, `stop_reason`},
-		"gemini":    {"/v1beta/models/m:generateContent", `{"contents":[{"role":"user","parts":[{"text":"核查"}]}],"generationConfig":{"maxOutputTokens":5}}`, `candidates.0.finishReason`},
+		"chat":      {"/v1/chat/completions", `{"model":"m","max_completion_tokens":5,"messages":[{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}]}`, `choices.0.finish_reason`},
+		"anthropic": {"/v1/messages", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}]}`, `stop_reason`},
+		"gemini":    {"/v1beta/models/m:generateContent", `{"contents":[{"role":"user","parts":[{"text":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}]}],"generationConfig":{"maxOutputTokens":5}}`, `candidates.0.finishReason`},
 	} {
 		_, out := post(t, base, c.path, c.body, "anthropic-version", "2023-06-01")
 		want := map[string]string{"chat": "length", "anthropic": "max_tokens", "gemini": "MAX_TOKENS"}[p]
@@ -201,7 +206,7 @@ func TestReasoningOnlyWhenAsked(t *testing.T) {
 		t.Errorf("reasoning asked, none given: %s", r.Raw)
 	}
 	ds := func(thinking string) string {
-		_, out := post(t, base, "/chat/completions", `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"核查"}]`+thinking+`}`)
+		_, out := post(t, base, "/chat/completions", `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}]`+thinking+`}`)
 		return out
 	}
 	if out := ds(`,"thinking":{"type":"disabled"}`); gjson.Get(out, "choices.0.message.reasoning_content").String() != "" {
@@ -211,7 +216,7 @@ func TestReasoningOnlyWhenAsked(t *testing.T) {
 		t.Errorf("DeepSeek thinking enabled gives no reasoning_content: %s", out)
 	}
 	anth := func(thinking string) string {
-		_, out := post(t, base, "/v1/messages", `{"model":"m","max_tokens":4000,"messages":[{"role":"user","content":"核查"}]`+thinking+`}`, "anthropic-version", "2023-06-01")
+		_, out := post(t, base, "/v1/messages", `{"model":"m","max_tokens":4000,"messages":[{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}]`+thinking+`}`, "anthropic-version", "2023-06-01")
 		return out
 	}
 	if out := anth(""); gjson.Get(out, `content.#(type=="thinking")`).Exists() {
@@ -221,7 +226,7 @@ func TestReasoningOnlyWhenAsked(t *testing.T) {
 		t.Errorf("Anthropic thinking asked: no signed thinking block: %s", out)
 	}
 	gem := func(cfg string) string {
-		_, out := post(t, base, "/v1beta/models/m:generateContent", `{"contents":[{"role":"user","parts":[{"text":"核查"}]}]`+cfg+`}`)
+		_, out := post(t, base, "/v1beta/models/m:generateContent", `{"contents":[{"role":"user","parts":[{"text":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}]}]`+cfg+`}`)
 		return out
 	}
 	if out := gem(""); gjson.Get(out, `candidates.0.content.parts.#(thought==true)`).Exists() {
@@ -234,11 +239,11 @@ func TestReasoningOnlyWhenAsked(t *testing.T) {
 
 func TestDeepSeekRefusesForcedToolsWhileThinking(t *testing.T) {
 	base := start(t, "", sim.Options{})
-	status, out := post(t, base, "/chat/completions", `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"核查"}],"tools":[{"type":"function","function":{"name":"get_order_line","parameters":{"type":"object"}}}],"tool_choice":"required","thinking":{"type":"enabled"}}`)
+	status, out := post(t, base, "/chat/completions", `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}],"tools":[{"type":"function","function":{"name":"get_order_line","parameters":{"type":"object"}}}],"tool_choice":"required","thinking":{"type":"enabled"}}`)
 	if status != 400 || !strings.Contains(out, "tool_choice") {
 		t.Errorf("forced tool choice in thinking mode: %d %s", status, out)
 	}
-	status, _ = post(t, base, "/chat/completions", `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"核查"}],"tools":[{"type":"function","function":{"name":"get_order_line","parameters":{"type":"object"}}}],"tool_choice":"required","thinking":{"type":"disabled"}}`)
+	status, _ = post(t, base, "/chat/completions", `{"model":"deepseek-v4-flash","messages":[{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}],"tools":[{"type":"function","function":{"name":"get_order_line","parameters":{"type":"object"}}}],"tool_choice":"required","thinking":{"type":"disabled"}}`)
 	if status != 200 {
 		t.Errorf("forced tool choice without thinking: %d", status)
 	}
@@ -252,7 +257,7 @@ func TestGeminiFunctionCallingConfig(t *testing.T) {
 		`{"mode":"AUTO"}`: `get_order_line`,
 		`{"mode":"ANY","allowedFunctionNames":["get_refund_ledger"]}`: `get_refund_ledger`,
 	} {
-		_, out := post(t, base, "/v1beta/models/m:generateContent", `{"contents":[{"role":"user","parts":[{"text":"核查"}]}],`+decl+`,"toolConfig":{"functionCallingConfig":`+cfg+`}}`)
+		_, out := post(t, base, "/v1beta/models/m:generateContent", `{"contents":[{"role":"user","parts":[{"text":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}]}],`+decl+`,"toolConfig":{"functionCallingConfig":`+cfg+`}}`)
 		got := gjson.Get(out, `candidates.0.content.parts.#(functionCall).functionCall.name`).String()
 		if got != want {
 			t.Errorf("%s: called %q, want %q (%s)", cfg, got, want, out)
