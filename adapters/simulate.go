@@ -66,6 +66,17 @@ type WireEvent struct {
 // was a tenth of a request's cost), or a stream's finished event buffer.
 func View(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
+// RawView is raw JSON text read from a request body (a View, or a
+// sub-string of one) as a json.RawMessage, without a copy: a tool's
+// parameter schema or an output schema, which CheckRequest hands on as
+// the request states it. The bytes are the body's: never write them.
+func RawView(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
 // EventWriter writes a simulated stream's event data one event after
 // another into one buffer, Buf, each event's data then a slice of it: a
 // stream is hundreds of events, and a string each was most of what a
@@ -154,16 +165,32 @@ type Inbound struct {
 	// RoleDeveloper; a protocol's top-level system field is RoleSystem)
 	// and user messages (RoleUser; context material travels there).
 	// The model's own earlier turns and the tool results are not here.
+	// A top-level system field comes first wherever the body puts it
+	// (Gemini's systemInstruction follows contents), as the model reads
+	// it first.
 	Prompt []PromptPart
 	// ToolDefs are the declared function tools as the request states
 	// them (description and parameter schema as raw JSON), in order.
 	ToolDefs []Tool
 	// Output is the output format the request asks for in its own
 	// fields (Responses text.format, Chat response_format, Anthropic
-	// output_format, Gemini responseMimeType/responseSchema, …): Mode ""
-	// when it asks for none, OutputJSON for a bare JSON mode,
+	// output_config.format, Gemini responseMimeType/responseSchema, …):
+	// Mode "" when it asks for none, OutputJSON for a bare JSON mode,
 	// OutputJSONSchema with Name, Schema and Strict as sent.
+	//
+	// Like the strings, a tool's Parameters and the Output's Schema may
+	// share the body's memory (RawView): they are read, never written.
 	Output OutputContract
+}
+
+// AddPrompt appends a prompt part. The first makes room for eight, a
+// request's usual count (rules, a skill, the task, some context): one
+// allocation, not one per doubling.
+func (in *Inbound) AddPrompt(role SourceRole, text string) {
+	if in.Prompt == nil {
+		in.Prompt = make([]PromptPart, 0, 8)
+	}
+	in.Prompt = append(in.Prompt, PromptPart{Role: role, Text: text})
 }
 
 // PromptPart is one text of a request's prompt and the role it came in.

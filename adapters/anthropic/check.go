@@ -37,6 +37,7 @@ type request struct {
 type blockIn struct {
 	typ       string
 	text      wire.Value
+	str       string // text's text, decoded once
 	id, name  string
 	toolUseID wire.Value
 	content   wire.Value
@@ -89,6 +90,7 @@ func (protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 		return nil, e
 	}
 	readChoices(top, r.in)
+	r.in.Output = readOutput(top)
 	return r.in, nil
 }
 
@@ -172,7 +174,10 @@ func (r *request) sampling() *adapters.SimError {
 func (r *request) system() *adapters.SimError {
 	v := r.top.Get("system")
 	switch v.Kind() {
-	case wire.KindAbsent, wire.KindNull, wire.KindString:
+	case wire.KindString:
+		r.in.AddPrompt(adapters.RoleSystem, v.Str())
+		return nil
+	case wire.KindAbsent, wire.KindNull:
 		return nil
 	case wire.KindArray:
 	default:
@@ -190,6 +195,7 @@ func (r *request) system() *adapters.SimError {
 		if b.Get("text").Kind() != wire.KindString {
 			return invalid("system.%d.text: Field required", i)
 		}
+		r.in.AddPrompt(adapters.RoleSystem, b.Get("text").Str())
 	}
 	return nil
 }
@@ -214,6 +220,16 @@ func (r *request) tools() *adapters.SimError {
 			return invalid("tools.%d.name: Field required", i)
 		}
 		r.in.Tools = append(r.in.Tools, name)
+		// A custom tool (type absent or "custom") is a function the
+		// client runs; server tools (web_search_…, bash_…) are not.
+		if typ := t.Get("type"); typ.Present() && typ.Str() != "custom" {
+			continue
+		}
+		if r.in.ToolDefs == nil {
+			r.in.ToolDefs = make([]adapters.Tool, 0, len(tools)-i)
+		}
+		r.in.ToolDefs = append(r.in.ToolDefs, adapters.Tool{Name: name, Description: t.Get("description").Str(),
+			Parameters: adapters.RawView(t.Get("input_schema").Raw), Strict: t.Get("strict").Bool()})
 	}
 	return nil
 }
@@ -304,6 +320,15 @@ func (r *request) messages() *adapters.SimError {
 		if r.blocks[i], e = contentBlocks(m.Get("content"), i, i == len(msgs)-1 && r.roles[i] == "assistant"); e != nil {
 			return e
 		}
+		if r.roles[i] == "user" {
+			// The user's words are prompt; tool results (Results) and
+			// the assistant's turns are not.
+			for _, b := range r.blocks[i] {
+				if b.typ == "text" {
+					r.in.AddPrompt(adapters.RoleUser, b.str)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -322,7 +347,7 @@ func contentBlocks(content wire.Value, i int, finalAssistant bool) ([]blockIn, *
 		if strings.TrimSpace(text) == "" && text != "" && !finalAssistant {
 			return nil, invalid("messages: text content blocks must contain non-whitespace text")
 		}
-		return []blockIn{{typ: "text", text: content}}, nil
+		return []blockIn{{typ: "text", text: content, str: text}}, nil
 	case wire.KindArray:
 	default:
 		return nil, invalid("messages.%d.content: Input should be a valid list", i)
@@ -348,6 +373,7 @@ func contentBlocks(content wire.Value, i int, finalAssistant bool) ([]blockIn, *
 				return nil, invalid("messages.%d.content.%d.text: Input should be a valid string", i, j)
 			}
 			text := blk.text.Str()
+			blk.str = text
 			if text == "" {
 				return nil, invalid("messages: text content blocks must be non-empty")
 			}

@@ -22,3 +22,20 @@ func readChoices(top wire.Object, in *adapters.Inbound) {
 	t := gjson.Parse(top.Get("thinking").Raw).Get("type").String()
 	in.Reasoning = t == "enabled" || t == "adaptive"
 }
+
+// readOutput is the output format a checked request asks for:
+// output_config.format {"type":"json_schema","schema":…} (structured
+// outputs; the beta's top-level output_format, which the API still
+// reads, when output_config has none). Anthropic's format has no name and
+// no strict flag: Name is "" and Strict false, as sent.
+func readOutput(top wire.Object) adapters.OutputContract {
+	f := top.Get("output_config").Member("format")
+	if !f.Present() {
+		f = top.Get("output_format")
+	}
+	typ, schema := f.MemberPair("type", "schema")
+	if typ.Str() != "json_schema" || !schema.Present() {
+		return adapters.OutputContract{}
+	}
+	return adapters.OutputContract{Mode: adapters.OutputJSONSchema, Schema: adapters.RawView(schema.Raw)}
+}

@@ -34,6 +34,7 @@ type request struct {
 	parts       [][]wire.Object
 	partsGiven  []bool
 	temperature *float64
+	gc          wire.Object // generationConfig
 }
 
 // requestRules are the API's checks in the order it applies them: first
@@ -87,6 +88,8 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 		return nil, e
 	}
 	readChoices(top, r.in)
+	r.readPrompt()
+	r.readOutput()
 	return r.in, nil
 }
 
@@ -117,6 +120,7 @@ func (r *request) payload() *adapters.SimError {
 		vs = append(vs, v)
 	} else {
 		gc, _ = gcRaw.Members()
+		r.gc = gc
 	}
 	if t := simGet(gc, "temperature"); simKind(t) != wire.KindAbsent {
 		if f, ok := simNumber(t); ok {
@@ -138,9 +142,22 @@ func (r *request) payload() *adapters.SimError {
 	// Tools offered (read leniently: the API validates them further).
 	for _, t := range simGet(r.top, "tools").Elements() {
 		tool, _ := t.Members()
-		for _, d := range simGet(tool, "functionDeclarations").Elements() {
+		decls := simGet(tool, "functionDeclarations").Elements()
+		for i, d := range decls {
 			decl, _ := d.Members()
-			r.in.Tools = append(r.in.Tools, decl.Get("name").Str())
+			name := decl.Get("name").Str()
+			r.in.Tools = append(r.in.Tools, name)
+			// parametersJsonSchema is JSON Schema, parameters the
+			// OpenAPI subset; a declaration gives one of them.
+			params := simGet(decl, "parametersJsonSchema")
+			if simKind(params) == wire.KindAbsent {
+				params = simGet(decl, "parameters")
+			}
+			if r.in.ToolDefs == nil {
+				r.in.ToolDefs = make([]adapters.Tool, 0, len(decls)-i)
+			}
+			r.in.ToolDefs = append(r.in.ToolDefs, adapters.Tool{Name: name, Description: decl.Get("description").Str(),
+				Parameters: adapters.RawView(params.Raw)})
 		}
 	}
 	return nil
@@ -457,12 +474,40 @@ var (
 		"toolCall", "toolResponse", "thought", "thoughtSignature", "videoMetadata", "partMetadata", "mediaResolution")
 )
 
-// simGet reads a field by its lowerCamel or snake_case name.
+// simGet reads a field by its lowerCamel or snake_case name. The
+// snake_case name is matched in place, not built: a request reads a few
+// dozen fields, most of them absent (thoughtSignature on every part), and
+// building each name was a fifth of a check's allocations.
 func simGet(obj wire.Object, camel string) wire.Value {
 	if obj.Has(camel) {
 		return obj.Get(camel)
 	}
-	return obj.Get(simSnake(camel))
+	for i := len(obj.Keys) - 1; i >= 0; i-- {
+		if isSnakeOf(obj.Keys[i], camel) {
+			return obj.Vals[i]
+		}
+	}
+	return wire.Value{}
+}
+
+// isSnakeOf: key is simSnake(camel).
+func isSnakeOf(key, camel string) bool {
+	j := 0
+	for i := 0; i < len(camel); i++ {
+		c := camel[i]
+		if 'A' <= c && c <= 'Z' {
+			if j >= len(key) || key[j] != '_' {
+				return false
+			}
+			j++
+			c += 'a' - 'A'
+		}
+		if j >= len(key) || key[j] != c {
+			return false
+		}
+		j++
+	}
+	return j == len(key)
 }
 
 // simClip quotes a rejected value as ESF does (shortened).

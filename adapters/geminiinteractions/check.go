@@ -35,6 +35,10 @@ var simModelSteps = map[string]bool{"thought": true, "model_output": true, "func
 type request struct {
 	root, gc gjson.Result
 	in       *adapters.Inbound
+	// format and mime are response_format and response_mime_type, met
+	// while the members are listed (a lookup of each would walk the
+	// whole body again, the history included).
+	format, mime gjson.Result
 }
 
 // requestRules are the API's checks in the order it applies them.
@@ -80,15 +84,21 @@ func (Protocol) CheckRequest(method, path string, _ http.Header, body []byte) (*
 	if e := wire.Check(r, requestRules); e != nil {
 		return nil, e
 	}
+	r.in.Output = readOutput(r.format, r.mime)
 	return r.in, nil
 }
 
 // unknown: the API names the first unknown parameter in sorted order.
 func (r *request) unknown() *adapters.SimError {
 	var unknown []string
-	r.root.ForEach(func(k, _ gjson.Result) bool {
-		if !simFields[k.String()] {
-			unknown = append(unknown, k.String())
+	r.root.ForEach(func(k, v gjson.Result) bool {
+		switch name := k.String(); {
+		case !simFields[name]:
+			unknown = append(unknown, name)
+		case name == "response_format":
+			r.format = v
+		case name == "response_mime_type":
+			r.mime = v
 		}
 		return true
 	})
@@ -128,8 +138,12 @@ func (r *request) scalars() *adapters.SimError {
 	if r.in.PreviousResponseID, serr = str("previous_interaction_id"); serr != nil {
 		return serr
 	}
-	if _, serr = str("system_instruction"); serr != nil {
+	system, serr := str("system_instruction")
+	if serr != nil {
 		return serr
+	}
+	if system != "" {
+		r.in.AddPrompt(adapters.RoleSystem, system)
 	}
 	stream, serr := boolean("stream")
 	if serr != nil {
@@ -189,7 +203,8 @@ func (r *request) tools() *adapters.SimError {
 	if tools.Exists() && !tools.IsArray() {
 		return simInvalid("Invalid value for 'tools': expected an array.")
 	}
-	for i, t := range tools.Array() {
+	list := tools.Array()
+	for i, t := range list {
 		if t.Get("type").String() != "function" {
 			continue
 		}
@@ -198,6 +213,11 @@ func (r *request) tools() *adapters.SimError {
 			return simInvalid("Missing required parameter: 'tools[%d].name'.", i)
 		}
 		r.in.Tools = append(r.in.Tools, name)
+		if r.in.ToolDefs == nil {
+			r.in.ToolDefs = make([]adapters.Tool, 0, len(list)-i)
+		}
+		desc, params := wire.Value{Raw: t.Raw}.MemberPair("description", "parameters")
+		r.in.ToolDefs = append(r.in.ToolDefs, adapters.Tool{Name: name, Description: desc.Str(), Parameters: adapters.RawView(params.Raw)})
 	}
 	return nil
 }
@@ -242,7 +262,9 @@ func (r *request) steps() *adapters.SimError {
 				unanswered = slices.Delete(unanswered, j, j+1)
 			}
 			in.Results = append(in.Results, res)
-		case "user_input", "thought", "model_output":
+		case "user_input":
+			userInput(in, wire.Value{Raw: s.Raw}.Member("content"))
+		case "thought", "model_output":
 		default:
 			if !model {
 				return simInvalid("Invalid value for 'input[%d].type': unknown step type '%s'.", i, typ)
@@ -335,4 +357,55 @@ func simResultText(r gjson.Result) string {
 		return r.Raw
 	}
 	return b.String()
+}
+
+// userInput adds a user_input step's text to the prompt: a string
+// content, or each text content of its list (images, audio, video and
+// documents are not text). The step is read in place with wire's scanner:
+// gjson walks a value it returns once more to find its end, and decodes
+// every string it passes in two allocations.
+func userInput(in *adapters.Inbound, content wire.Value) {
+	if content.Kind() == wire.KindString {
+		in.AddPrompt(adapters.RoleUser, content.Str())
+		return
+	}
+	for c := range content.All() {
+		if typ, text := c.MemberPair("type", "text"); text.Kind() == wire.KindString && typ.Str() == "text" {
+			in.AddPrompt(adapters.RoleUser, text.Str())
+		}
+	}
+}
+
+// readOutput is the output format a checked request asks for:
+// response_format {"type":"text","mime_type":"application/json",
+// "schema"?:…} (or a list holding one), as the API reads it since
+// 2026-05; or, in the form it replaced, response_mime_type
+// "application/json" with the schema itself as response_format. A
+// schema asks for JSON only with the JSON MIME type (not text/x.enum).
+// The API's schemas have no name and no strict flag.
+func readOutput(f, legacy gjson.Result) adapters.OutputContract {
+	format := wire.Value{Raw: f.Raw}
+	var mime, schema wire.Value
+	if legacy.Exists() && legacy.Type != gjson.Null {
+		mime, schema = wire.Value{Raw: legacy.Raw}, format
+	} else {
+		for el := range format.All() {
+			if el.Member("type").Str() == "text" {
+				format = el
+				break
+			}
+		}
+		typ, m := format.MemberPair("type", "mime_type")
+		if typ.Str() != "text" {
+			return adapters.OutputContract{}
+		}
+		mime, schema = m, format.Member("schema")
+	}
+	switch {
+	case mime.Str() != "application/json":
+		return adapters.OutputContract{}
+	case schema.Kind() != wire.KindObject:
+		return adapters.OutputContract{Mode: adapters.OutputJSON}
+	}
+	return adapters.OutputContract{Mode: adapters.OutputJSONSchema, Schema: adapters.RawView(schema.Raw)}
 }

@@ -78,6 +78,7 @@ func (c *checker) messages(v jval) *adapters.SimError {
 				return e
 			}
 		}
+		c.prompt(r, content)
 		c.msgs = append(c.msgs, m)
 	}
 	return nil
@@ -136,7 +137,8 @@ func (c *checker) tools(v jval) *adapters.SimError {
 	if v.kind() != '[' {
 		return c.wrongType("tools", typeArray, v)
 	}
-	for i, t := range readArray(c.s, v) {
+	tools := readArray(c.s, v)
+	for i, t := range tools {
 		path := fmt.Sprintf("tools[%d]", i)
 		if t.kind() != '{' {
 			return c.wrongType(path, typeObject, t)
@@ -162,6 +164,12 @@ func (c *checker) tools(v jval) *adapters.SimError {
 			return c.invalid("Invalid '"+path+".function.name': empty string. Expected a string with minimum length 1, but got an empty string instead.", path+".function.name", "empty_string")
 		}
 		c.in.Tools = append(c.in.Tools, s)
+		if c.in.ToolDefs == nil {
+			c.in.ToolDefs = make([]adapters.Tool, 0, len(tools)-i)
+		}
+		desc, _ := fo.get("description").str()
+		c.in.ToolDefs = append(c.in.ToolDefs, adapters.Tool{Name: s, Description: desc,
+			Parameters: adapters.RawView(fo.get("parameters").raw), Strict: fo.get("strict").raw == "true"})
 	}
 	return nil
 }
@@ -188,7 +196,10 @@ func (c *checker) responseFormat(v jval) *adapters.SimError {
 	if !slices.Contains(allowed, s) {
 		return c.badValue("response_format.type", s, allowed, t)
 	}
-	if s == "json_schema" {
+	switch s {
+	case "json_object":
+		c.in.Output.Mode = adapters.OutputJSON
+	case "json_schema":
 		js := o.get("json_schema")
 		if js.null() {
 			return c.missing(o, "response_format", "json_schema")
@@ -196,9 +207,13 @@ func (c *checker) responseFormat(v jval) *adapters.SimError {
 		if js.kind() != '{' {
 			return c.wrongType("response_format.json_schema", typeObject, js)
 		}
-		if jo := readObject(c.s, js.start); jo.get("name").null() {
+		jo := readObject(c.s, js.start)
+		if jo.get("name").null() {
 			return c.missing(jo, "response_format.json_schema", "name")
 		}
+		name, _ := jo.get("name").str()
+		c.in.Output = adapters.OutputContract{Mode: adapters.OutputJSONSchema, Name: name,
+			Schema: adapters.RawView(jo.get("schema").raw), Strict: jo.get("strict").raw == "true"}
 	}
 	return nil
 }

@@ -37,3 +37,60 @@ func deepseekThinks(r gjson.Result, model string) bool {
 	}
 	return true
 }
+
+// prompt adds a system, developer or user message's text to the prompt:
+// a string content, or each of its text parts (images, audio and files
+// are not text; a malformed part is skipped). Assistant and tool
+// messages are not prompt.
+func (c *checker) prompt(role string, content jval) {
+	var r adapters.SourceRole
+	switch role {
+	case "system":
+		r = adapters.RoleSystem
+	case "developer":
+		r = adapters.RoleDeveloper
+	case "user":
+		r = adapters.RoleUser
+	default:
+		return
+	}
+	switch content.kind() {
+	case '"':
+		c.in.AddPrompt(r, unquote(content.raw))
+	case '[':
+		for e := newElements(content.raw); ; {
+			part, ok := e.next()
+			if !ok {
+				break
+			}
+			if text, ok := partText(part); ok {
+				c.in.AddPrompt(r, text)
+			}
+		}
+	}
+}
+
+// partText is the text of a content part {"type":"text","text":…}, read
+// in place; false for any other part.
+func partText(part string) (string, bool) {
+	if part[0] != '{' {
+		return "", false
+	}
+	var typ, text string
+	isText := false
+	for m := newMembers(part); ; {
+		k, ok := m.key()
+		if !ok {
+			break
+		}
+		switch k {
+		case "type":
+			typ, _ = m.str()
+		case "text":
+			text, isText = m.str()
+		default:
+			m.value()
+		}
+	}
+	return text, isText && typ == "text"
+}

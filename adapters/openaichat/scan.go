@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/modelwire/modelwire/adapters/wire"
 )
 
@@ -197,7 +195,7 @@ func text(s string, start, end int, escaped bool) string {
 	if !escaped {
 		return s[start+1 : end-1]
 	}
-	return gjson.Parse(s[start:end]).Str
+	return wire.Unescape(s[start+1 : end-1])
 }
 
 // skipValue returns the index after the value that starts at s[i].
@@ -247,7 +245,7 @@ func unquote(raw string) string {
 	if strings.IndexByte(inner, '\\') < 0 {
 		return inner
 	}
-	return gjson.Parse(raw).Str
+	return wire.Unescape(inner)
 }
 
 // rawInt reads a JSON number as an integer.

@@ -169,6 +169,7 @@ func (Protocol) CheckRequest(method, path string, h http.Header, body []byte) (*
 		return nil, e
 	}
 	readChoices(top, r.in)
+	r.readPrompt()
 	r.in.Echo = readEcho(top)
 	return r.in, nil
 }
@@ -311,7 +312,8 @@ func (r *request) tools() *adapters.SimError {
 	if raw.Kind() != wire.KindArray {
 		return simWrongType("tools", "an array of objects", raw)
 	}
-	for i, t := range raw.Elements() {
+	elems := raw.Elements()
+	for i, t := range elems {
 		param := "tools[" + strconv.Itoa(i) + "]"
 		tool, ok := t.Members()
 		if !ok {
@@ -335,6 +337,11 @@ func (r *request) tools() *adapters.SimError {
 			return simInvalid(fmt.Sprintf("Invalid '%s.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", param), param+".name", "invalid_value")
 		}
 		r.in.Tools = append(r.in.Tools, name.Str())
+		if r.in.ToolDefs == nil {
+			r.in.ToolDefs = make([]adapters.Tool, 0, len(elems)-i)
+		}
+		r.in.ToolDefs = append(r.in.ToolDefs, adapters.Tool{Name: name.Str(), Description: tool.Get("description").Str(),
+			Parameters: adapters.RawView(tool.Get("parameters").Raw), Strict: tool.Get("strict").Bool()})
 	}
 	return nil
 }
@@ -360,7 +367,9 @@ func (r *request) textFormat() *adapters.SimError {
 		return simMissing("text.format.type")
 	}
 	switch typ := f.Get("type").Str(); typ {
-	case "text", "json_object":
+	case "text":
+	case "json_object":
+		r.in.Output.Mode = adapters.OutputJSON
 	case "json_schema":
 		if !f.Get("name").Present() {
 			return simMissing("text.format.name")
@@ -368,6 +377,8 @@ func (r *request) textFormat() *adapters.SimError {
 		if !f.Get("schema").Present() {
 			return simMissing("text.format.schema")
 		}
+		r.in.Output = adapters.OutputContract{Mode: adapters.OutputJSONSchema, Name: f.Get("name").Str(),
+			Schema: adapters.RawView(f.Get("schema").Raw), Strict: f.Get("strict").Bool()}
 	default:
 		return simBadValue("text.format.type", typ, []string{"json_object", "text", "json_schema"})
 	}

@@ -6,12 +6,13 @@
 package wire
 
 import (
+	"iter"
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/modelwire/modelwire/adapters"
-	"github.com/tidwall/gjson"
 )
 
 // Kind is the JSON type of a value. Each provider names types in its own
@@ -69,10 +70,109 @@ func (v Value) Str() string {
 	if v.Kind() != KindString {
 		return ""
 	}
-	if s := v.Raw[1 : len(v.Raw)-1]; !strings.ContainsRune(s, '\\') {
+	s := v.Raw[1 : len(v.Raw)-1]
+	if !strings.ContainsRune(s, '\\') {
 		return s
 	}
-	return gjson.Parse(v.Raw).String()
+	return Unescape(s)
+}
+
+// Unescape is the text of a JSON string whose quotes are cut off, its
+// escapes decoded (\n, \", \u4e2d, a surrogate pair as one character, a
+// lone surrogate as U+FFFD), as gjson and encoding/json decode it, in one
+// allocation (gjson takes two: a buffer, then a string of it). Like
+// gjson it stops at what valid JSON never holds (a control byte, an
+// unknown or cut escape), and never panics.
+func Unescape(s string) string {
+	var b strings.Builder
+	b.Grow(len(s)) // the text is never longer than its escaped form
+	for i := 0; i < len(s); {
+		// The text up to the next escape, copied at once.
+		j := nextCare(s, i)
+		b.WriteString(s[i:j])
+		if j == len(s) {
+			break
+		}
+		switch c := s[j]; {
+		case c == '"': // not in a valid string; copied, as gjson does
+			b.WriteByte(c)
+			i = j + 1
+			continue
+		case c < ' ':
+			return b.String()
+		}
+		i = j + 1 // the byte after the backslash
+		if i >= len(s) {
+			break
+		}
+		switch s[i] {
+		case '"', '\\', '/':
+			b.WriteByte(s[i])
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			if i+5 > len(s) {
+				return b.String()
+			}
+			r := hex4(s[i+1 : i+5])
+			i += 4
+			if utf16.IsSurrogate(r) && r < 0xdc00 && i+7 <= len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+				if r2 := hex4(s[i+3 : i+7]); r2 >= 0xdc00 && r2 < 0xe000 {
+					r = utf16.DecodeRune(r, r2)
+					i += 6
+				}
+			}
+			b.WriteRune(r) // a lone surrogate is written as U+FFFD
+		default:
+			return b.String()
+		}
+		i++
+	}
+	return b.String()
+}
+
+// nextCare is the index of the first byte at or after i that is `"`, `\`
+// or below 0x20, len(s) when none is: eight bytes at a time (careMask).
+func nextCare(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := careMask(word(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c < ' ' {
+			return i
+		}
+	}
+	return i
+}
+
+// hex4 reads four hex digits (0 when they are not, as gjson reads them).
+func hex4(s string) rune {
+	var r rune
+	for i := 0; i < 4; i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // Bool is a boolean value (false for anything else).
@@ -102,6 +202,67 @@ func (v Value) Elements() []Value {
 		}
 	}
 	return out
+}
+
+// All iterates an array's values in order without collecting them
+// (Elements does, in a slice of their own): for an array read once, such
+// as a message's content parts. Nothing for anything else.
+func (v Value) All() iter.Seq[Value] {
+	return func(yield func(Value) bool) {
+		if v.Kind() != KindArray {
+			return
+		}
+		for i := skipWS(v.Raw, 1); i < len(v.Raw) && v.Raw[i] != ']'; {
+			end := skipValue(v.Raw, i)
+			if end <= i || !yield(Value{v.Raw[i:end]}) {
+				return
+			}
+			i = skipWS(v.Raw, end)
+			if i < len(v.Raw) && v.Raw[i] == ',' {
+				i = skipWS(v.Raw, i+1)
+			}
+		}
+	}
+}
+
+// Member is the member named key of an object value (the last, when the
+// object repeats it, as Get reads it), found without building an Object
+// (Members does): for a member or two of an object read once, such as a
+// content part's type. The zero Value when v is not an object or has no
+// such member.
+func (v Value) Member(key string) Value {
+	found, _ := v.MemberPair(key, "")
+	return found
+}
+
+// MemberPair is Member for two keys in one scan of the object: a content
+// part's type and its text, which is most of the part's length.
+func (v Value) MemberPair(a, b string) (va, vb Value) {
+	if v.Kind() != KindObject {
+		return
+	}
+	s := v.Raw
+	for i := skipWS(s, 1); i < len(s) && s[i] == '"'; {
+		end, escaped := ScanString(s, i)
+		key := s[i+1 : end-1]
+		if escaped {
+			key = Value{s[i:end]}.Str()
+		}
+		i = skipWS(s, end)
+		i = skipWS(s, i+1) // the colon
+		end = skipValue(s, i)
+		switch key {
+		case a:
+			va = Value{s[i:end]}
+		case b:
+			vb = Value{s[i:end]}
+		}
+		i = skipWS(s, end)
+		if i < len(s) && s[i] == ',' {
+			i = skipWS(s, i+1)
+		}
+	}
+	return va, vb
 }
 
 // Object is a JSON object read once: its members in body order. Lookups

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // The reader must agree with encoding/json on what a body holds: member
@@ -45,6 +48,24 @@ func TestValueAgreesWithEncodingJSON(t *testing.T) {
 		if els[i].Raw != string(first.A[i]) {
 			t.Errorf("element %d: %q, want %q", i, els[i].Raw, first.A[i])
 		}
+	}
+	var all []Value
+	for e := range (Value{`[1, {"b":"x\"]}"}, [ ], "\u4e2d"]`}).All() {
+		all = append(all, e)
+	}
+	if !reflect.DeepEqual(all, els) {
+		t.Errorf("All: %q, Elements %q", all, els)
+	}
+	for k, raw := range m {
+		if got := v.Member(k).Raw; got != string(raw) {
+			t.Errorf("Member(%s): %q, encoding/json %q", k, got, raw)
+		}
+	}
+	if a, n := v.MemberPair("a", "n"); a != o.Get("a") || n != o.Get("n") {
+		t.Errorf("MemberPair: %q %q", a.Raw, n.Raw)
+	}
+	if v.Member("missing").Present() || els[0].Member("a").Present() || len(slices.Collect(els[0].All())) != 0 {
+		t.Error("Member or All of what has none")
 	}
 	if s := els[3].Str(); s != "中" {
 		t.Errorf("Str of an escaped string: %q", s)
@@ -148,4 +169,47 @@ func TestScanStringEndsWhereStringEndDoes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Unescape decodes what gjson and encoding/json decode, the same way: the
+// escapes, surrogate pairs, lone surrogates (U+FFFD), UTF-8 as it is.
+func TestUnescapeAgreesWithEncodingJSON(t *testing.T) {
+	for _, lit := range []string{
+		`""`, `"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u4e2d\u6587 中文"`, `"\ud83d\ude00 emoji"`,
+		`"\uD83D\uDE00"`, `"lone \ud800 high"`, `"lone \udc00 low"`, `"high then letter \ud800x"`,
+		`"high high \ud800\ud800"`, `"\u0000\u001f\u00e9"`, `"line\nbreak \"quoted\""`, `"\\\\\""`,
+		`"end \u00e9"`, `"\ud800\u0041"`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatalf("%s: %v", lit, err)
+		}
+		if got := Unescape(lit[1 : len(lit)-1]); got != want {
+			t.Errorf("Unescape(%s) = %q, encoding/json %q", lit, got, want)
+		}
+		if got := (Value{lit}).Str(); got != want {
+			t.Errorf("Str(%s) = %q, encoding/json %q", lit, got, want)
+		}
+		if got := gjson.Parse(lit).String(); got != Unescape(lit[1:len(lit)-1]) {
+			t.Errorf("%s: gjson %q, Unescape %q", lit, got, Unescape(lit[1:len(lit)-1]))
+		}
+	}
+}
+
+// Unescape never panics, and where gjson reads text that is not valid
+// JSON it reads the same.
+func FuzzUnescape(f *testing.F) {
+	for _, s := range []string{`a\"b`, `\u4e2d`, `\ud83d\ude00`, `\ud83d`, `\u12`, `\`, `\x`, "a\x01b", `\ud800\u`, `\ud800\udbff`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Unescape(s)
+		lit := `"` + s + `"`
+		if q, _ := CloseQuote(lit, 0); q != len(lit)-1 || !strings.Contains(s, `\`) {
+			return // not one string literal (gjson would read something else), or one gjson does not unescape
+		}
+		if want := gjson.Parse(lit).String(); got != want {
+			t.Errorf("Unescape(%q) = %q, gjson %q", s, got, want)
+		}
+	})
 }
