@@ -401,7 +401,7 @@ func (a assessment) draft(r refundPrompt, why *whyLines) string {
 			b.WriteString(r.lang("暂不能确认满足全部售后条件。", "not all after-sales conditions can be confirmed yet. "))
 		}
 	}
-	b.WriteString(r.lang("以上为核查结果，未提交退款。", "This is the result of a check; no refund has been submitted."))
+	b.WriteString(r.lang("以上为核查结果，未提交退款。", "This is a check only; no refund was submitted."))
 	return r.sentences(b.String())
 }
 

@@ -17,7 +17,7 @@ func TestArgsAsMarshalled(t *testing.T) {
 		`{"category":"a\u0062c","received_at":"x<y&z>","reason":"\u8d28\u91cf"}`,
 		`{"category":1.50,"received_at":1e3,"reason":{"z":1,"a":[true,null]}}`,
 		`{"category":"c","reason":"line\nbreak","received_at":"sep\u2028x"}`,
-		`{"category":"dup","category":"last"}`,
+		`{"category":"dup","category":"last","received_at":"r","reason":"q"}`,
 	} {
 		keys := []string{"category", "received_at", "reason"}
 		var m map[string]any

@@ -50,7 +50,7 @@ var (
 	submitAsk     = regexp.MustCompile(`(?i)(?:直接|立即|马上|并|帮我|为我|请)?(?:提交|办理|执行)退款|直接退款|(?:submit|issue|process) the refund|refund (?:it|me) now`)
 	submitNegated = regexp.MustCompile(`(?i)(?:不|别|勿|未|无需|不要|不用)\s*$|(?:not|n't|never|don't)\s*$`)
 	oneToolRule   = regexp.MustCompile(`(?:一次|每次)只(?:调用|用|查)一个工具|不要并行|(?i)one tool (?:call )?at a time|never call tools in parallel`)
-	evidenceAsk   = regexp.MustCompile(`证据\s*ID|证据编号|(?i)evidence[ _-]?ids?\b`)
+	evidenceAsk   = regexp.MustCompile(`证据\s*ID|证据编号|(?i)evidence[ -]ids?\b`)
 	jsonMention   = regexp.MustCompile(`(?i)json|schema|结构化输出`)
 	bareJSONAsk   = regexp.MustCompile(`(?i)exactly one JSON object|只输出(?:一个)?\s*JSON(?:\s*对象)?|仅输出(?:一个)?\s*JSON`)
 )
