@@ -197,6 +197,18 @@ func (in *Inbound) AddPrompt(role SourceRole, text string) {
 type PromptPart struct {
 	Role SourceRole
 	Text string
+	// Once: the text came in a top-level instructions field that a
+	// continuation does not carry over (Responses instructions, the
+	// Interactions API's system_instruction): the next request of a
+	// chain must send it again.
+	Once bool
+}
+
+// MarkOnce marks the prompt's parts from index from on as Once.
+func (in *Inbound) MarkOnce(from int) {
+	for i := from; i < len(in.Prompt); i++ {
+		in.Prompt[i].Once = true
+	}
 }
 
 // MayCall reports whether the request lets the model call the tool name.

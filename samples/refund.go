@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,18 +40,21 @@ func wireRefund(sc *session.Scenario) error {
 type refundObs struct {
 	ok       map[string]wire.Object // latest readable result per tool
 	attempts map[string]int         // results per tool, errors included
+	lastErr  map[string]string      // the latest result's text, when it failed
 	callIDs  map[string]bool
 }
 
 func readRefundObs(results []adapters.ToolResult) refundObs {
-	o := refundObs{ok: map[string]wire.Object{}, attempts: map[string]int{}, callIDs: map[string]bool{}}
+	o := refundObs{ok: map[string]wire.Object{}, attempts: map[string]int{}, lastErr: map[string]string{}, callIDs: map[string]bool{}}
 	for _, r := range results {
 		o.attempts[r.Name]++
 		o.callIDs[r.CallID] = true
 		if m, ok := readResult(r); ok {
 			o.ok[r.Name] = m
+			delete(o.lastErr, r.Name)
 		} else {
 			delete(o.ok, r.Name)
+			o.lastErr[r.Name] = r.Content
 		}
 	}
 	return o
@@ -109,6 +113,7 @@ func refundCalls(r refundPrompt, in *adapters.Inbound, obs refundObs, why *whyLi
 		}
 	}
 	var want []string
+	retry := map[string]string{} // tool → the property its error named
 	switch {
 	case haveOrder:
 		if obs.attempts[toolLedger] == 0 {
@@ -119,6 +124,14 @@ func refundCalls(r refundPrompt, in *adapters.Inbound, obs refundObs, why *whyLi
 		}
 	case obs.attempts[toolOrder] == 0:
 		want = append(want, toolOrder)
+	case obs.attempts[toolOrder] == 1:
+		// The gate's error names a property the call left out: the call
+		// again, with it.
+		if k := namedMissing(in, toolOrder, obs.lastErr[toolOrder]); k != "" {
+			want = append(want, toolOrder)
+			retry[toolOrder] = k
+			why.add("corrects-from-error", "%s's error result names %s, which the call left out: the call again, with it", toolOrder, k)
+		}
 	}
 	if in.Choice.Mode == adapters.ToolChoiceRequired || in.Choice.Mode == adapters.ToolChoiceNamed {
 		want = forced(in, want, haveOrder)
@@ -129,7 +142,7 @@ func refundCalls(r refundPrompt, in *adapters.Inbound, obs refundObs, why *whyLi
 		if !in.MayCall(name) {
 			continue
 		}
-		args, ok := argsFor(in, name, known, why)
+		args, ok := argsFor(in, name, known, retry[name], why)
 		if !ok {
 			continue
 		}
@@ -177,20 +190,30 @@ func forced(in *adapters.Inbound, want []string, haveOrder bool) []string {
 // has no value for means no call — it never sends arguments that break
 // the schema — and a property it knows but the schema no longer requires
 // is left out.
-func argsFor(in *adapters.Inbound, name string, known map[string]wire.Value, why *whyLines) (json.RawMessage, bool) {
-	var params string
-	for _, t := range in.ToolDefs {
-		if t.Name == name {
-			params = string(t.Parameters)
-		}
-	}
-	schema, _ := wire.ParseString(params)
+func argsFor(in *adapters.Inbound, name string, known map[string]wire.Value, corrected string, why *whyLines) (json.RawMessage, bool) {
+	def := toolDef(in, name)
+	schema, _ := wire.ParseString(string(def.Parameters))
 	obj, _ := schema.Members()
 	var required []string
 	for _, e := range obj.Get("required").Elements() {
 		required = append(required, e.Str())
 	}
 	props, _ := obj.Get("properties").Members()
+	if only := onlyNeeded.FindStringSubmatch(def.Description); only != nil && !def.Strict && corrected == "" {
+		// A tool that is not strict, whose description says only some
+		// arguments are needed: the model believes the description.
+		phrase := only[1] + only[2]
+		kept := required[:0:0]
+		for _, k := range required {
+			p, _ := props.Get(k).Members()
+			if d := p.Get("description").Str(); strings.Contains(phrase, k) || d != "" && strings.Contains(phrase, d) {
+				kept = append(kept, k)
+				continue
+			}
+			why.add("args-from-description", "%s is not strict and its description says %q: the call leaves %s out, against its schema", name, only[0], k)
+		}
+		required = kept
+	}
 	if !obj.Has("required") {
 		// A schema that requires nothing: the properties it declares that
 		// the model has values for, in its order.
@@ -220,6 +243,34 @@ func argsFor(in *adapters.Inbound, name string, known map[string]wire.Value, why
 		}
 	}
 	return append(b, '}'), true
+}
+
+// onlyNeeded: a tool description saying only some arguments are needed.
+var onlyNeeded = regexp.MustCompile(`只需(?:要)?([^，。,.;；]+)|(?i)only (?:the )?([^,.;]+?) (?:is|are) needed`)
+
+func toolDef(in *adapters.Inbound, name string) adapters.Tool {
+	for _, t := range in.ToolDefs {
+		if t.Name == name {
+			return t
+		}
+	}
+	return adapters.Tool{}
+}
+
+// namedMissing is the required property of the tool that an error
+// result's text names ("missing property 'line_id'"), or "".
+func namedMissing(in *adapters.Inbound, name, errText string) string {
+	if errText == "" {
+		return ""
+	}
+	schema, _ := wire.ParseString(string(toolDef(in, name).Parameters))
+	obj, _ := schema.Members()
+	for _, e := range obj.Get("required").Elements() {
+		if k := e.Str(); k != "" && strings.Contains(errText, k) {
+			return k
+		}
+	}
+	return ""
 }
 
 func jsonString(s string) wire.Value {

@@ -42,7 +42,7 @@ func TestArgsAsMarshalled(t *testing.T) {
 		}
 		in := &adapters.Inbound{ToolDefs: []adapters.Tool{{Name: toolPolicy, Parameters: json.RawMessage(`{"type":"object","required":["category","received_at","reason"]}`)}}}
 		var why whyLines
-		got, ok := argsFor(in, toolPolicy, known, &why)
+		got, ok := argsFor(in, toolPolicy, known, "", &why)
 		if !ok || string(got) != want {
 			t.Errorf("%s\n got %s (%v)\nwant %s", result, got, ok, want)
 		}

@@ -104,7 +104,7 @@ func TestVariantsFailAtTheirLayer(t *testing.T) {
 					t.Errorf("%s on %s (stream %v) fails at %q, want %q: %+v", name, p, stream, got, layer, res.Layers)
 				}
 				// A failing parse, schema or domain layer gets one regeneration.
-				turns := map[string]int{"sequential": 4, "bad-args": 2, "refusal": 1, "wrong-cap": 4, "fenced": 4, "missing-field": 4, "claims-refunded": 4}[v]
+				turns := map[string]int{"sequential": 4, "bad-args": 4, "refusal": 1, "wrong-cap": 4, "fenced": 4, "missing-field": 4, "claims-refunded": 4}[v]
 				if turns == 0 {
 					turns = 3
 				}

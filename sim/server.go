@@ -85,8 +85,8 @@ type storedResponse struct {
 	depth   int                   // model turns up to and including this response
 	stored  bool                  // store was not false: it can be continued
 	results []adapters.ToolResult // every tool result the chain carried
-	// prompt is what the chain's inputs said (system instructions left
-	// out: the APIs do not carry them over to the next response).
+	// prompt is what the chain's inputs said (top-level instructions
+	// left out: the APIs do not carry them over to the next response).
 	prompt []adapters.PromptPart
 	calls   map[string]string     // call_id → tool name, of every call the chain issued
 }
@@ -398,7 +398,7 @@ func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.Model
 	}
 	var prompt []adapters.PromptPart
 	for _, p := range in.Prompt {
-		if p.Role != adapters.RoleSystem {
+		if !p.Once {
 			prompt = append(prompt, adapters.PromptPart{Role: p.Role, Text: strings.Clone(p.Text)})
 		}
 	}

@@ -144,6 +144,7 @@ func (r *request) scalars() *adapters.SimError {
 	}
 	if system != "" {
 		r.in.AddPrompt(adapters.RoleSystem, system)
+		r.in.MarkOnce(len(r.in.Prompt) - 1)
 	}
 	stream, serr := boolean("stream")
 	if serr != nil {

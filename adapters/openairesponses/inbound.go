@@ -57,6 +57,7 @@ func promptRole(role string) (adapters.SourceRole, bool) {
 // previous_response_id the earlier input is the stored chain's, not this
 // request's, and is not read.
 func (r *request) readPrompt() {
+	from := len(r.in.Prompt)
 	switch ins := r.top.Get("instructions"); ins.Kind() {
 	case wire.KindString:
 		r.in.AddPrompt(adapters.RoleSystem, ins.Str())
@@ -67,6 +68,7 @@ func (r *request) readPrompt() {
 			}
 		}
 	}
+	r.in.MarkOnce(from)
 	if input := r.top.Get("input"); input.Kind() == wire.KindString {
 		r.in.AddPrompt(adapters.RoleUser, input.Str())
 		return
