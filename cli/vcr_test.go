@@ -38,6 +38,8 @@ func sdkApp(ctx context.Context, base, system string) (string, error) {
 			p.Messages = append(p.Messages, openai.SystemMessage(system))
 		case s.Role == adapters.RoleSystem:
 			p.Messages = append(p.Messages, openai.SystemMessage(s.Text))
+		case s.Role == adapters.RoleDeveloper:
+			p.Messages = append(p.Messages, openai.DeveloperMessage(s.Text))
 		default:
 			p.Messages = append(p.Messages, openai.UserMessage(adapters.SourceText(s)))
 		}
@@ -48,6 +50,10 @@ func sdkApp(ctx context.Context, base, system string) (string, error) {
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name: t.Name, Description: openai.String(t.Description), Parameters: params}))
 	}
+	var schema map[string]any
+	_ = json.Unmarshal(sc.Output.Schema, &schema)
+	p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+		JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: sc.Output.Name, Schema: schema, Strict: openai.Bool(true)}}}
 	for range 5 {
 		stream := c.Chat.Completions.NewStreaming(ctx, p)
 		var acc openai.ChatCompletionAccumulator

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/adapterstest"
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
@@ -284,14 +285,7 @@ func refund(t testing.TB) refundCase {
 		t.Fatal(err)
 	}
 	rc := refundCase{sc: sc}
-	for _, s := range sc.Sources {
-		switch {
-		case s.Role == adapters.RoleSystem && rc.system == "":
-			rc.system = s.Text
-		case s.Role == adapters.RoleUser && rc.task == "":
-			rc.task = s.Text
-		}
-	}
+	rc.system, rc.task = adapterstest.SDKPrompt(sc.Sources)
 	return rc
 }
 

@@ -64,7 +64,7 @@ const orderLineTool = `{"type":"function","name":"get_order_line","description":
 // printed (the echo must still fit on one data line).
 func responsesBody(stream bool) string {
 	v := map[string]any{
-		"model": "refund-model", "input": "请核查订单 O-2048 第 L1 行的退款申请。", "instructions": "只读核查。",
+		"model": "refund-model", "input": "请核查订单 O-2048 第 L1 行的 150 元退款申请。", "instructions": "只读核查。",
 		"tools": []json.RawMessage{json.RawMessage(orderLineTool)}, "tool_choice": "auto", "parallel_tool_calls": false,
 		"max_output_tokens": 800, "store": false, "metadata": map[string]string{"case": "refund"},
 		"text":   map[string]any{"format": map[string]any{"type": "json_schema", "name": "refund_assessment", "schema": map[string]any{"type": "object"}, "strict": true}},
@@ -153,7 +153,7 @@ func TestResponsesEnvelopeEchoesTheRequest(t *testing.T) {
 func TestChatCreatedIsNow(t *testing.T) {
 	base := start(t, "", sim.Options{})
 	before := time.Now().Unix()
-	r := do(t, "POST", base+"/v1/chat/completions", nil, `{"model":"refund-model","messages":[{"role":"user","content":"O-2048 L1"}]}`)
+	r := do(t, "POST", base+"/v1/chat/completions", nil, `{"model":"refund-model","messages":[{"role":"user","content":"核查订单 O-2048 第 L1 行的 150 元退款申请"}]}`)
 	after := time.Now().Unix()
 	var body struct{ Created int64 }
 	if err := json.Unmarshal([]byte(r.body), &body); err != nil || r.status != 200 {
@@ -164,7 +164,7 @@ func TestChatCreatedIsNow(t *testing.T) {
 	}
 }
 
-const geminiBody = `{"contents":[{"role":"user","parts":[{"text":"请核查订单 O-2048 第 L1 行。"}]}],"tools":[{"functionDeclarations":[{"name":"get_order_line","parameters":{"type":"OBJECT","properties":{"order_id":{"type":"STRING"},"line_id":{"type":"STRING"}}}}]}]}`
+const geminiBody = `{"contents":[{"role":"user","parts":[{"text":"请核查订单 O-2048 第 L1 行的 150 元退款申请。"}]}],"tools":[{"functionDeclarations":[{"name":"get_order_line","parameters":{"type":"OBJECT","properties":{"order_id":{"type":"STRING"},"line_id":{"type":"STRING"}}}}]}]}`
 
 // streamGenerateContent without alt=sse answers one JSON array of the
 // chunks; with alt=sse, SSE.

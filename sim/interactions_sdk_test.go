@@ -69,9 +69,9 @@ func interactionParams(t *testing.T, sc *session.Scenario) gi.CreateModelInterac
 	for _, tool := range sc.Tools {
 		p.Tools = append(p.Tools, gi.NewTool(gi.Function{Name: ptr(tool.Name), Description: ptr(tool.Description), Parameters: jsonMap(t, tool.Parameters)}))
 	}
-	if sc.Output.Mode == adapters.OutputJSONSchema {
+	if o := sc.Output.Sent(); o.Mode == adapters.OutputJSONSchema {
 		mime := gi.TextResponseFormatMimeTypeApplicationJSON
-		p.ResponseFormat = ptr(gi.NewCreateModelInteractionResponseFormat(gi.NewResponseFormat(gi.TextResponseFormat{MimeType: &mime, Schema: jsonMap(t, sc.Output.Schema)})))
+		p.ResponseFormat = ptr(gi.NewCreateModelInteractionResponseFormat(gi.NewResponseFormat(gi.TextResponseFormat{MimeType: &mime, Schema: jsonMap(t, o.Schema)})))
 	}
 	return p
 }
@@ -278,7 +278,7 @@ func TestInteractionsSDKRefundLoop(t *testing.T) {
 						var results []gi.Step
 						for _, call := range got.calls {
 							args, _ := json.Marshal(call.Arguments)
-							result, _ := sc.RunTool(ctx, call.Name, args)
+							result := gated(sc, call.Name, args)
 							results = append(results, gi.NewStep(gi.FunctionResultStep{CallID: call.ID, Name: ptr(call.Name),
 								Result: gi.NewFunctionResultStepResultUnion(result)}))
 						}

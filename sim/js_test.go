@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/adapterstest"
 	"github.com/modelwire/modelwire/internal/e2e"
 	"github.com/modelwire/modelwire/samples"
 )
@@ -55,7 +56,12 @@ func TestJavaScriptSDKs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixture := map[string]any{"system": sc.Sources[0].Text, "task": sc.Sources[2].Text, "tools": sc.Tools, "results": map[string]string{}}
+	// The JavaScript loops send no output format of their own: the
+	// schema travels in the instructions, as modelwire sends it where a
+	// protocol has no native one.
+	system, task := adapterstest.SDKPrompt(sc.Sources)
+	system += "\n\n" + adapters.SchemaInstruction(sc.Output)
+	fixture := map[string]any{"system": system, "task": task, "tools": sc.Tools, "results": map[string]string{}}
 	var wantTurns [][][2]any
 	for _, turn := range sc.Script {
 		calls := [][2]any{}

@@ -34,7 +34,7 @@ const (
 	refundTools = `[{"type":"function","name":"get_order_line","strict":true,"parameters":{"type":"object","properties":{"order_id":{"type":"string"},"line_id":{"type":"string"}},"required":["order_id","line_id"],"additionalProperties":false}},
 	{"type":"function","name":"get_refund_ledger","strict":true,"parameters":{"type":"object","properties":{"order_id":{"type":"string"},"line_id":{"type":"string"}},"required":["order_id","line_id"],"additionalProperties":false}},
 	{"type":"function","name":"get_refund_policy","strict":true,"parameters":{"type":"object","properties":{"category":{"type":"string"},"received_at":{"type":"string"},"reason":{"type":"string"}},"required":["category","received_at","reason"],"additionalProperties":false}}]`
-	task      = `{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"}`
+	task      = `{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"},{"role":"user","content":"<history verified=\"false\">此前助手推测该商品可能还能退150元。</history>"}`
 	// rules and format: the read-only rule and a JSON answer, as the
 	// refund case's request has them (without them the model says the
 	// refund was made, and answers in prose).

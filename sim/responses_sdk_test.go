@@ -40,18 +40,19 @@ func startResponses(t *testing.T, sc *session.Scenario, faults *sim.Faults) open
 	return openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-any"), option.WithMaxRetries(0))
 }
 
-// systemAndTask are the scenario's first system rules and its task, which
-// an SDK user writes into the first request.
-func systemAndTask(sc *session.Scenario) (system, task string) {
-	for _, s := range sc.Sources {
-		switch {
-		case s.Role == adapters.RoleSystem && system == "":
-			system = s.Text
-		case s.Role == adapters.RoleUser && task == "":
-			task = s.Text
-		}
+// gated runs a tool as an application with a gate does: arguments that
+// fail the tool's schema are refused with the violations, never run.
+func gated(sc *session.Scenario, name string, args json.RawMessage) string {
+	if vs := sc.ToolSchema(name).Validate(args); vs != nil {
+		return "call rejected by the application: arguments fail the tool's schema: " + session.Joined(vs)
 	}
-	return system, task
+	out, _ := sc.RunTool(context.Background(), name, args)
+	return out
+}
+
+// systemAndTask are the scenario's prompt as an SDK user writes it.
+func systemAndTask(sc *session.Scenario) (system, task string) {
+	return adapterstest.SDKPrompt(sc.Sources)
 }
 
 // refundParams is the refund case's first request as an SDK user writes it.
@@ -75,13 +76,13 @@ func refundParams(t *testing.T, sc *session.Scenario) responses.ResponseNewParam
 			Name: tool.Name, Description: openai.String(tool.Description), Parameters: params, Strict: openai.Bool(tool.Strict),
 		}})
 	}
-	if sc.Output.Mode == adapters.OutputJSONSchema {
+	if o := sc.Output.Sent(); o.Mode == adapters.OutputJSONSchema {
 		var schema map[string]any
-		if err := json.Unmarshal(sc.Output.Schema, &schema); err != nil {
+		if err := json.Unmarshal(o.Schema, &schema); err != nil {
 			t.Fatal(err)
 		}
 		p.Text = responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{
-			OfJSONSchema: &responses.ResponseFormatTextJSONSchemaConfigParam{Name: sc.Output.Name, Schema: schema, Strict: openai.Bool(true)},
+			OfJSONSchema: &responses.ResponseFormatTextJSONSchemaConfigParam{Name: o.Name, Schema: schema, Strict: openai.Bool(o.Strict)},
 		}}
 	}
 	return p
@@ -255,7 +256,7 @@ func TestResponsesSDKRefundLoop(t *testing.T) {
 						for _, item := range got.resp.Output {
 							if item.Type == "function_call" {
 								fc := item.AsFunctionCall()
-								result, _ := sc.RunTool(context.Background(), fc.Name, json.RawMessage(fc.Arguments))
+								result := gated(sc, fc.Name, json.RawMessage(fc.Arguments))
 								o := responses.ResponseInputItemParamOfFunctionCallOutput(result)
 								o.OfFunctionCallOutput.CallID = openai.String(fc.CallID)
 								outputs = append(outputs, o)

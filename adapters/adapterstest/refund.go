@@ -246,3 +246,20 @@ func SSE(events []adapters.WireEvent, lineEnd string) []byte {
 	}
 	return b.Bytes()
 }
+
+// SDKPrompt is a case's prompt as an SDK user writes it into one system
+// text and one user message: the system and developer sources, then the
+// task and the context material (each as it is sent), in source order.
+// The simulated model reads the whole prompt, so a test that left the
+// skill or the history out would get another answer.
+func SDKPrompt(sources []adapters.Source) (system, user string) {
+	var sys, usr []string
+	for _, s := range sources {
+		if s.Role == adapters.RoleSystem || s.Role == adapters.RoleDeveloper {
+			sys = append(sys, s.Text)
+		} else {
+			usr = append(usr, adapters.SourceText(s))
+		}
+	}
+	return strings.Join(sys, "\n\n"), strings.Join(usr, "\n")
+}
