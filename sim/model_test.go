@@ -34,12 +34,12 @@ const (
 	refundTools = `[{"type":"function","name":"get_order_line","strict":true,"parameters":{"type":"object","properties":{"order_id":{"type":"string"},"line_id":{"type":"string"}},"required":["order_id","line_id"],"additionalProperties":false}},
 	{"type":"function","name":"get_refund_ledger","strict":true,"parameters":{"type":"object","properties":{"order_id":{"type":"string"},"line_id":{"type":"string"}},"required":["order_id","line_id"],"additionalProperties":false}},
 	{"type":"function","name":"get_refund_policy","strict":true,"parameters":{"type":"object","properties":{"category":{"type":"string"},"received_at":{"type":"string"},"reason":{"type":"string"}},"required":["category","received_at","reason"],"additionalProperties":false}}]`
-	task      = `{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"},{"role":"user","content":"<history verified=\"false\">此前助手推测该商品可能还能退150元。</history>"}`
+	task = `{"role":"user","content":"帮我核查订单 O-2048 中商品 L1 的 150 元退款申请。"},{"role":"user","content":"<history verified=\"false\">此前助手推测该商品可能还能退150元。</history>"}`
 	// rules and format: the read-only rule and a JSON answer, as the
 	// refund case's request has them (without them the model says the
 	// refund was made, and answers in prose).
-	rules  = `"本任务只读核查，不提交退款。输出证据 ID。"`
-	format = `,"text":{"format":{"type":"json_object"}}`
+	rules     = `"本任务只读核查，不提交退款。输出证据 ID。"`
+	format    = `,"text":{"format":{"type":"json_object"}}`
 	orderCall = `{"type":"function_call","call_id":"call_order","name":"get_order_line","arguments":"{\"order_id\":\"O-2048\",\"line_id\":\"L1\"}"}`
 	orderOut  = `{"type":"function_call_output","call_id":"call_order","output":"{\"status\":\"ok\",\"evidence_id\":\"E-order\",\"order_id\":\"O-2048\",\"line_id\":\"L1\",\"currency\":\"CNY\",\"paid_cents\":PAID,\"category\":\"headphones\",\"received_at\":\"2026-10-15T12:00:00+08:00\",\"reason\":\"quality_issue\",\"quality_evidence\":\"missing\"}"}`
 	turn2Call = `{"type":"function_call","call_id":"call_ledger","name":"get_refund_ledger","arguments":"{\"order_id\":\"O-2048\",\"line_id\":\"L1\"}"},{"type":"function_call","call_id":"call_policy","name":"get_refund_policy","arguments":"{\"category\":\"headphones\",\"received_at\":\"2026-10-15T12:00:00+08:00\",\"reason\":\"quality_issue\"}"}`

@@ -88,7 +88,7 @@ type storedResponse struct {
 	// prompt is what the chain's inputs said (top-level instructions
 	// left out: the APIs do not carry them over to the next response).
 	prompt []adapters.PromptPart
-	calls   map[string]string     // call_id → tool name, of every call the chain issued
+	calls  map[string]string // call_id → tool name, of every call the chain issued
 }
 
 // chainChecker is a protocol with server-side state whose own words the

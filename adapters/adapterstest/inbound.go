@@ -75,18 +75,23 @@ func SourceText(req *adapters.Request, id string) string {
 // result or the model's own text.
 func CheckPrompt(t testing.TB, in *adapters.Inbound, want []adapters.PromptPart) {
 	t.Helper()
-	if !reflect.DeepEqual(in.Prompt, want) {
+	// Once (a chain does not carry the part over) has tests of its own.
+	got := make([]adapters.PromptPart, len(in.Prompt))
+	for i, p := range in.Prompt {
+		got[i] = adapters.PromptPart{Role: p.Role, Text: p.Text}
+	}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("prompt: %d parts, want %d", len(in.Prompt), len(want))
 		for i := range max(len(in.Prompt), len(want)) {
-			var got, w adapters.PromptPart
-			if i < len(in.Prompt) {
-				got = in.Prompt[i]
+			var g, w adapters.PromptPart
+			if i < len(got) {
+				g = got[i]
 			}
 			if i < len(want) {
 				w = want[i]
 			}
-			if got != w {
-				t.Errorf("part %d:\n got %s %q\nwant %s %q", i, got.Role, got.Text, w.Role, w.Text)
+			if g != w {
+				t.Errorf("part %d:\n got %s %q\nwant %s %q", i, g.Role, g.Text, w.Role, w.Text)
 			}
 		}
 	}

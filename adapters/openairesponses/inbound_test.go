@@ -2,6 +2,7 @@ package openairesponses
 
 import (
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -47,7 +48,7 @@ func TestCheckRequestReadsPromptToolsOutput(t *testing.T) {
 	req.History = adapters.HistoryPreviousResponse
 	in = adapterstest.Check(t, simP, mustEncode(t, req))
 	if len(in.Prompt) != 0 || in.PreviousResponseID == "" {
-		t.Errorf("chained: prompt %q", in.Prompt)
+		t.Errorf("chained: prompt %+v", in.Prompt)
 	}
 }
 
@@ -123,4 +124,15 @@ func BenchmarkCheckRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	adapterstest.BenchCheckRequest(b, simP, hr)
+}
+
+// Top-level instructions are not carried over by previous_response_id;
+// an input message of role system is: only the first is Once.
+func TestInstructionsAreOnce(t *testing.T) {
+	in := adapterstest.Check(t, simP, &adapters.HTTPRequest{Method: "POST", Path: "/v1/responses", Headers: map[string]string{"content-type": "application/json"},
+		Body: []byte(`{"model":"m","instructions":"rules","input":[{"role":"system","content":"carried"},{"role":"user","content":"task"}]}`)})
+	want := []adapters.PromptPart{{Role: adapters.RoleSystem, Text: "rules", Once: true}, {Role: adapters.RoleSystem, Text: "carried"}, {Role: adapters.RoleUser, Text: "task"}}
+	if !reflect.DeepEqual(in.Prompt, want) {
+		t.Errorf("prompt %+v, want %+v", in.Prompt, want)
+	}
 }
