@@ -160,6 +160,12 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.dialogs = append(m.dialogs, newInspector(m.c, &m.km, it))
 		return nil
+	case key.Matches(msg, km.Global.Values):
+		if !hasValues(m.d.state) {
+			return m.setStatus(levelInfo, "no tool call and no answer yet")
+		}
+		m.dialogs = append(m.dialogs, newValuesDialog(m.c, &m.km, m.d, m.focus, m.w-2))
+		return nil
 	case key.Matches(msg, km.Global.Teach):
 		m.teach = !m.teach
 		m.resize(m.w, m.h)

@@ -1,9 +1,7 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -75,19 +73,29 @@ func (p *validationPanel) lines() []string {
 		icon := map[session.Verdict]string{session.Pass: "✓", session.Fail: "✗", session.Skip: "–"}[l.Status]
 		head := "  " + s.State(string(l.Status)).Render(icon+" "+padRight(name, 9)+" "+padRight(string(l.Status), 4))
 		detail := oneLine(l.Detail)
-		if l.Status == session.Pass {
-			// A pass needs no essay: one line.
-			out = append(out, cut(head+" "+s.Muted.Render(detail), w))
+		if name == session.LayerDomain && st.Domain != nil {
+			// The checks are listed below, each with its values.
+			detail = p.checksSummary(st.Domain)
+		}
+		if l.Status == session.Pass && displayWidth(head)+1+displayWidth(detail) <= w {
+			// A pass needs no essay: one line when it fits.
+			out = append(out, head+" "+s.Muted.Render(detail))
 			continue
 		}
 		out = append(out, head)
 		for _, dl := range wrapLines(detail, max(1, w-4)) {
+			if l.Status == session.Pass {
+				dl = s.Muted.Render(dl)
+			}
 			out = append(out, "    "+dl)
 		}
 	}
-	if ans := p.answer(st.Output); len(ans) > 0 {
-		out = append(out, "", p.c.section("answer"))
-		out = append(out, ans...)
+	// The answer in the output schema's order, then the checks with the
+	// values they used and the facts with their arithmetic: whole, wrapped.
+	// The tool calls are the lanes'; the values view (v) has them whole.
+	for _, sec := range p.c.valueSections(p.d, w, false) {
+		out = append(out, "", p.c.section(sec.name))
+		out = append(out, sec.lines...)
 	}
 	if u := p.usage(st); len(u) > 0 {
 		out = append(out, "", p.c.section("usage by class"))
@@ -120,39 +128,19 @@ func (p *validationPanel) status(st *session.State) string {
 	return s.Warn.Render(string(st.Status))
 }
 
-// answer lists the parsed answer's top-level fields: scalars as they are,
-// arrays and objects compacted.
-func (p *validationPanel) answer(out json.RawMessage) []string {
-	if len(out) == 0 {
-		return nil
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(out, &obj) != nil {
-		return []string{cut("  "+string(out), p.w)}
-	}
-	keys := make([]string, 0, len(obj))
-	kw := 0
-	for k := range obj {
-		keys = append(keys, k)
-		kw = max(kw, displayWidth(k))
-	}
-	sort.Strings(keys)
-	kw = min(kw, max(8, p.w*45/100))
-	s := p.c.Styles
-	var lines []string
-	for _, k := range keys {
-		v := obj[k]
-		var str string
-		if json.Unmarshal(v, &str) != nil {
-			str = compactJSON(v)
+// checksSummary says how many checks passed and which failed.
+func (p *validationPanel) checksSummary(d *session.Domain) string {
+	var failed []string
+	for _, c := range d.Checks {
+		if !c.Pass {
+			failed = append(failed, c.ID)
 		}
-		val := oneLine(str)
-		if k == "decision" || k == "max_refund_cents" {
-			val = s.Accent.Render(val)
-		}
-		lines = append(lines, cut("  "+s.Muted.Render(fit(k, kw))+" "+val, p.w))
 	}
-	return lines
+	sum := fmt.Sprintf("%d of %d business checks pass", len(d.Checks)-len(failed), len(d.Checks))
+	if len(failed) > 0 {
+		sum += "; failing: " + strings.Join(failed, ", ")
+	}
+	return sum + " (checks below)"
 }
 
 // usage is a table of token usage by class, one row a turn and a total.
