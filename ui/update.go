@@ -14,6 +14,7 @@ import (
 // is a command, and every asynchronous result is checked against the
 // generation it belongs to.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer m.syncTeach()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
