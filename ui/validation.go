@@ -47,7 +47,7 @@ func (p *validationPanel) lines() []string {
 		if ev.ProviderStopReason != "" {
 			line += s.Muted.Render(" (" + ev.ProviderStopReason + ")")
 		}
-		out = append(out, cut(line, w))
+		out = append(out, wrapLines(line, w)...)
 		if next := session.TerminalAdvice(ev.Status, ev.StopReason); next != "" {
 			for _, l := range wrapLines("next: "+next, max(1, w-2)) {
 				out = append(out, "  "+s.Warn.Render(l))
@@ -251,14 +251,14 @@ func (p *validationPanel) regeneration(st *session.State) []string {
 		if g == nil {
 			continue
 		}
-		head := fmt.Sprintf("  turn %d asked again after turn %d's answer failed %s:", t.N, t.N-1, g.Layer)
-		out = append(out, cut(s.Warn.Render(head), p.w))
+		head := fmt.Sprintf("turn %d asked again after turn %d's answer failed %s:", t.N, t.N-1, g.Layer)
+		out = append(out, styleLines(s.Warn, hang("  ", head, 4, p.w))...)
 		for _, l := range wrapLines(oneLine(g.Detail), max(1, p.w-4)) {
 			out = append(out, "    "+l)
 		}
 	}
 	if len(out) > 0 && st.Status == "failed" {
-		out = append(out, cut("  "+s.Bad.Render("cannot complete: the answer is withheld; the tool results are the evidence"), p.w))
+		out = append(out, styleLines(s.Bad, hang("  ", "cannot complete: the answer is withheld; the tool results are the evidence", 4, p.w))...)
 	}
 	return out
 }
@@ -299,7 +299,7 @@ func (p *validationPanel) cost(st *session.State) []string {
 		i += earlier
 		line := fmt.Sprintf("  turn %d  ", turns[i])
 		if !tc.Priced {
-			out = append(out, cut(line+s.Muted.Render(tc.Why), p.w))
+			out = append(out, hang(line, tc.Why, 4, p.w)...)
 			continue
 		}
 		line += fmt.Sprintf("%s %.5f", c.Currency, tc.Total)

@@ -313,6 +313,14 @@ func (c *Common) callLines(t *session.TurnState, w int) []string {
 		}
 		out = append(out, hang("  "+s.Bold.Render(name)+s.Muted.Render(" · call_id "), id, 4, w)...)
 		ps := cl.ps
+		if ps != nil && !ps.Proposal.Known {
+			out = append(out, "    "+s.Bad.Render("unknown tool: "+name))
+		}
+		if ps != nil {
+			for _, v := range ps.Proposal.Violations {
+				out = append(out, hang("    "+s.Bad.Render("schema: "), v.String(), 6, w)...)
+			}
+		}
 		switch {
 		case ps == nil && cl.lane != nil && cl.lane.State == adapters.ItemStreaming:
 			out = append(out, "    "+s.Info.Render("arguments streaming"))
