@@ -90,12 +90,15 @@ func (p *validationPanel) lines() []string {
 			out = append(out, "    "+dl)
 		}
 	}
-	// The answer in the output schema's order, then the checks with the
-	// values they used and the facts with their arithmetic: whole, wrapped.
-	// The tool calls are the lanes'; the values view (v) has them whole.
-	for _, sec := range p.c.valueSections(p.d, w, false) {
-		out = append(out, "", p.c.section(sec.name))
-		out = append(out, sec.lines...)
+	// The answer in the output schema's order, whole; the checks with the
+	// values they used and the facts with their arithmetic after the
+	// usage, cost and timings, which keep their place. The tool calls are
+	// the lanes'; the values view (v) has them and all of this whole.
+	secs := p.c.valueSections(p.d, w, false)
+	for len(secs) > 0 && secs[0].name == "answer" {
+		out = append(out, "", p.c.section(secs[0].name))
+		out = append(out, secs[0].lines...)
+		secs = secs[1:]
 	}
 	if u := p.usage(st); len(u) > 0 {
 		out = append(out, "", p.c.section("usage by class"))
@@ -108,6 +111,10 @@ func (p *validationPanel) lines() []string {
 	if tm := p.timings(st); len(tm) > 0 {
 		out = append(out, "", p.c.section("timings"))
 		out = append(out, tm...)
+	}
+	for _, sec := range secs {
+		out = append(out, "", p.c.section(sec.name))
+		out = append(out, sec.lines...)
 	}
 	return out
 }
