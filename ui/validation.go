@@ -90,9 +90,10 @@ func (p *validationPanel) lines() []string {
 			out = append(out, "    "+dl)
 		}
 	}
-	// The answer in the output schema's order, whole; the checks with the
-	// values they used and the facts with their arithmetic after the
-	// usage, cost and timings, which keep their place. The tool calls are
+	// The answer in the output schema's order, whole, under the layers;
+	// the checks with the values they used and the facts with their
+	// arithmetic after the usage and cost, and the timings last, as the
+	// panel grows at its bottom while a session runs. The tool calls are
 	// the lanes'; the values view (v) has them and all of this whole.
 	secs := p.c.valueSections(p.d, w, false)
 	for len(secs) > 0 && secs[0].name == "answer" {
@@ -108,13 +109,13 @@ func (p *validationPanel) lines() []string {
 		out = append(out, "", p.c.section("cost (estimate)"))
 		out = append(out, c...)
 	}
-	if tm := p.timings(st); len(tm) > 0 {
-		out = append(out, "", p.c.section("timings"))
-		out = append(out, tm...)
-	}
 	for _, sec := range secs {
 		out = append(out, "", p.c.section(sec.name))
 		out = append(out, sec.lines...)
+	}
+	if tm := p.timings(st); len(tm) > 0 {
+		out = append(out, "", p.c.section("timings"))
+		out = append(out, tm...)
 	}
 	return out
 }

@@ -64,7 +64,10 @@ func (v *valuesDialog) Bindings(km *KeyMap) []key.Binding {
 
 func (v *valuesDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
 	v.layout(v.w) // the sections as the state is now
-	room := max(1, v.room)
+	room := v.room
+	if room < 1 {
+		room = 10 // not drawn yet
+	}
 	switch {
 	case key.Matches(msg, km.Dialog.Close), key.Matches(msg, km.Global.Values):
 		return actClose{}, nil
