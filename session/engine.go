@@ -136,7 +136,10 @@ type Update struct {
 	Result   *adapters.ToolResult `json:"result,omitempty"`
 	Layers   []LayerResult        `json:"layers,omitempty"`
 	Output   json.RawMessage      `json:"output,omitempty"`
-	Status   store.Status         `json:"status,omitempty"`
+	// Domain is the domain layer's working (every check, every fact),
+	// with a validation whose domain layer was judged.
+	Domain *Domain      `json:"domain,omitempty"`
+	Status store.Status `json:"status,omitempty"`
 	// Message is the text a regeneration sends the model.
 	Message string `json:"message,omitempty"`
 }
@@ -385,7 +388,8 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	}
 	res.Layers, res.Output = layers, output
 	res.Cost = PriceSession(s.Request(nil).Model, res.Turns)
-	if err := s.emit(Update{Kind: UpValidated, Layers: layers, Output: output}); err != nil {
+	domain := ExplainDomain(sc, layers, output, res.Obs)
+	if err := s.emit(Update{Kind: UpValidated, Layers: layers, Output: output, Domain: domain}); err != nil {
 		return nil, err
 	}
 	if err := s.pause(ctx, StepValidated, 0); err != nil {

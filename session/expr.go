@@ -96,6 +96,7 @@ func runExprCheck(c Check, prog *vm.Program, env map[string]any) CheckResult {
 			v = "?"
 		}
 		shown = append(shown, s+" = "+showValue(v))
+		res.Shown = append(res.Shown, Shown{Expr: s, Value: json.RawMessage(showValue(v))})
 	}
 	values := strings.Join(shown, ", ")
 	switch pass, isBool := out.(bool); {

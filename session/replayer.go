@@ -1035,6 +1035,7 @@ func (b *timelineBuilder) applySession(se sessEntry) {
 		if parsed {
 			u.Output = finalAnswer(b.st)
 			b.answered = true
+			u.Domain = b.r.domain(layers, u.Output, b.st)
 		}
 		b.emit(u)
 	default:
@@ -1042,6 +1043,22 @@ func (b *timelineBuilder) applySession(se sessEntry) {
 		// position and shows nothing.
 		b.emit(Update{Kind: UpdateKind("entry:" + se.kind)})
 	}
+}
+
+// domain is the domain layer's working for a stored answer: the store
+// keeps the verdicts, not the checks' values, so they are computed again
+// from the results and the prompt the state holds, as the engine did.
+func (r *Replayer) domain(layers []LayerResult, out json.RawMessage, st *State) *Domain {
+	if r.sc == nil || len(out) == 0 {
+		return nil
+	}
+	var reqs []*adapters.HTTPRequest
+	for _, t := range st.Turns {
+		reqs = append(reqs, t.Request)
+	}
+	obs := &Observations{Results: observedFrom(st),
+		Prompt: promptFrom(r.sess.Protocol, reqs, func() *adapters.Request { return r.sc.Request(r.stream, r.history) })}
+	return ExplainDomain(r.sc, layers, out, obs)
 }
 
 // decisionOf decodes a decision entry; a decision recorded without its

@@ -24,7 +24,10 @@ type State struct {
 	Step      string          `json:"step"` // the last protocol step reached
 	Layers    []LayerResult   `json:"layers,omitempty"`
 	Output    json.RawMessage `json:"output,omitempty"`
-	Status    store.Status    `json:"status"` // running, done, failed
+	// Domain is the domain layer's working: each check with the values
+	// it used, each fact with what it read (nil when not judged).
+	Domain *Domain      `json:"domain,omitempty"`
+	Status store.Status `json:"status"` // running, done, failed
 	// Applied counts the updates folded in; Events the canonical events.
 	Applied int `json:"applied"`
 	Events  int `json:"events"`
@@ -338,7 +341,7 @@ func (s *State) Apply(u Update) {
 		}
 		s.Step = StepResults
 	case UpValidated:
-		s.Layers, s.Output = u.Layers, u.Output
+		s.Layers, s.Output, s.Domain = u.Layers, u.Output, u.Domain
 		s.Step = StepValidated
 	case UpRegenerate:
 		failed, _ := regenerable(u.Layers)

@@ -52,6 +52,24 @@ type CheckResult struct {
 	ID     string `json:"id"`
 	Pass   bool   `json:"pass"`
 	Detail string `json:"detail"`
+	// Shown are the values the check names (its show list), each with
+	// the expression it was read by, on a pass as on a failure.
+	Shown []Shown `json:"shown,omitempty"`
+}
+
+// Shown is one value a check shows: the expression and its JSON value.
+type Shown struct {
+	Expr  string          `json:"expr"`
+	Value json.RawMessage `json:"value"`
+}
+
+// Domain is the domain layer's working, for a person to read: every
+// check with its verdict and the values it used, and every fact with its
+// value and the observations it was computed from. A pass shows it as a
+// failure does.
+type Domain struct {
+	Checks []CheckResult `json:"checks"`
+	Facts  []FactResult  `json:"facts,omitempty"`
 }
 
 // Outcome is what a session's run produced, as the validator needs it.
@@ -288,6 +306,29 @@ func judgeDomain(sc *Scenario, obj json.RawMessage, obs *Observations) LayerResu
 // RunChecks runs the scenario's checks on an answer, with the facts
 // computed from this session's observations.
 func RunChecks(sc *Scenario, obj json.RawMessage, obs *Observations) []CheckResult {
+	checks, _ := runChecks(sc, obj, obs)
+	return checks
+}
+
+// ExplainDomain runs the checks as the domain layer does and keeps their
+// working: the checks' values and the facts with what they read. It is
+// nil when the layers did not judge the domain (an earlier layer failed,
+// or the scenario has no checks).
+func ExplainDomain(sc *Scenario, layers []LayerResult, obj json.RawMessage, obs *Observations) *Domain {
+	judged := false
+	for _, l := range layers {
+		judged = judged || l.Layer == LayerDomain && l.Status != Skip
+	}
+	if !judged || sc == nil || obs == nil {
+		return nil
+	}
+	checks, env := runChecks(sc, obj, obs)
+	return &Domain{Checks: checks, Facts: sc.explainFacts(env)}
+}
+
+// runChecks runs the checks and returns them with the environment the
+// expressions saw (the facts computed in it).
+func runChecks(sc *Scenario, obj json.RawMessage, obs *Observations) ([]CheckResult, map[string]any) {
 	var doc any
 	d := json.NewDecoder(bytes.NewReader(obj))
 	d.UseNumber()
@@ -310,7 +351,7 @@ func RunChecks(sc *Scenario, obj json.RawMessage, obs *Observations) []CheckResu
 		}
 		out = append(out, runCheck(c, doc))
 	}
-	return out
+	return out, env
 }
 
 func runCheck(c Check, doc any) CheckResult {

@@ -98,6 +98,17 @@ func (p *assemblyPanel) View() []string {
 	return p.window(lines)
 }
 
+// note is a line of prose over the table (a budget, a note on the
+// request): whole, wrapped, when the panel has the focus; one line
+// otherwise, so that the table keeps its rows in a side column — tab to
+// the panel reads the rest.
+func (p *assemblyPanel) note(label, text string, w int) []string {
+	if p.focused {
+		return hang(label, text, 2, w)
+	}
+	return []string{cut(label+text, w)}
+}
+
 func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 	s := p.c.Styles
 	w := p.w
@@ -112,11 +123,10 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 		if t.Budget.Problem != "" {
 			st = s.Bad
 		}
-		lines = append(lines, cut(st.Render("budget: "+t.Budget.String()), w))
+		lines = append(lines, p.note(st.Render("budget: "), st.Render(t.Budget.String()), w)...)
 	}
-	// One line each: the table matters more; run and assemble print them whole.
 	for _, n := range req.Warnings {
-		lines = append(lines, cut(s.Warn.Render("note: ")+n, w))
+		lines = append(lines, p.note(s.Warn.Render("note: "), n, w)...)
 	}
 	roles := map[string]adapters.SourceRole{}
 	if p.d.scenario != nil {
@@ -195,7 +205,7 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 		if len(p.d.rc.Edits) > 0 {
 			ids := keys(p.d.rc.Edits)
 			sort.Strings(ids)
-			lines = append(lines, cut(s.Warn.Render("edited: ")+strings.Join(ids, ", "), w))
+			lines = append(lines, p.note(s.Warn.Render("edited: "), strings.Join(ids, ", "), w)...)
 		}
 	}
 	for _, dg := range req.Degradations {

@@ -29,6 +29,7 @@ const (
 	dlgInspector
 	dlgDiff
 	dlgFork
+	dlgValues
 )
 
 // dialog is one overlay.

@@ -166,12 +166,26 @@ func scriptedSession(t testing.TB, sc *session.Scenario, rc RunConfig) []session
 			final = ts.final
 		}
 	}
-	ups = append(ups, session.Update{Kind: session.UpValidated, Layers: passLayers(), Output: json.RawMessage(compactJSON([]byte(final))), At: fixedAt},
+	out := json.RawMessage(compactJSON([]byte(final)))
+	ups = append(ups, session.Update{Kind: session.UpValidated, Layers: passLayers(), Output: out, Domain: domainOf(sc, rc, ups, out), At: fixedAt},
 		session.Update{Kind: session.UpFinished, Status: "done", At: fixedAt})
 	for i := range ups {
 		ups[i].SessionID = "fixture"
 	}
 	return ups
+}
+
+// domainOf is the domain layer's working for an answer after the results
+// among ups, as the engine reports it with the validation.
+func domainOf(sc *session.Scenario, rc RunConfig, ups []session.Update, out json.RawMessage) *session.Domain {
+	obs := &session.Observations{Prompt: session.PromptOf(sc.Request(rc.Stream, rc.History))}
+	for _, u := range ups {
+		if u.Kind == session.UpResult {
+			r := u.Result
+			obs.Results = append(obs.Results, session.ObservedResult{CallID: r.CallID, Name: r.Name, Content: r.Content, IsError: r.IsError})
+		}
+	}
+	return session.ExplainDomain(sc, passLayers(), out, obs)
 }
 
 // fakeBackend plays the scripted refund session through the hooks, as the
@@ -193,6 +207,7 @@ func (b *fakeBackend) Run(ctx context.Context, sc *session.Scenario, rc RunConfi
 	}
 	h.Observe(session.Update{Kind: session.UpStarted, SessionID: "fake"})
 	final := ""
+	var results []session.Update // the results sent back, for the checks
 	for k := 1; k <= len(sc.Script); k++ {
 		ts := scriptTurn(sc, rc, k)
 		first := true
@@ -255,12 +270,14 @@ func (b *fakeBackend) Run(ctx context.Context, sc *session.Scenario, rc RunConfi
 				r.Content, r.IsError = sc.RunTool(ctx, c.Name, args)
 			}
 			h.Observe(session.Update{Kind: session.UpResult, SessionID: "fake", Turn: k, Result: &r})
+			results = append(results, session.Update{Kind: session.UpResult, Result: &r})
 		}
 		if err := pause(session.StepResults, k); err != nil {
 			return err
 		}
 	}
-	h.Observe(session.Update{Kind: session.UpValidated, SessionID: "fake", Layers: passLayers(), Output: json.RawMessage(compactJSON([]byte(final)))})
+	out := json.RawMessage(compactJSON([]byte(final)))
+	h.Observe(session.Update{Kind: session.UpValidated, SessionID: "fake", Layers: passLayers(), Output: out, Domain: domainOf(sc, rc, results, out)})
 	if err := pause(session.StepValidated, 0); err != nil {
 		return err
 	}

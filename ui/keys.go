@@ -15,6 +15,14 @@ type KeyMap struct {
 	Replay   ReplayKeys
 	Dialog   DialogKeys
 	Inspect  InspectKeys
+	Values   ValuesKeys
+}
+
+// ValuesKeys move between the parts of the values view (valuesview.go).
+type ValuesKeys struct {
+	NextSection, PrevSection key.Binding
+	// Section jumps to the part its digit numbers.
+	Section key.Binding
 }
 
 // InspectKeys work in the inspector.
@@ -27,6 +35,8 @@ type GlobalKeys struct {
 	Help, Quit, ForceQuit, NextPanel, PrevPanel key.Binding
 	Step, Wire, Compare, Sessions, Options      key.Binding
 	Theme, Live, Zoom, Inspect, Teach           key.Binding
+	// Values opens the values view: tool calls, answer, checks, facts.
+	Values key.Binding
 }
 
 // NavKeys move inside the focused panel.
@@ -77,6 +87,7 @@ func DefaultKeyMap() KeyMap {
 			Zoom:      b("z", "zoom panel", "z"),
 			Inspect:   b("i", "inspect", "i"),
 			Teach:     b("E", "explain the selection", "E"),
+			Values:    b("v", "values", "v"),
 		},
 		Nav: NavKeys{
 			Up:       b("↑/k", "up", "up", "k"),
@@ -113,6 +124,11 @@ func DefaultKeyMap() KeyMap {
 			Fold:     b("f", "fold deeper levels", "f"),
 			Copy:     b("y", "copy JSON", "y"),
 			CopyCurl: b("Y", "copy as curl", "Y"),
+		},
+		Values: ValuesKeys{
+			NextSection: b("tab", "next part", "tab"),
+			PrevSection: b("shift+tab", "previous part", "shift+tab"),
+			Section:     b("1–4", "go to part", "1", "2", "3", "4"),
 		},
 		Dialog: DialogKeys{
 			Close:   b("esc", "close", "esc"),

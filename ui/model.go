@@ -103,8 +103,10 @@ type Model struct {
 	decideOnAsk *tea.KeyMsg
 	// zoom shows the focused panel alone (z).
 	zoom bool
-	// teach shows the selected element's explanation (E).
-	teach bool
+	// teach shows the selected element's explanation (E); teachH is the
+	// rows the layout gave it.
+	teach  bool
+	teachH int
 
 	// diffGen numbers comparisons (diff.go); forkGen fork dialogs (fork.go).
 	diffGen int
@@ -183,8 +185,10 @@ func (m *Model) applyHelpStyles() {
 func (m *Model) resize(w, h int) {
 	m.w, m.h = max(20, w), max(8, h)
 	bodyH := m.h
+	m.teachH = 0
 	if m.teach {
-		bodyH -= teachRows
+		m.teachH = len(m.teachLines())
+		bodyH -= m.teachH
 	}
 	m.lay = layout(m.w, bodyH, m.mode == modeReplay, m.focus, m.zoom)
 	for id, r := range m.lay.panels {

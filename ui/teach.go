@@ -11,8 +11,12 @@ import (
 // panel's selected element: what the protocol field, event, lane or layer
 // is, and why it matters. The texts are data (themes/teaching.json).
 
-// teachRows is the room the explanation takes while teaching mode is on.
-const teachRows = 2
+// The explanation is wrapped to the width, never cut: it takes the rows
+// it needs, up to teachMax of the screen; the layout gives the panels
+// what is left (resize, syncTeach).
+
+// teachMax is the most rows the explanation may take on an h-row screen.
+func teachMax(h int) int { return max(2, h/4) }
 
 // teachKey names the element the focused panel has selected.
 func (m *Model) teachKey() string {
@@ -60,23 +64,49 @@ func (m *Model) teachKey() string {
 	return ""
 }
 
-// teachLines are the two lines of teaching mode.
+// teachLines are the lines of teaching mode, wrapped to the width: what
+// the selected element is, then why it matters (or, beside the answer,
+// the simulated model's rule that shaped it). They fit in teachMax rows;
+// only text longer than that is cut, with an ellipsis.
 func (m *Model) teachLines() []string {
 	s := m.c.Styles
 	k := m.teachKey()
 	what, why, ok := themes.Explain(k)
-	if !ok {
-		return []string{fit(s.Muted.Render("  teach: select a field, an event, a lane or a layer (E closes)"), m.w), fit("", m.w)}
-	}
-	second := fit(s.Muted.Render("  why: "+why), m.w)
-	if m.focus == panelStream || m.focus == panelValidation {
-		// Beside the answer, the rule of the simulated model that shaped
-		// it (the whole list is in the notes panel).
-		if rule := notableWhy(m.d.modelWhy()); rule != "" {
-			second = fit(s.Warn.Render("  model: ")+s.Text.Render(rule), m.w)
+	var lines []string
+	switch {
+	case !ok:
+		lines = styleLines(s.Muted, hang("  ", "teach: select a field, an event, a lane or a layer (E closes)", 4, m.w))
+	default:
+		lines = hang("  "+s.Accent.Render(k+": "), what, 4, m.w)
+		second := hang("  "+s.Muted.Render("why: "), why, 4, m.w)
+		if m.focus == panelStream || m.focus == panelValidation {
+			// Beside the answer, the rule of the simulated model that shaped
+			// it (the whole list is in the notes panel).
+			if rule := notableWhy(m.d.modelWhy()); rule != "" {
+				second = hang("  "+s.Warn.Render("model: "), rule, 4, m.w)
+			}
 		}
+		lines = append(lines, second...)
 	}
-	return []string{fit(s.Accent.Render("  "+k+": ")+s.Text.Render(what), m.w), second}
+	if n := teachMax(m.h); len(lines) > n {
+		lines = lines[:n]
+		lines[n-1] = cut(lines[n-1]+" …", m.w)
+	}
+	for len(lines) < 2 {
+		lines = append(lines, "")
+	}
+	for i := range lines {
+		lines[i] = fit(lines[i], m.w)
+	}
+	return lines
+}
+
+// syncTeach lays the screen out again when the explanation needs another
+// number of rows (the selection or the state changed what it says).
+func (m *Model) syncTeach() {
+	if m.teach && len(m.teachLines()) != m.teachH {
+		m.resize(m.w, m.h)
+	}
 }
 
 // modelWhy are the simulated model's rule lines for the current turn's

@@ -14,6 +14,7 @@ import (
 // is a command, and every asynchronous result is checked against the
 // generation it belongs to.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer m.syncTeach()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
@@ -159,6 +160,12 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 			return m.setStatus(levelInfo, "nothing to inspect in "+m.focus.String()+" yet")
 		}
 		m.dialogs = append(m.dialogs, newInspector(m.c, &m.km, it))
+		return nil
+	case key.Matches(msg, km.Global.Values):
+		if !hasValues(m.d.state) {
+			return m.setStatus(levelInfo, "no tool call and no answer yet")
+		}
+		m.dialogs = append(m.dialogs, newValuesDialog(m.c, &m.km, m.d, m.focus, m.w-2))
 		return nil
 	case key.Matches(msg, km.Global.Teach):
 		m.teach = !m.teach

@@ -1,9 +1,7 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -49,7 +47,7 @@ func (p *validationPanel) lines() []string {
 		if ev.ProviderStopReason != "" {
 			line += s.Muted.Render(" (" + ev.ProviderStopReason + ")")
 		}
-		out = append(out, cut(line, w))
+		out = append(out, wrapLines(line, w)...)
 		if next := session.TerminalAdvice(ev.Status, ev.StopReason); next != "" {
 			for _, l := range wrapLines("next: "+next, max(1, w-2)) {
 				out = append(out, "  "+s.Warn.Render(l))
@@ -80,19 +78,33 @@ func (p *validationPanel) lines() []string {
 		icon := map[session.Verdict]string{session.Pass: "✓", session.Fail: "✗", session.Skip: "–"}[l.Status]
 		head := "  " + s.State(string(l.Status)).Render(icon+" "+padRight(name, 9)+" "+padRight(string(l.Status), 4))
 		detail := oneLine(l.Detail)
-		if l.Status == session.Pass {
-			// A pass needs no essay: one line.
-			out = append(out, cut(head+" "+s.Muted.Render(detail), w))
+		if name == session.LayerDomain && st.Domain != nil {
+			// The checks are listed below, each with its values.
+			detail = p.checksSummary(st.Domain)
+		}
+		if l.Status == session.Pass && displayWidth(head)+1+displayWidth(detail) <= w {
+			// A pass needs no essay: one line when it fits.
+			out = append(out, head+" "+s.Muted.Render(detail))
 			continue
 		}
 		out = append(out, head)
 		for _, dl := range wrapLines(detail, max(1, w-4)) {
+			if l.Status == session.Pass {
+				dl = s.Muted.Render(dl)
+			}
 			out = append(out, "    "+dl)
 		}
 	}
-	if ans := p.answer(st.Output); len(ans) > 0 {
-		out = append(out, "", p.c.section("answer"))
-		out = append(out, ans...)
+	// The answer in the output schema's order, whole, under the layers;
+	// the checks with the values they used and the facts with their
+	// arithmetic after the usage and cost, and the timings last, as the
+	// panel grows at its bottom while a session runs. The tool calls are
+	// the lanes'; the values view (v) has them and all of this whole.
+	secs := p.c.valueSections(p.d, w, false)
+	for len(secs) > 0 && secs[0].name == "answer" {
+		out = append(out, "", p.c.section(secs[0].name))
+		out = append(out, secs[0].lines...)
+		secs = secs[1:]
 	}
 	if u := p.usage(st); len(u) > 0 {
 		out = append(out, "", p.c.section("usage by class"))
@@ -101,6 +113,10 @@ func (p *validationPanel) lines() []string {
 	if c := p.cost(st); len(c) > 0 {
 		out = append(out, "", p.c.section("cost (estimate)"))
 		out = append(out, c...)
+	}
+	for _, sec := range secs {
+		out = append(out, "", p.c.section(sec.name))
+		out = append(out, sec.lines...)
 	}
 	if tm := p.timings(st); len(tm) > 0 {
 		out = append(out, "", p.c.section("timings"))
@@ -146,39 +162,19 @@ func stopReason(st *session.State) string {
 	return ""
 }
 
-// answer lists the parsed answer's top-level fields: scalars as they are,
-// arrays and objects compacted.
-func (p *validationPanel) answer(out json.RawMessage) []string {
-	if len(out) == 0 {
-		return nil
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(out, &obj) != nil {
-		return []string{cut("  "+string(out), p.w)}
-	}
-	keys := make([]string, 0, len(obj))
-	kw := 0
-	for k := range obj {
-		keys = append(keys, k)
-		kw = max(kw, displayWidth(k))
-	}
-	sort.Strings(keys)
-	kw = min(kw, max(8, p.w*45/100))
-	s := p.c.Styles
-	var lines []string
-	for _, k := range keys {
-		v := obj[k]
-		var str string
-		if json.Unmarshal(v, &str) != nil {
-			str = compactJSON(v)
+// checksSummary says how many checks passed and which failed.
+func (p *validationPanel) checksSummary(d *session.Domain) string {
+	var failed []string
+	for _, c := range d.Checks {
+		if !c.Pass {
+			failed = append(failed, c.ID)
 		}
-		val := oneLine(str)
-		if k == "decision" || k == "max_refund_cents" {
-			val = s.Accent.Render(val)
-		}
-		lines = append(lines, cut("  "+s.Muted.Render(fit(k, kw))+" "+val, p.w))
 	}
-	return lines
+	sum := fmt.Sprintf("%d of %d business checks pass", len(d.Checks)-len(failed), len(d.Checks))
+	if len(failed) > 0 {
+		sum += "; failing: " + strings.Join(failed, ", ")
+	}
+	return sum + " (checks below)"
 }
 
 // usage is a table of token usage by class, one row a turn and a total.
@@ -289,14 +285,14 @@ func (p *validationPanel) regeneration(st *session.State) []string {
 		if g == nil {
 			continue
 		}
-		head := fmt.Sprintf("  turn %d asked again after turn %d's answer failed %s:", t.N, t.N-1, g.Layer)
-		out = append(out, cut(s.Warn.Render(head), p.w))
+		head := fmt.Sprintf("turn %d asked again after turn %d's answer failed %s:", t.N, t.N-1, g.Layer)
+		out = append(out, styleLines(s.Warn, hang("  ", head, 4, p.w))...)
 		for _, l := range wrapLines(oneLine(g.Detail), max(1, p.w-4)) {
 			out = append(out, "    "+l)
 		}
 	}
 	if len(out) > 0 && st.Status == "failed" {
-		out = append(out, cut("  "+s.Bad.Render("cannot complete: the answer is withheld; the tool results are the evidence"), p.w))
+		out = append(out, styleLines(s.Bad, hang("  ", "cannot complete: the answer is withheld; the tool results are the evidence", 4, p.w))...)
 	}
 	return out
 }
@@ -337,7 +333,7 @@ func (p *validationPanel) cost(st *session.State) []string {
 		i += earlier
 		line := fmt.Sprintf("  turn %d  ", turns[i])
 		if !tc.Priced {
-			out = append(out, cut(line+s.Muted.Render(tc.Why), p.w))
+			out = append(out, hang(line, tc.Why, 4, p.w)...)
 			continue
 		}
 		line += fmt.Sprintf("%s %.5f", c.Currency, tc.Total)

@@ -311,7 +311,7 @@ func (m *Model) bindings() (short []key.Binding, groups []helpGroup) {
 			ctx = append(ctx, km.Global.Live)
 		}
 	}
-	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Zoom, km.Global.Inspect, km.Global.Teach,
+	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Zoom, km.Global.Inspect, km.Global.Values, km.Global.Teach,
 		km.Global.Wire, km.Global.Compare}
 	if m.opts.Library != nil {
 		glob = append(glob, km.Global.Sessions)
@@ -324,7 +324,12 @@ func (m *Model) bindings() (short []key.Binding, groups []helpGroup) {
 	if m.focus == panelAssembly && m.mode == modeLive && !m.d.wire {
 		nav = append(nav, km.Nav.Select)
 	}
-	short = append(append([]key.Binding{}, ctx...), km.Global.NextPanel, km.Global.Help, km.Global.Quit)
+	short = append([]key.Binding{}, ctx...)
+	if m.ask == nil && hasValues(m.d.state) {
+		// The values cut short in the panels are one key away.
+		short = append(short, km.Global.Values)
+	}
+	short = append(short, km.Global.NextPanel, km.Global.Help, km.Global.Quit)
 	title := "Session"
 	if m.mode == modeReplay {
 		title = "Replay"
