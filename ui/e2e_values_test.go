@@ -103,7 +103,13 @@ func TestE2EValues(t *testing.T) {
 func walkRefund(t *testing.T, tm *tmux, bin, db, dir, reject string) string {
 	t.Helper()
 	tm.start(bin, db, dir, "--pace", "0")
-	s := tm.waitFor("the walkthrough", 20*time.Second, has("⏸ assembled"))
+	return walkOn(t, tm, tm.waitFor("the walkthrough", 20*time.Second, has("⏸ assembled")), reject)
+}
+
+// walkOn walks a started walkthrough from screen s to its validated step,
+// as walkRefund does.
+func walkOn(t *testing.T, tm *tmux, s, reject string) string {
+	t.Helper()
 	for i := 0; !strings.Contains(s, "⏸ validated"); i++ {
 		if i > 40 {
 			t.Fatalf("the walkthrough did not reach the validation:\n%s", s)

@@ -120,7 +120,8 @@ func (d *viewData) modelWhy() []string {
 }
 
 // notableWhy is the first rule that changed the answer, past what the
-// model only read ("task-facts: …"): the line a teacher points at.
+// model only read ("task-facts: …"): the line a teacher points at; what
+// it read when no rule changed anything.
 func notableWhy(lines []string) string {
 	for _, l := range lines {
 		rule, text, _ := strings.Cut(l, ": ")
@@ -128,6 +129,10 @@ func notableWhy(lines []string) string {
 		case "task-facts", "history-unverified", "no-history-claim", "prompt-fact":
 			continue
 		}
+		return text
+	}
+	if len(lines) > 0 {
+		_, text, _ := strings.Cut(lines[0], ": ")
 		return text
 	}
 	return ""
