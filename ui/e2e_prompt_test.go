@@ -19,7 +19,7 @@ func TestE2EPromptEdit(t *testing.T) {
 	eachTerminal(t, "mwedit", func(t *testing.T, tm *tmux, dir, db string) {
 		tm.start(bin, db, dir, "--pace", "0")
 		tm.waitFor("the walkthrough", 20*time.Second, has("⏸ assembled"))
-		tm.send("BTab")     // from the stream lanes to the assembly
+		tm.send("BTab")   // from the stream lanes to the assembly
 		tm.send("j", "j") // system rules, skill, the task
 		tm.send("Enter")
 		tm.waitFor("the task in the editor", 10*time.Second, has("Edit source", "帮我核查订单"))
