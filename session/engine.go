@@ -534,6 +534,11 @@ func (s *Session) decideAndRun(ctx context.Context, turn int, calls []adapters.T
 			if reason == "" {
 				reason = "rejected"
 			}
+			if !p.Valid() && !strings.Contains(reason, "schema") {
+				// The model is told what was wrong, so it can correct
+				// the call: the gate's words, not only the person's.
+				reason += "; the arguments fail the tool's schema: " + Joined(p.Violations)
+			}
 			r.Content, r.IsError = "call rejected by the application: "+reason, true
 		}
 		obs.Results = append(obs.Results, ObservedResult{CallID: c.CallID, Name: c.Name, Arguments: args, Content: r.Content, IsError: r.IsError})

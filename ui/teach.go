@@ -65,8 +65,8 @@ func (m *Model) teachKey() string {
 }
 
 // teachLines are the lines of teaching mode, wrapped to the width: what
-// the selected element is, then why it matters (or, beside the answer,
-// the simulated model's rule that shaped it). They fit in teachMax rows;
+// the selected element is, why it matters, and beside the answer the
+// simulated model's rule that shaped it. They fit in teachMax rows;
 // only text longer than that is cut, with an ellipsis.
 func (m *Model) teachLines() []string {
 	s := m.c.Styles
@@ -78,15 +78,14 @@ func (m *Model) teachLines() []string {
 		lines = styleLines(s.Muted, hang("  ", "teach: select a field, an event, a lane or a layer (E closes)", 4, m.w))
 	default:
 		lines = hang("  "+s.Accent.Render(k+": "), what, 4, m.w)
-		second := hang("  "+s.Muted.Render("why: "), why, 4, m.w)
+		lines = append(lines, hang("  "+s.Muted.Render("why: "), why, 4, m.w)...)
 		if m.focus == panelStream || m.focus == panelValidation {
 			// Beside the answer, the rule of the simulated model that shaped
 			// it (the whole list is in the notes panel).
 			if rule := notableWhy(m.d.modelWhy()); rule != "" {
-				second = hang("  "+s.Warn.Render("model: "), rule, 4, m.w)
+				lines = append(lines, hang("  "+s.Warn.Render("model: "), rule, 4, m.w)...)
 			}
 		}
-		lines = append(lines, second...)
 	}
 	if n := teachMax(m.h); len(lines) > n {
 		lines = lines[:n]
