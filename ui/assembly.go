@@ -173,6 +173,9 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 		if strings.HasPrefix(id, "tool:") {
 			return "tool"
 		}
+		if strings.HasPrefix(id, "history:turn") {
+			return "history" // a carried call or its result
+		}
 		return "contract"
 	}
 	// Column widths by display width (CJK labels are double width).

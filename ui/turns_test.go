@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	"github.com/modelwire/modelwire/session"
 )
 
 // TestAssemblyCursorReachesEveryRow: j walks the source map from its
@@ -49,6 +51,67 @@ func cursorLine(screen string) string {
 	for _, l := range strings.Split(screenText(screen), "\n") {
 		if strings.Contains(l, "▸ ") {
 			return l
+		}
+	}
+	return ""
+}
+
+// TestSourceMapListsCarriedItems: from turn 2 on, the assembly panel's
+// source map lists what the request carries of the turns before it —
+// each call and its result, named by turn and call_id, where the
+// protocol put them (13.6.4: the second request holds the first call and
+// its result) — and j reaches them.
+func TestSourceMapListsCarriedItems(t *testing.T) {
+	m := newLive(t, 120, 36)
+	ups := scriptedSession(t, m.d.scenario, m.d.rc)
+	want := map[int][]string{
+		2: {"history:turn1 call_1_0 → input[4] function_call get_order_line", "history:turn1 call_1_0 → input[5] function_call_output of get_order_line"},
+		3: {"history:turn1 call_1_0 → input[4] function_call get_order_line", "history:turn1 call_1_0 → input[5] function_call_output of get_order_line",
+			"history:turn2 call_2_0 → input[6] function_call get_refund_ledger", "history:turn2 call_2_1 → input[7] function_call get_refund_policy",
+			"history:turn2 call_2_0 → input[8] function_call_output of get_refund_ledger", "history:turn2 call_2_1 → input[9] function_call_output of get_refund_policy"},
+	}
+	for turn := 2; turn <= 3; turn++ {
+		n := 0
+		for i, u := range ups {
+			if u.Kind == session.UpAssembled && u.Turn == turn {
+				n = i + 1
+			}
+		}
+		m.Update(updatesMsg{gen: m.gen, ups: ups[:n]})
+		m.Update(pauseMsg{gen: m.gen, step: session.StepAssembled, turn: turn, reply: make(chan struct{}, 1)})
+		var got []string
+		for _, r := range m.d.turn().Request.Map {
+			if strings.HasPrefix(r.Source, "history:turn") {
+				got = append(got, r.Source+" → "+r.Field+" "+r.Note)
+			}
+		}
+		if strings.Join(got, "\n") != strings.Join(want[turn], "\n") {
+			t.Errorf("turn %d carries:\n%s\nwant:\n%s", turn, strings.Join(got, "\n"), strings.Join(want[turn], "\n"))
+		}
+		// Each is a row of the panel the cursor reaches.
+		p := m.panels[panelAssembly].(*assemblyPanel)
+		p.sel = 0
+		for i, r := range m.d.turn().Request.Map {
+			if i > 0 {
+				press(m, "j")
+			}
+			if strings.HasPrefix(r.Source, "history:turn") {
+				line := cursorRow(m.View())
+				if !strings.Contains(line, r.Source) || !strings.Contains(line, "history") || !strings.Contains(line, r.Field) {
+					t.Fatalf("turn %d, row %s → %s: the cursor's line is %q", turn, r.Source, r.Field, line)
+				}
+			}
+		}
+	}
+}
+
+// cursorRow is the cursor's line and the one under it: a narrow panel
+// writes a row on two lines, the source and then where it landed.
+func cursorRow(screen string) string {
+	ls := strings.Split(screenText(screen), "\n")
+	for i, l := range ls {
+		if strings.Contains(l, "▸ ") && i+1 < len(ls) {
+			return l + "\n" + ls[i+1]
 		}
 	}
 	return ""
