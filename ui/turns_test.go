@@ -116,3 +116,86 @@ func cursorRow(screen string) string {
 	}
 	return ""
 }
+
+// atStep folds the scripted session up to where the engine pauses at step
+// of turn and pauses there.
+func atStep(t *testing.T, m *Model, ups []session.Update, step string, turn int) {
+	t.Helper()
+	n := -1
+	for i, u := range ups {
+		switch step {
+		case session.StepAssembled:
+			if u.Kind == session.UpAssembled && u.Turn == turn {
+				n = i + 1
+			}
+		case session.StepProposals, session.StepFinal:
+			if u.Kind == session.UpResponse && u.Turn == turn {
+				n = i + 1
+			}
+		case session.StepResults:
+			if u.Kind == session.UpResult && u.Turn == turn {
+				n = i + 1
+			}
+		case session.StepValidated:
+			if u.Kind == session.UpValidated {
+				n = i + 1
+			}
+		}
+	}
+	if n < 0 {
+		t.Fatalf("the script has no %s at turn %d", step, turn)
+	}
+	m.Update(updatesMsg{gen: m.gen, ups: ups[:n]})
+	m.Update(pauseMsg{gen: m.gen, step: step, turn: turn, reply: make(chan struct{}, 1)})
+}
+
+// notesText is the notes panel's whole text.
+func notesText(m *Model) string {
+	return screenText(strings.Join(m.panels[panelNotes].(*notesPanel).render(), "\n"))
+}
+
+// TestNotesFollowTheTurn: the notes panel shows the note of the step and
+// the turn the walkthrough is at, citing the chapter's section, and never
+// a fact before it exists — turn 1's results name the order line's facts
+// only; the ledger's appear at turn 2; turn 2's request explains the
+// carried call (13.6.4), turn 2's lookups the parallel ledger and policy
+// (13.6.5), turn 3's request tool_choice none (13.6.6).
+func TestNotesFollowTheTurn(t *testing.T) {
+	m := newLive(t, 120, 36)
+	ups := scriptedSession(t, m.d.scenario, m.d.rc)
+	seen := map[string]string{}
+	for _, c := range []struct {
+		step    string
+		turn    int
+		want    []string
+		notWant []string
+	}{
+		{session.StepAssembled, 1, []string{"13.6.3", "unverified"}, nil},
+		{session.StepProposals, 1, []string{"13.6.4", "get_order_line", "call_order"}, []string{"3000", "ledger"}},
+		{session.StepResults, 1, []string{"13.6.4", "18000", "missing", "not known yet"}, []string{"3000", "2000", "13000"}},
+		{session.StepAssembled, 2, []string{"13.6.4", "function_call_output", "history:turn1"}, []string{"3000"}},
+		{session.StepProposals, 2, []string{"13.6.5", "get_refund_ledger", "get_refund_policy", "parallel_tool_calls"}, []string{"3000"}},
+		{session.StepResults, 2, []string{"13.6.5", "3000", "2000", "13000", "conflicts"}, nil},
+		{session.StepAssembled, 3, []string{"13.6.6", "tool_choice: none", "history:turn2"}, nil},
+		{session.StepFinal, 3, []string{"13.6.6", "needs_review"}, nil},
+		{session.StepValidated, 3, []string{"13.6.6", "13000"}, nil},
+	} {
+		atStep(t, m, ups, c.step, c.turn)
+		text := notesText(m)
+		flat := strings.Join(strings.Fields(text), " ")
+		for _, w := range c.want {
+			if !strings.Contains(flat, w) {
+				t.Errorf("%s@%d: the note lacks %q:\n%s", c.step, c.turn, w, text)
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(flat, w) {
+				t.Errorf("%s@%d: the note names %q before it exists:\n%s", c.step, c.turn, w, text)
+			}
+		}
+		seen[c.step+"@"+itoa(c.turn)] = flat
+	}
+	if seen["results@1"] == seen["results@2"] || seen["proposals@1"] == seen["proposals@2"] || seen["assembled@2"] == seen["assembled@3"] {
+		t.Error("a later turn repeats an earlier turn's note")
+	}
+}
