@@ -29,6 +29,7 @@ const (
 	dlgInspector
 	dlgDiff
 	dlgFork
+	dlgChanges
 )
 
 // dialog is one overlay.

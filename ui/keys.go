@@ -27,6 +27,9 @@ type GlobalKeys struct {
 	Help, Quit, ForceQuit, NextPanel, PrevPanel key.Binding
 	Step, Wire, Compare, Sessions, Options      key.Binding
 	Theme, Live, Zoom, Inspect, Teach           key.Binding
+	// Changes shows what the request on screen adds to the one before
+	// it (changes.go).
+	Changes key.Binding
 }
 
 // NavKeys move inside the focused panel.
@@ -77,6 +80,7 @@ func DefaultKeyMap() KeyMap {
 			Zoom:      b("z", "zoom panel", "z"),
 			Inspect:   b("i", "inspect", "i"),
 			Teach:     b("E", "explain the selection", "E"),
+			Changes:   b("d", "what this request adds to the last", "d"),
 		},
 		Nav: NavKeys{
 			Up:       b("↑/k", "up", "up", "k"),

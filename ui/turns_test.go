@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -197,5 +198,58 @@ func TestNotesFollowTheTurn(t *testing.T) {
 	}
 	if seen["results@1"] == seen["results@2"] || seen["proposals@1"] == seen["proposals@2"] || seen["assembled@2"] == seen["assembled@3"] {
 		t.Error("a later turn repeats an earlier turn's note")
+	}
+}
+
+// TestChangesViewShowsWhatEachTurnAdds: d opens what the request on
+// screen adds to the one before it, from the two wire bodies: on turn 2
+// the first call and its result, appended with their call_id (13.6.4);
+// on turn 3 the two calls and two results and tool_choice auto → none
+// (13.6.5, 13.6.6) — on screen at 80×24 without scrolling; [ goes back a
+// turn, on every protocol the same way.
+func TestChangesViewShowsWhatEachTurnAdds(t *testing.T) {
+	m := newLive(t, 80, 24)
+	ups := scriptedSession(t, m.d.scenario, m.d.rc)
+	atStep(t, m, ups, session.StepAssembled, 3)
+	press(m, "d")
+	if _, ok := m.top().(*changesDialog); !ok {
+		t.Fatalf("d opened %T", m.top())
+	}
+	screen := screenText(m.View())
+	for _, want := range []string{"What turn 3's request adds", "tool_choice", `"auto" -> "none"`, "input[6]", "function_call", "call_2_0"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("turn 3 at 80x24 lacks %q:\n%s", want, screen)
+		}
+	}
+	all := strings.Join(m.top().(*changesDialog).lines(76), "\n")
+	for _, want := range []string{"input[7]", "input[8]", "input[9]", "function_call_output", "call_2_1", "successful_refund_cents", "get_refund_policy"} {
+		if !strings.Contains(screenText(all), want) {
+			t.Errorf("turn 3's changes lack %q:\n%s", want, screenText(all))
+		}
+	}
+	press(m, "[")
+	screen = screenText(m.View())
+	for _, want := range []string{"What turn 2's request adds", "input[4]", "function_call get_order_line call_1_0", "input[5]", "function_call_output call_1_0", "paid_cents"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("turn 2 lacks %q:\n%s", want, screen)
+		}
+	}
+	if strings.Contains(screen, "tool_choice") {
+		t.Errorf("turn 2 keeps tool_choice auto, yet the view says it changed:\n%s", screen)
+	}
+	press(m, "esc")
+	if m.top() != nil {
+		t.Fatal("esc should close the view")
+	}
+	// Another protocol: the same comparison, in its own fields.
+	m.d.rc.Protocol = adapters.AnthropicMessages
+	m.d.state = session.NewState()
+	m.Update(updatesMsg{gen: m.gen, ups: scriptedSession(t, m.d.scenario, m.d.rc)})
+	press(m, "d")
+	screen = screenText(m.View())
+	for _, want := range []string{"tool_choice.type", `"auto" -> "none"`, "tool_use", "tool_result"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("anthropic, turn 3 lacks %q:\n%s", want, screen)
+		}
 	}
 }
