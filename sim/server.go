@@ -41,6 +41,9 @@ type Options struct {
 	// Pace paces stream content for people, in words a second: a turn's
 	// words arrive at that rate (0: as fast as the connection goes).
 	Pace float64
+	// Hold, when set, stops a paced stream's clock while it is held (a
+	// walkthrough paused on a step): see Hold.
+	Hold *Hold
 	// RequireKey makes a request without an API key, or with one other
 	// than Keys[protocol] when that is set, get the provider's own
 	// authentication error.
@@ -88,7 +91,7 @@ type storedResponse struct {
 	// prompt is what the chain's inputs said (system instructions left
 	// out: the APIs do not carry them over to the next response).
 	prompt []adapters.PromptPart
-	calls   map[string]string     // call_id → tool name, of every call the chain issued
+	calls  map[string]string // call_id → tool name, of every call the chain issued
 }
 
 // chainChecker is a protocol with server-side state whose own words the

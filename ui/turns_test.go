@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -252,4 +255,63 @@ func TestChangesViewShowsWhatEachTurnAdds(t *testing.T) {
 			t.Errorf("anthropic, turn 3 lacks %q:\n%s", want, screen)
 		}
 	}
+}
+
+// TestEveryRunGetsTheWorkbenchPace: the pace the workbench was opened
+// with (--pace) reaches the simulator's setup for every kind of run it
+// starts — the walkthrough in step mode, a free run, an edited re-send, a
+// fork from a replay, and a run chosen in the options after a replay
+// (whose run config, read from the store, carries no pace).
+func TestEveryRunGetsTheWorkbenchPace(t *testing.T) {
+	const pace = 12
+	db, parent, _, _ := recordFixture(t)
+	eng := &setupEngine{got: make(chan session.Setup, 1)}
+	m := New(Options{Pace: pace, Library: app.Library{DB: db}, Backend: &EngineBackend{Engine: eng}, Getenv: func(string) string { return "" }})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	// start runs what a command returns until the run reports its setup.
+	start := func(what string, cmd tea.Cmd) {
+		t.Helper()
+		for i := 0; i < 4 && cmd != nil; i++ {
+			var next []tea.Cmd
+			for _, msg := range run(cmd) {
+				switch msg := msg.(type) {
+				case scenarioMsg, forkPlannedMsg:
+					_, c := m.Update(msg)
+					next = append(next, c)
+				}
+			}
+			cmd = tea.Batch(next...)
+			if m.d.paused == session.StepAssembled && m.pause != nil && m.pause.reply == nil {
+				cmd = press(m, "n") // the walkthrough holds its first request
+			}
+			select {
+			case s := <-eng.got:
+				if s.Pace != pace {
+					t.Errorf("%s: the simulator's pace is %v, want the workbench's %v", what, s.Pace, float64(pace))
+				}
+				return
+			default:
+			}
+		}
+		t.Fatalf("%s: the run never started", what)
+	}
+	start("the walkthrough", m.Init())
+	rc := m.d.rc
+	rc.StepMode = false
+	start("a free run", m.do(actRun{rc: rc}))
+	start("an edited re-send", m.do(actEditSource{id: "task", text: "帮我核查订单 O-2048 中商品 L1 的 120 元退款申请。"}))
+	for _, msg := range run(m.loadReplay(parent)) {
+		m.Update(msg)
+	}
+	settle(m, press(m, "G"))
+	press(m, "F")
+	if _, ok := m.top().(*forkDialog); !ok {
+		t.Fatalf("F opened %T", m.top())
+	}
+	start("a fork", press(m, "enter"))
+	for _, msg := range run(m.loadReplay(parent)) {
+		m.Update(msg)
+	}
+	press(m, "o")
+	start("a run from the options after a replay", press(m, "enter"))
 }
