@@ -180,6 +180,35 @@ type FieldMapping struct {
 	Note string `json:"note,omitempty"`
 }
 
+// Carried history in the source map: a request after the first carries
+// the earlier turns' tool calls and their results (13.6.4: the second
+// request holds the first call and its result, linked by call_id). Each
+// encoder adds a row for each, where it put it, named by the turn and the
+// call: "history:turn1 call_order", the call's name where it has no id
+// (Gemini). Both are verified: the application ran the call and observed
+// the result; neither is a summary or a claim.
+
+// CarriedSource names a carried call (and its result) in the source map.
+func CarriedSource(turn int, callID, name string) string {
+	id := callID
+	if id == "" {
+		id = name
+	}
+	return fmt.Sprintf("history:turn%d %s", turn, id)
+}
+
+// CarriedCall is the map row of turn's call carried at field, as the
+// protocol's kind of item ("function_call", "tool_use", …).
+func CarriedCall(turn int, callID, name, field, kind string) FieldMapping {
+	return FieldMapping{Source: CarriedSource(turn, callID, name), Trust: TrustVerified, Field: field, Note: kind + " " + name}
+}
+
+// CarriedResult is the map row of the result of turn's call carried at
+// field, as the protocol's kind of item ("function_call_output", …).
+func CarriedResult(turn int, callID, name, field, kind string) FieldMapping {
+	return FieldMapping{Source: CarriedSource(turn, callID, name), Trust: TrustVerified, Field: field, Note: kind + " of " + name}
+}
+
 // HTTPRequest is an encoded wire request.
 type HTTPRequest struct {
 	Method  string            `json:"method"`

@@ -70,6 +70,7 @@ type Engine struct {
 // never left running.
 func (e *Engine) Run(ctx context.Context, s session.Setup, h session.Hooks) (*session.Result, error) {
 	base := s.BaseURL
+	pause := h.Pause
 	if s.Provider == adapters.ProviderSim && base == "" {
 		faults, err := sim.ParseFaults(strings.Join(s.Faults, ","))
 		if err != nil {
@@ -81,7 +82,19 @@ func (e *Engine) Run(ctx context.Context, s session.Setup, h session.Hooks) (*se
 		if s.Simulate != nil {
 			plays = s.Simulate
 		}
-		if base, err = StartSimulator(simCtx, "127.0.0.1:0", sim.Options{Scenario: plays, Faults: faults, Pace: s.Pace}); err != nil {
+		o := sim.Options{Scenario: plays, Faults: faults, Pace: s.Pace}
+		if pause != nil && s.Pace > 0 {
+			// The simulator is this session's: while the person rests on
+			// a step, its paced stream waits too, so what streams after
+			// the step streams at the pace (sim.Hold).
+			o.Hold = sim.NewHold()
+			pause = func(ctx context.Context, step string, turn int) error {
+				o.Hold.Hold()
+				defer o.Hold.Release()
+				return h.Pause(ctx, step, turn)
+			}
+		}
+		if base, err = StartSimulator(simCtx, "127.0.0.1:0", o); err != nil {
 			return nil, err
 		}
 	}
@@ -99,7 +112,7 @@ func (e *Engine) Run(ctx context.Context, s session.Setup, h session.Hooks) (*se
 		journal = sj
 	}
 	cfg := session.Config{Scenario: s.Scenario, Protocol: s.Protocol, Provider: prov, Model: s.Model, Stream: s.Stream,
-		History: s.History, Policy: s.Policy, Timeouts: s.Timeouts, Faults: s.Faults, NoRegeneration: s.NoRegeneration, Pause: h.Pause, Fork: s.Fork}
+		History: s.History, Policy: s.Policy, Timeouts: s.Timeouts, Faults: s.Faults, NoRegeneration: s.NoRegeneration, Pause: pause, Fork: s.Fork}
 	run, err := session.New(cfg, journal, h.Observe, h.Decider)
 	if err != nil {
 		return nil, &SetupError{err}

@@ -43,7 +43,9 @@ type Scenario struct {
 	// Facts are computed from the observations before the checks run.
 	Facts  []Fact  `json:"facts,omitempty"`
 	Checks []Check `json:"checks,omitempty"`
-	// Notes are markdown teaching notes per protocol step (see Step names).
+	// Notes are markdown teaching notes per protocol step (see Step
+	// names), narrowed to a turn or a variant by their key (notes.go):
+	// read them with Note.
 	Notes map[string]string `json:"notes,omitempty"`
 	// Script is the model's side, for the simulator: one turn per request.
 	Script []adapters.ModelTurn `json:"script"`
@@ -379,6 +381,9 @@ func (sc *Scenario) prepare() error {
 				return sc.fail(fmt.Sprintf("/final_turn/after/%d", i), "names tool %q, which is not defined", name)
 			}
 		}
+	}
+	if err := sc.checkNotes(); err != nil {
+		return err
 	}
 	if sc.TurnLimit == 0 {
 		sc.TurnLimit = 8

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"context"
+	"sync"
 	"time"
 	"unicode"
 
@@ -60,4 +62,64 @@ func contentPause(mt adapters.ModelTurn, events []adapters.WireEvent, pace float
 
 func isContent(ph adapters.Phase) bool {
 	return ph == adapters.PhaseText || ph == adapters.PhaseReasoning || ph == adapters.PhaseArgs
+}
+
+// Hold stops a paced stream's clock while the person reading it is
+// paused. The workbench's step mode pauses the session at the response's
+// headers and at its first event; the simulator, unaware, would go on
+// writing at its pace into the socket's buffer, and by the time the
+// person steps on the whole stream has arrived: the lanes, tool
+// arguments above all, filled in a few milliseconds instead of at the
+// pace. The session holds the simulator it started for as long as it is
+// paused (app.Engine), and a paced stream waits before its next paced
+// event until it is let go, so it streams at its pace while watched.
+type Hold struct {
+	mu   sync.Mutex
+	held int           // nested holds
+	free chan struct{} // closed while not held
+}
+
+// NewHold returns a hold that is let go.
+func NewHold() *Hold {
+	free := make(chan struct{})
+	close(free)
+	return &Hold{free: free}
+}
+
+// Hold holds the streams until a matching Release.
+func (h *Hold) Hold() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == 0 {
+		h.free = make(chan struct{})
+	}
+	h.held++
+}
+
+// Release lets the streams go on once every Hold is released.
+func (h *Hold) Release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == 0 {
+		return
+	}
+	h.held--
+	if h.held == 0 {
+		close(h.free)
+	}
+}
+
+// wait blocks while the hold is held (or until ctx ends); a nil hold
+// never blocks.
+func (h *Hold) wait(ctx context.Context) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	free := h.free
+	h.mu.Unlock()
+	select {
+	case <-free:
+	case <-ctx.Done():
+	}
 }

@@ -41,6 +41,9 @@ type Options struct {
 	// Pace paces stream content for people, in words a second: a turn's
 	// words arrive at that rate (0: as fast as the connection goes).
 	Pace float64
+	// Hold, when set, stops a paced stream's clock while it is held (a
+	// walkthrough paused on a step): see Hold.
+	Hold *Hold
 	// RequireKey makes a request without an API key, or with one other
 	// than Keys[protocol] when that is set, get the provider's own
 	// authentication error.

@@ -173,6 +173,11 @@ func (s *Server) writeEvents(w http.ResponseWriter, ctx context.Context, events 
 			if !flush() {
 				return
 			}
+			if fr.pause > 0 {
+				// A paced stream keeps its pace for the person watching:
+				// while they rest on a step, its clock stops.
+				s.opts.Hold.wait(ctx)
+			}
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():

@@ -22,6 +22,12 @@ type assemblyPanel struct {
 	d     *viewData
 	sel   int
 	total int // lines of the last table view, for scrolling
+	// reveal: the cursor moved since the last view, which scrolls it
+	// into sight (the page keys scroll without moving it).
+	reveal bool
+	// rows are the lines of each source row in the last table view: the
+	// first and one past the last.
+	rows [][2]int
 
 	// wire cache: the highlighted request for (request, width, theme).
 	wireReq   *adapters.HTTPRequest
@@ -66,8 +72,14 @@ func (p *assemblyPanel) HandleKey(msg tea.KeyMsg, km *KeyMap) (bool, tea.Cmd) {
 	switch {
 	case key.Matches(msg, km.Nav.Up):
 		p.sel = max(0, p.sel-1)
+		p.reveal = true
 	case key.Matches(msg, km.Nav.Down):
 		p.sel = min(max(0, n-1), p.sel+1)
+		p.reveal = true
+	case key.Matches(msg, km.Nav.Top):
+		p.sel, p.off, p.reveal = 0, 0, true
+	case key.Matches(msg, km.Nav.Bottom):
+		p.sel, p.reveal = max(0, n-1), true
 	case key.Matches(msg, km.Nav.Select):
 		if id := p.selected(); id != "" && !p.d.replay {
 			return true, func() tea.Msg { return editSourceMsg{id: id} }
@@ -95,6 +107,11 @@ func (p *assemblyPanel) View() []string {
 	}
 	lines := p.table(req, turn)
 	p.total = len(lines)
+	if p.reveal {
+		p.reveal = false
+		p.follow = false
+		p.show(len(req.Map))
+	}
 	return p.window(lines)
 }
 
@@ -107,6 +124,31 @@ func (p *assemblyPanel) note(label, text string, w int) []string {
 		return hang(label, text, 2, w)
 	}
 	return []string{cut(label+text, w)}
+}
+
+// show scrolls the table so the selected row is in sight: its lines
+// whole, and with the last row the lines under the table (tools, output,
+// the keys) as far as they fit, so the end of the table reads as an end.
+func (p *assemblyPanel) show(n int) {
+	if p.sel < 0 || p.sel >= len(p.rows) {
+		return
+	}
+	r := p.rows[p.sel]
+	end := r[1]
+	if p.sel == n-1 {
+		end = max(end, min(p.total, r[0]+p.h))
+	}
+	if p.sel == 0 {
+		// The first row: the request line and its notes above it too.
+		p.off = 0
+	}
+	if end > p.off+p.h {
+		p.off = end - p.h
+	}
+	if r[0] < p.off {
+		p.off = r[0]
+	}
+	p.off = max(0, min(p.off, p.total-p.h))
 }
 
 func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
@@ -141,6 +183,9 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 		if strings.HasPrefix(id, "tool:") {
 			return "tool"
 		}
+		if strings.HasPrefix(id, "history:turn") {
+			return "history" // a carried call or its result
+		}
 		return "contract"
 	}
 	// Column widths by display width (CJK labels are double width).
@@ -159,7 +204,9 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 		head := "  " + padRight("SOURCE", srcW) + " " + padRight("ROLE", roleW) + " " + padRight("TRUST", trustW) + " FIELD"
 		lines = append(lines, cut(s.Muted.Render(head), w))
 	}
+	p.rows = p.rows[:0]
 	for i, m := range req.Map {
+		start := len(lines)
 		sel := i == p.sel && p.focused
 		marker := "  "
 		if sel {
@@ -176,6 +223,7 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 			}
 			lines = append(lines, cut(marker+src+" "+s.Trust(m.Trust).Render(m.Trust), w))
 			lines = append(lines, cut("    "+s.Muted.Render("→ ")+s.Accent.Render(field)+s.Muted.Render(" · "+roleOf(m.Source)), w))
+			p.rows = append(p.rows, [2]int{start, len(lines)})
 			continue
 		}
 		src := fit(m.Source, srcW)
@@ -185,6 +233,7 @@ func (p *assemblyPanel) table(req *adapters.HTTPRequest, turn int) []string {
 		row := marker + src + " " + fit(roleOf(m.Source), roleW) + " " +
 			s.Trust(m.Trust).Render(fit(m.Trust, trustW)) + " " + s.Accent.Render(cut(field, fieldW))
 		lines = append(lines, row)
+		p.rows = append(p.rows, [2]int{start, len(lines)})
 	}
 	if p.d.scenario != nil {
 		sc := p.d.scenario

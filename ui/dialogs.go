@@ -30,6 +30,7 @@ const (
 	dlgDiff
 	dlgFork
 	dlgValues
+	dlgChanges
 )
 
 // dialog is one overlay.

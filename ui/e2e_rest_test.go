@@ -207,7 +207,7 @@ func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
 		tm.send("Tab")
 		tm.waitFor("the events panel", 10*time.Second, has("◆ Events"))
 		tm.send("Tab")
-		s = tm.waitFor("the notes panel", 10*time.Second, has("◆ Notes", "4 · The model"))
+		s = tm.waitFor("the notes panel", 10*time.Second, has("◆ Notes", "4 · Turn 1 proposes"))
 		if strings.Contains(s, "## ") || strings.Contains(s, "**") {
 			t.Errorf("the note shows raw markdown:\n%s", s)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
@@ -61,7 +62,7 @@ var fixedAt = time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 func scriptTurn(sc *session.Scenario, rc RunConfig, k int) turnSteps {
 	mt := sc.Script[k-1]
 	var ts turnSteps
-	req := preview(sc, rc)
+	req := fixtureRequest(sc, rc, k)
 	ts.pre = append(ts.pre,
 		session.Update{Kind: session.UpAssembled, Turn: k, Request: req, At: fixedAt},
 		session.Update{Kind: session.UpAttempt, Turn: k, Attempt: 1, URL: "http://127.0.0.1:1/v1/responses", HTTPStatus: 200,
@@ -133,6 +134,45 @@ func scriptTurn(sc *session.Scenario, rc RunConfig, k int) turnSteps {
 	ts.pre = append(ts.pre, session.Update{Kind: session.UpResponse, Turn: k, At: fixedAt,
 		Summary: &adapters.Summary{Protocol: rc.Protocol, Terminal: adapters.StatusCompleted, StopReason: stop, ToolCalls: ts.calls}})
 	return ts
+}
+
+// fixtureRequest is turn k's request as the engine encodes it: the
+// sources, then each earlier script turn with its calls (ids as
+// scriptTurn names them) and their results, and the tool choice the
+// scenario sends after them (none once the evidence is complete).
+func fixtureRequest(sc *session.Scenario, rc RunConfig, k int) *adapters.HTTPRequest {
+	if k == 1 {
+		return preview(sc, rc)
+	}
+	req := sc.Request(rc.Stream, rc.History)
+	if rc.History == adapters.HistoryPreviousResponse {
+		yes := true
+		req.Store = &yes
+	}
+	for j := 1; j < k; j++ {
+		t := adapters.Turn{ResponseID: fmt.Sprintf("resp_%d", j)}
+		for i, it := range sc.Script[j-1].Items {
+			it.ID = fmt.Sprintf("it_%d_%d", j, i)
+			if it.Kind == adapters.KindToolCall {
+				it.CallID = fmt.Sprintf("call_%d_%d", j, i)
+				it.Arguments = json.RawMessage(compactJSON(it.Arguments))
+				content, isErr := sc.RunTool(context.Background(), it.Name, it.Arguments)
+				t.Results = append(t.Results, adapters.ToolResult{CallID: it.CallID, Name: it.Name, Content: content, IsError: isErr})
+			}
+			t.Items = append(t.Items, it)
+		}
+		req.Turns = append(req.Turns, t)
+	}
+	req.Choice = sc.ChoiceFor(req.Turns)
+	p, err := registry.Lookup(rc.Protocol)
+	if err != nil {
+		panic(err)
+	}
+	w, err := p.Encode(req, rc.Provider)
+	if err != nil {
+		panic(err)
+	}
+	return w
 }
 
 // passLayers are five passing layers, as the refund case earns them.

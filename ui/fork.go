@@ -296,7 +296,7 @@ func (m *Model) forkPlanned(msg forkPlannedMsg) tea.Cmd {
 	}
 	s := msg.setup
 	rc := RunConfig{Scenario: s.Scenario.Name, Variant: s.Scenario.Variant, Protocol: s.Protocol, Provider: s.Provider,
-		Stream: s.Stream, History: s.History, Parent: s.Parent, Pace: m.opts.Pace, Fork: &s}
+		Stream: s.Stream, History: s.History, Parent: s.Parent, Fork: &s}
 	m.dialogs = nil
 	return tea.Batch(m.startRun(rc), m.setStatus(levelInfo, fmt.Sprintf("fork of %s from turn %d: running live", d.parent, d.turn)))
 }

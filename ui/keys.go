@@ -37,6 +37,9 @@ type GlobalKeys struct {
 	Theme, Live, Zoom, Inspect, Teach           key.Binding
 	// Values opens the values view: tool calls, answer, checks, facts.
 	Values key.Binding
+	// Changes shows what the request on screen adds to the one before
+	// it (changes.go).
+	Changes key.Binding
 }
 
 // NavKeys move inside the focused panel.
@@ -88,6 +91,7 @@ func DefaultKeyMap() KeyMap {
 			Inspect:   b("i", "inspect", "i"),
 			Teach:     b("E", "explain the selection", "E"),
 			Values:    b("v", "values", "v"),
+			Changes:   b("d", "what this request adds to the last", "d"),
 		},
 		Nav: NavKeys{
 			Up:       b("↑/k", "up", "up", "k"),

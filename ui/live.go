@@ -32,8 +32,8 @@ type RunConfig struct {
 	// the new session is stored linked to it.
 	Parent string
 	// Pace is the built-in simulator's words a second, so a person can
-	// follow the lanes fill (0: as fast as it can; the workbench's
-	// --pace, 30 by default).
+	// follow the lanes fill (0: as fast as it can): the workbench's
+	// --pace (30 by default), set by startRun for every run alike.
 	Pace float64
 	// Fork, when set, is a fork planned from the store (fork.go): the
 	// session it runs, as Library.Fork set it up.

@@ -210,7 +210,10 @@ func TestMarkdownTableNeverCutsAWord(t *testing.T) {
 	c := newCommon("dark", true, false, nil)
 	word := regexp.MustCompile(`[A-Za-z_]+`)
 	sc := refund(t)
-	for _, step := range []string{"assembled", "validated"} {
+	// The notes with tables: turn 1's request, the layers with and
+	// without the refund case's figures (validated@3 once the three
+	// tools have answered).
+	for _, step := range []string{"assembled@1", "validated", "validated@3"} {
 		md := sc.Notes[step]
 		words := map[string]bool{}
 		for _, w := range word.FindAllString(md, -1) {
@@ -239,7 +242,7 @@ func TestMarkdownTableNeverCutsAWord(t *testing.T) {
 	}
 	// Narrow: a row at a time, the first cell then the others under it,
 	// each after its column's name.
-	all := ansi.Strip(strings.Join(c.markdown(sc.Notes["validated"], 24), "\n"))
+	all := ansi.Strip(strings.Join(c.markdown(sc.Notes["validated@3"], 24), "\n"))
 	for _, want := range []string{"\n  transport\n    asks: did the bytes\n", "\n  domain\n    asks: cap = 18000"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the narrow table lacks %q:\n%s", want, all)

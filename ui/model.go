@@ -41,7 +41,8 @@ type Options struct {
 	NoColor bool
 	// ASCII draws with ASCII only: borders and state markers.
 	ASCII bool
-	// Pace is the simulator's pace for the default run (RunConfig.Pace).
+	// Pace is the simulator's pace for every run the workbench starts
+	// (startRun sets RunConfig.Pace from it).
 	Pace float64
 	// Clipboard receives what the inspector copies; nil writes OSC 52 to
 	// the terminal.
@@ -135,7 +136,6 @@ type status struct {
 func New(opts Options) *Model {
 	if opts.Run.Protocol == "" {
 		opts.Run = DefaultRunConfig()
-		opts.Run.Pace = opts.Pace
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -253,6 +253,11 @@ func (m *Model) startRun(rc RunConfig) tea.Cmd {
 	m.mode = modeLive
 	m.rep, m.cur, m.playing = nil, nil, false
 	m.d.replay = false
+	// Every run the workbench starts — the walkthrough, a free run, an
+	// edited re-send, a fork, a run chosen after a replay — streams at the
+	// one pace the workbench was opened with (--pace), whatever the run
+	// config it came from carried (a replay's has none).
+	rc.Pace = m.opts.Pace
 	m.d.rc = rc
 	m.d.state = session.NewState()
 	m.d.scenario, m.d.preview, m.d.paused, m.d.laneHL = nil, nil, "", ""

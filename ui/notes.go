@@ -10,8 +10,10 @@ import (
 )
 
 // notesPanel shows the teaching note of the protocol step the session has
-// reached (the scenario's notes, markdown rendered (markdown.go) once per
-// step, width and theme), and on the last step the variant's note.
+// reached, for the turn it is at (the scenario's notes, the most specific
+// of step@turn and step (session.Scenario.Note), markdown rendered
+// (markdown.go) once per step, turn, width and theme), and on the last
+// step the variant's note.
 type notesPanel struct {
 	scroller
 	c *Common
@@ -23,6 +25,7 @@ type notesPanel struct {
 
 type notesKey struct {
 	step    string
+	turn    int
 	sc      *session.Scenario
 	w, gen  int
 	paused  bool
@@ -37,6 +40,16 @@ func (p *notesPanel) HandleKey(msg tea.KeyMsg, km *KeyMap) (bool, tea.Cmd) {
 }
 
 func (p *notesPanel) View() []string { return p.window(p.render()) }
+
+// turn is the turn whose note is shown: the one the panels show (a pause
+// arrives after its turn's request, so it is the paused turn), 1 before
+// the first request is sent.
+func (p *notesPanel) turn() int {
+	if t := p.d.turn(); t != nil {
+		return t.N
+	}
+	return 1
+}
 
 // step is the step whose note is shown: the paused one, else the last
 // one reached.
@@ -53,7 +66,7 @@ func (p *notesPanel) step() string {
 func (p *notesPanel) render() []string {
 	sc := p.d.scenario
 	why := p.d.modelWhy()
-	k := notesKey{step: p.step(), sc: sc, w: p.w, gen: p.c.Gen, paused: p.d.paused != "", variant: p.d.rc.Variant, why: strings.Join(why, "\n")}
+	k := notesKey{step: p.step(), turn: p.turn(), sc: sc, w: p.w, gen: p.c.Gen, paused: p.d.paused != "", variant: p.d.rc.Variant, why: strings.Join(why, "\n")}
 	if k == p.key && p.lines != nil {
 		return p.lines
 	}
@@ -70,7 +83,7 @@ func (p *notesPanel) render() []string {
 	if sc == nil {
 		lines = append(lines, s.Muted.Render("no notes (the scenario is not known)"))
 	} else {
-		md := sc.Notes[k.step]
+		md := sc.Note(k.step, k.turn)
 		if v, ok := sc.Variants[sc.Variant]; ok && k.step == session.StepAssembled && len(v.Edits) > 0 {
 			md += "\n\n**Variant `" + sc.Variant + "` edits the prompt** (the rest is the passing case's):\n"
 			for _, e := range v.Edits {
@@ -89,7 +102,7 @@ func (p *notesPanel) render() []string {
 		}
 	}
 	if len(why) > 0 {
-		lines = append(lines, p.c.markdown(whyNote(p.d.turn().N, why), p.w)...)
+		lines = append(lines, p.c.markdown(whyNote(k.turn, why), p.w)...)
 	}
 	p.key, p.lines = k, lines
 	return lines

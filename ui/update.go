@@ -186,6 +186,13 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 			m.setFocus(panelAssembly)
 		}
 		return nil
+	case key.Matches(msg, km.Global.Changes):
+		turn := 0
+		if t := m.d.turn(); t != nil {
+			turn = t.N
+		}
+		m.dialogs = append(m.dialogs, newChangesDialog(m.c, &m.km, m.d.state, turn))
+		return nil
 	case key.Matches(msg, km.Global.Compare):
 		if m.d.scenario == nil {
 			return m.setStatus(levelWarn, "compare needs the scenario (not known for this session)")

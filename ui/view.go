@@ -312,7 +312,7 @@ func (m *Model) bindings() (short []key.Binding, groups []helpGroup) {
 		}
 	}
 	glob := []key.Binding{km.Global.NextPanel, km.Global.PrevPanel, km.Global.Zoom, km.Global.Inspect, km.Global.Values, km.Global.Teach,
-		km.Global.Wire, km.Global.Compare}
+		km.Global.Wire, km.Global.Changes, km.Global.Compare}
 	if m.opts.Library != nil {
 		glob = append(glob, km.Global.Sessions)
 	}

@@ -128,6 +128,7 @@ func (protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRe
 			return nil, err
 		}
 		r.degr = append(r.degr, notes...)
+		r.carried(n+1, turn, msgs)
 		r.body.Messages = append(r.body.Messages, msgs...)
 	}
 	r.tools(req)
@@ -145,6 +146,7 @@ func (protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRe
 			m = append(m, fm)
 		}
 	}
+	m = append(m, r.hist...)
 	m = append(m, r.extra...)
 	return &adapters.HTTPRequest{
 		Method: "POST",
@@ -167,6 +169,7 @@ type messagesRequest struct {
 	body  wireBody
 	paths map[string]adapters.FieldMapping
 	extra []adapters.FieldMapping
+	hist  []adapters.FieldMapping // the carried calls and results, after the sources
 	degr  []string
 }
 
@@ -287,6 +290,26 @@ func encodeToolChoice(req *adapters.Request, caps adapters.Capabilities) *toolCh
 		tc.DisableParallelToolUse = &t
 	}
 	return tc
+}
+
+// carried maps turn n's tool_use and tool_result blocks, about to be
+// appended as msgs.
+func (r *messagesRequest) carried(n int, turn adapters.Turn, msgs []wireMessage) {
+	names := map[string]string{}
+	for _, it := range turn.Items {
+		names[it.CallID] = it.Name
+	}
+	for k, msg := range msgs {
+		i := len(r.body.Messages) + k
+		for j, b := range msg.Content {
+			switch b := b.(type) {
+			case toolUseBlock:
+				r.hist = append(r.hist, adapters.CarriedCall(n, b.ID, b.Name, fmt.Sprintf("messages[%d].content[%d]", i, j), "tool_use"))
+			case toolResultBlock:
+				r.hist = append(r.hist, adapters.CarriedResult(n, b.ToolUseID, names[b.ToolUseID], fmt.Sprintf("messages[%d].content[%d]", i, j), "tool_result"))
+			}
+		}
+	}
 }
 
 // encodeTurn replays one model turn and its tool results.

@@ -168,6 +168,19 @@ func checkMap(t *testing.T, hr *adapters.HTTPRequest, body map[string]any, sourc
 	t.Helper()
 	byID := map[string]adapters.FieldMapping{}
 	for _, m := range hr.Map {
+		if strings.HasPrefix(m.Source, "history:turn") {
+			// A carried call or its result: the block with that id
+			// (a call and its result share the row's name).
+			b, _ := at(t, body, m.Field).(map[string]any)
+			id, _ := b["id"].(string)
+			if b["type"] == "tool_result" {
+				id, _ = b["tool_use_id"].(string)
+			}
+			if id == "" || !strings.HasSuffix(m.Source, " "+id) || m.Trust != adapters.TrustVerified || !strings.HasPrefix(m.Note, b["type"].(string)+" ") {
+				t.Errorf("map %s → %s finds %v (note %q)", m.Source, m.Field, b, m.Note)
+			}
+			continue
+		}
 		if _, dup := byID[m.Source]; dup {
 			t.Errorf("source %s mapped twice", m.Source)
 		}

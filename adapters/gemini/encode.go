@@ -111,11 +111,12 @@ func (Protocol) Encode(req *adapters.Request, provider string) (*adapters.HTTPRe
 
 	r := &geminiRequest{caps: caps, gc: generationConfig{MaxOutputTokens: req.Limits.MaxOutputTokens, Temperature: req.Limits.Temperature}}
 	r.user(parts)
-	history, err := encodeTurns(req.Turns)
+	history, carried, err := encodeTurns(req.Turns, len(r.b.Contents))
 	if err != nil {
 		return nil, err
 	}
 	r.b.Contents = append(r.b.Contents, history...)
+	r.fmap = append(r.fmap, carried...)
 	if err := r.tools(req); err != nil {
 		return nil, err
 	}
@@ -296,9 +297,11 @@ func encodeThinking(model, effort string) (*thinkingConfig, error) {
 // encodeTurns replays each model turn as a `model` content, parts in
 // output order with their thought signatures, followed by one `user`
 // content holding a functionResponse part per call, in call order.
-// Results are matched to calls by call_id.
-func encodeTurns(turns []adapters.Turn) ([]content, error) {
+// Results are matched to calls by call_id. The map rows say where each
+// call and result went, the contents counted from base.
+func encodeTurns(turns []adapters.Turn, base int) ([]content, []adapters.FieldMapping, error) {
 	var out []content
+	var fmap []adapters.FieldMapping
 	for ti, t := range turns {
 		model := content{Role: "model"}
 		var calls []adapters.OutputItem
@@ -319,6 +322,8 @@ func encodeTurns(turns []adapters.Turn) ([]content, error) {
 				if len(args) == 0 {
 					args = json.RawMessage("{}")
 				}
+				fmap = append(fmap, adapters.CarriedCall(ti+1, wireCallID(it.CallID), it.Name,
+					fmt.Sprintf("contents[%d].parts[%d]", base+len(out), len(model.Parts)), "functionCall"))
 				model.Parts = append(model.Parts, part{
 					FunctionCall:     &functionCall{Name: it.Name, Args: args, ID: wireCallID(it.CallID)},
 					ThoughtSignature: it.Signature,
@@ -343,11 +348,13 @@ func encodeTurns(turns []adapters.Turn) ([]content, error) {
 		}
 		results, err := t.ResultsInCallOrder()
 		if err != nil {
-			return nil, fmt.Errorf("gemini: turn %d: %w", ti+1, err)
+			return nil, nil, fmt.Errorf("gemini: turn %d: %w", ti+1, err)
 		}
 		user := content{Role: "user"}
 		for i, r := range results {
 			c := calls[i]
+			fmap = append(fmap, adapters.CarriedResult(ti+1, wireCallID(c.CallID), c.Name,
+				fmt.Sprintf("contents[%d].parts[%d]", base+len(out), len(user.Parts)), "functionResponse"))
 			user.Parts = append(user.Parts, part{FunctionResponse: &functionResponse{
 				Name: c.Name, Response: adapters.ResultObject(r), ID: wireCallID(c.CallID),
 			}})
@@ -355,7 +362,7 @@ func encodeTurns(turns []adapters.Turn) ([]content, error) {
 		user.Parts = append(user.Parts, followUp...)
 		out = append(out, user)
 	}
-	return out, nil
+	return out, fmap, nil
 }
 
 // wireCallID is the id to send for a call: none for ids the decoder made up.

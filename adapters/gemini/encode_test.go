@@ -234,6 +234,26 @@ func TestEncodeMapResolves(t *testing.T) {
 					t.Fatalf("%s → %s holds %v", m.Source, m.Field, v)
 				}
 				jsonEqual(t, m.Field, v.(map[string]any)["parametersJsonSchema"], string(tools[name].Parameters))
+			case strings.HasPrefix(m.Source, "history:turn"):
+				// A carried call or its response: the part with its id
+				// (its name where it has none).
+				delete(seen, m.Source)
+				p, _ := v.(map[string]any)
+				var it map[string]any
+				kind := "functionCall"
+				if c, ok := p["functionCall"].(map[string]any); ok {
+					it = c
+				} else {
+					it, _ = p["functionResponse"].(map[string]any)
+					kind = "functionResponse"
+				}
+				id, _ := it["id"].(string)
+				if id == "" {
+					id, _ = it["name"].(string)
+				}
+				if id == "" || !strings.HasSuffix(m.Source, " "+id) || m.Trust != adapters.TrustVerified || !strings.HasPrefix(m.Note, kind+" ") {
+					t.Fatalf("%s → %s holds %v (note %q)", m.Source, m.Field, v, m.Note)
+				}
 			default:
 				s, ok := bySource[m.Source]
 				if !ok {

@@ -178,6 +178,25 @@ func (e *encoder) history(chained bool) error {
 			return fmt.Errorf("gemini-interactions: turn %d has no interaction id to chain on", len(turns))
 		}
 		e.b.PreviousInteractionID = last.ResponseID
+		// The calls (and the results before the last turn's) are kept by
+		// the server; only the last turn's results are sent.
+		carried := ", kept by the server for previous_interaction_id " + last.ResponseID
+		for ti, t := range turns {
+			for _, it := range t.Items {
+				if it.Kind == adapters.KindToolCall {
+					m := adapters.CarriedCall(ti+1, it.CallID, it.Name, "previous_interaction_id", "function_call")
+					m.Note += carried
+					e.m = append(e.m, m)
+				}
+			}
+			if ti < len(turns)-1 {
+				for _, r := range t.Results {
+					m := adapters.CarriedResult(ti+1, r.CallID, r.Name, "previous_interaction_id", "function_result")
+					m.Note += carried
+					e.m = append(e.m, m)
+				}
+			}
+		}
 		return e.results(len(turns), last)
 	}
 	for ti, t := range turns {
@@ -202,6 +221,7 @@ func (e *encoder) history(chained bool) error {
 				if !json.Valid(args) || !strings.HasPrefix(strings.TrimSpace(string(args)), "{") {
 					return fmt.Errorf("gemini-interactions: turn %d: call %s has arguments that are not a JSON object; function_call arguments must be one", ti+1, it.CallID)
 				}
+				e.m = append(e.m, adapters.CarriedCall(ti+1, it.CallID, it.Name, fmt.Sprintf("input[%d]", len(e.b.Input)), "function_call"))
 				e.b.Input = append(e.b.Input, functionCallStep{Type: "function_call", ID: it.CallID, Name: it.Name, Arguments: args})
 			case adapters.KindRefusal:
 				// No refusal step exists: a refusal is the interaction's status.
@@ -228,6 +248,7 @@ func (e *encoder) results(n int, t adapters.Turn) error {
 		if !calls[r.CallID] {
 			return fmt.Errorf("gemini-interactions: turn %d has a result for call %s, which the turn does not make", n, r.CallID)
 		}
+		e.m = append(e.m, adapters.CarriedResult(n, r.CallID, r.Name, fmt.Sprintf("input[%d]", len(e.b.Input)), "function_result"))
 		e.b.Input = append(e.b.Input, functionResultStep{Type: "function_result", CallID: r.CallID, Name: r.Name, Result: r.Content, IsError: r.IsError})
 	}
 	return nil

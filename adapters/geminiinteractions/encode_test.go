@@ -203,3 +203,49 @@ func TestSimulatorReadsWhatWeSend(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeMapsCarriedHistory: turn 3's map names each carried call and
+// result by turn and call id at the step that holds it; chained, the
+// earlier ones are kept by the server and only turn 2's results are sent.
+func TestEncodeMapsCarriedHistory(t *testing.T) {
+	hr, b := encode(t, 3, false, true)
+	var got []string
+	for _, m := range hr.Map {
+		if !strings.HasPrefix(m.Source, "history:turn") {
+			continue
+		}
+		st := b.Get(strings.NewReplacer("[", ".", "]", "").Replace(m.Field))
+		id := st.Get("id").String()
+		if st.Get("type").String() == "function_result" {
+			id = st.Get("call_id").String()
+		}
+		if !strings.HasSuffix(m.Source, " "+id) || m.Trust != adapters.TrustVerified {
+			t.Errorf("%s → %s holds %s", m.Source, m.Field, st.Raw)
+		}
+		got = append(got, m.Source+" "+m.Field+" "+st.Get("type").String())
+	}
+	want := []string{
+		"history:turn1 c10abcde input[1] function_call", "history:turn1 c10abcde input[2] function_result",
+		"history:turn2 c20abcde input[3] function_call", "history:turn2 c21abcde input[4] function_call",
+		"history:turn2 c20abcde input[5] function_result", "history:turn2 c21abcde input[6] function_result",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("carried:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	hr, _ = encode(t, 3, true, true)
+	sent, kept := 0, 0
+	for _, m := range hr.Map {
+		switch {
+		case !strings.HasPrefix(m.Source, "history:turn"):
+		case m.Field == "previous_interaction_id":
+			kept++
+		case strings.HasPrefix(m.Source, "history:turn2 ") && strings.HasPrefix(m.Note, "function_result "):
+			sent++
+		default:
+			t.Errorf("chained: %s → %s", m.Source, m.Field)
+		}
+	}
+	if sent != 2 || kept != 4 {
+		t.Errorf("chained: %d results sent, %d items kept by the server; want 2 and 4", sent, kept)
+	}
+}

@@ -246,7 +246,22 @@ func (r *chatRequest) turn(n int, t adapters.Turn, thinkingOn bool) error {
 	if err != nil {
 		return err
 	}
-	r.body.Messages = append(r.body.Messages, msgs...)
+	names := map[string]string{}
+	for _, it := range t.Items {
+		names[it.CallID] = it.Name
+	}
+	for _, m := range msgs {
+		i := len(r.body.Messages)
+		switch m := m.(type) {
+		case assistantMessage:
+			for j, c := range m.ToolCalls {
+				r.fields = append(r.fields, adapters.CarriedCall(n, c.ID, c.Function.Name, fmt.Sprintf("messages[%d].tool_calls[%d]", i, j), "tool_calls"))
+			}
+		case toolMessage:
+			r.fields = append(r.fields, adapters.CarriedResult(n, m.ToolCallID, names[m.ToolCallID], fmt.Sprintf("messages[%d]", i), "tool message"))
+		}
+		r.body.Messages = append(r.body.Messages, m)
+	}
 	if t.FollowUp != "" {
 		r.body.Messages = append(r.body.Messages, userMessage{Role: "user", Content: []textPart{{Type: "text", Text: t.FollowUp}}})
 	}

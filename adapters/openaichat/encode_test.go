@@ -154,6 +154,19 @@ func TestMapPathsResolve(t *testing.T) {
 				if !strings.Contains(text, `"requested_refund_cents":{"type":"integer"}`) || !strings.Contains(text, `"max_refund_cents":{"type":["integer","null"]}`) {
 					t.Errorf("%s: %s does not hold the schema: %s", tc.p.Name(), m.Field, text)
 				}
+			case strings.HasPrefix(m.Source, "history:turn"):
+				// A carried call (a tool_calls entry) or its result (a
+				// tool message), by its id.
+				it, _ := v.(map[string]any)
+				id, _ := it["id"].(string)
+				kind := "tool_calls"
+				if it["role"] == "tool" {
+					id, _ = it["tool_call_id"].(string)
+					kind = "tool message"
+				}
+				if id == "" || !strings.HasSuffix(m.Source, " "+id) || m.Trust != adapters.TrustVerified || !strings.HasPrefix(m.Note, kind+" ") {
+					t.Errorf("%s: %s → %s holds %v (note %q)", tc.p.Name(), m.Source, m.Field, v, m.Note)
+				}
 			default:
 				s, ok := sources[m.Source]
 				text, _ := v.(string)

@@ -270,14 +270,33 @@ func (e *encoder) history(chained bool) error {
 			return fmt.Errorf("history previous-response-id: turn %d has no response id to chain on", len(e.req.Turns))
 		}
 		e.b.PreviousResponseID = last.ResponseID
-		e.results(last)
+		// The calls (and the results before the last turn's) are carried
+		// over by the id; only the last turn's results are sent.
+		carried := "carried over by previous_response_id " + last.ResponseID
+		for ti, t := range e.req.Turns {
+			for _, it := range t.Items {
+				if it.Kind == adapters.KindToolCall {
+					m := adapters.CarriedCall(ti+1, it.CallID, it.Name, "previous_response_id", "function_call")
+					m.Note += ", " + carried
+					e.m = append(e.m, m)
+				}
+			}
+			if ti < len(e.req.Turns)-1 {
+				for _, r := range t.Results {
+					m := adapters.CarriedResult(ti+1, r.CallID, r.Name, "previous_response_id", "function_call_output")
+					m.Note += ", " + carried
+					e.m = append(e.m, m)
+				}
+			}
+		}
+		e.results(len(e.req.Turns), last)
 		return nil
 	}
 	for ti, t := range e.req.Turns {
 		if err := e.items(ti, t); err != nil {
 			return err
 		}
-		e.results(t)
+		e.results(ti+1, t)
 	}
 	return nil
 }
@@ -292,6 +311,7 @@ func (e *encoder) items(ti int, t adapters.Turn) error {
 			if args == "" {
 				args = "{}"
 			}
+			e.m = append(e.m, adapters.CarriedCall(ti+1, it.CallID, it.Name, fmt.Sprintf("input[%d]", len(e.b.Input)), "function_call"))
 			e.b.Input = append(e.b.Input, functionCall{Type: "function_call", ID: idWithPrefix(it.ID, "fc"),
 				CallID: it.CallID, Name: it.Name, Arguments: args, Status: "completed"})
 			msg = nil
@@ -328,10 +348,11 @@ func (e *encoder) items(ti int, t adapters.Turn) error {
 	return nil
 }
 
-// results answers a turn's calls, each by its call_id, then sends the
+// results answers turn n's calls, each by its call_id, then sends the
 // turn's follow-up as a user message.
-func (e *encoder) results(t adapters.Turn) {
+func (e *encoder) results(n int, t adapters.Turn) {
 	for _, r := range t.Results {
+		e.m = append(e.m, adapters.CarriedResult(n, r.CallID, r.Name, fmt.Sprintf("input[%d]", len(e.b.Input)), "function_call_output"))
 		e.b.Input = append(e.b.Input, functionCallOutput{Type: "function_call_output", CallID: r.CallID, Output: r.Content})
 	}
 	if t.FollowUp != "" {

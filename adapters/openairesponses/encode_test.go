@@ -90,6 +90,13 @@ func checkMap(t *testing.T, req *adapters.Request, hr *adapters.HTTPRequest, bod
 			if v != req.Turns[len(req.Turns)-1].ResponseID || m.Note == "" {
 				t.Errorf("map %s → previous_response_id: %v, note %q", m.Source, v, m.Note)
 			}
+		case strings.HasPrefix(m.Source, "history:turn"):
+			// A carried call or its result: the item with that call_id.
+			item, _ := v.(map[string]any)
+			id, _ := item["call_id"].(string)
+			if !strings.HasSuffix(m.Source, " "+id) || id == "" || m.Trust != adapters.TrustVerified || !strings.HasPrefix(m.Note, item["type"].(string)+" ") {
+				t.Errorf("map %s → %s finds %v (note %q)", m.Source, m.Field, v, m.Note)
+			}
 		default:
 			s, ok := sources[m.Source]
 			text, _ := v.(string)
@@ -309,10 +316,20 @@ func TestEncodePreviousResponseID(t *testing.T) {
 	wantField(t, body, "input[0].type", "function_call_output")
 	wantField(t, body, "input[0].call_id", refundIDs.call[1])
 	wantField(t, body, "input[1].call_id", refundIDs.call[2])
+	// Everything is carried over by the id but the tools, the schema and
+	// turn 2's two results, which are sent.
+	sent := 0
 	for _, m := range hr.Map {
-		if !strings.HasPrefix(m.Source, "tool:") && m.Source != "output_schema" && m.Field != "previous_response_id" {
+		switch {
+		case strings.HasPrefix(m.Source, "tool:"), m.Source == "output_schema", m.Field == "previous_response_id":
+		case strings.HasPrefix(m.Source, "history:turn2 ") && strings.HasPrefix(m.Note, "function_call_output "):
+			sent++
+		default:
 			t.Errorf("%s mapped to %s in a chained request", m.Source, m.Field)
 		}
+	}
+	if sent != 2 {
+		t.Errorf("%d of turn 2's results mapped to input items, want 2", sent)
 	}
 	// Turn 1 is a whole request even in this mode.
 	req = refundRequest(1, true)

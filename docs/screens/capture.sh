@@ -44,8 +44,15 @@ t send-keys -t mw E; wait_for "why:"
 shot walkthrough
 k E n; wait_for "Tool proposal"
 t send-keys -t mw A
-i=0 # to the end: n at every pause, A at every proposal
+i=0 # to the end: n at every pause, A at every proposal; d on turn 3's request
+changes=
 until t capture-pane -p -t mw | grep -qF "⏸ validated"; do
+	if [ -z "$changes" ] && t capture-pane -p -t mw | grep -qF "⏸ assembled · turn 3"; then
+		t send-keys -t mw d; wait_for "What turn 3"
+		shot changes
+		k Escape
+		changes=1
+	fi
 	if t capture-pane -p -t mw | grep -qF "Tool proposal"; then t send-keys -t mw A; else t send-keys -t mw n; fi
 	i=$((i + 1)); [ $i -lt 100 ] || { echo "the walkthrough did not end" >&2; exit 1; }
 	sleep 0.2
