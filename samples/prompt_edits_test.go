@@ -2,6 +2,7 @@ package samples
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -155,5 +156,34 @@ func TestVariantEditsAreChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
+	}
+}
+
+// The README's example of a case of one's own: its facts come from the
+// task's words, its script uses them, and its checks read the same words,
+// so an edit of the task reaches the call, the answer and the verdict.
+func TestOwnCaseFollowsItsTask(t *testing.T) {
+	sc, err := Lookup(filepath.Join("..", "docs", "examples", "late-delivery.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runRefund(t, sc, adapters.OpenAIChat, true)
+	if failedAt(res) != "" || len(res.Obs.Results) != 1 || string(res.Obs.Results[0].Arguments) != `{"order_id":"A-77"}` {
+		t.Fatalf("the example as written: %+v %+v", res.Layers, res.Obs.Results)
+	}
+	cp := *sc
+	cp.Sources = append([]adapters.Source(nil), sc.Sources...)
+	cp.Sources[1].Text = strings.NewReplacer("A-77", "A-78", "¥20", "¥10.50").Replace(cp.Sources[1].Text)
+	res = runRefund(t, &cp, adapters.AnthropicMessages, false)
+	if len(res.Obs.Results) < 1 || string(res.Obs.Results[0].Arguments) != `{"order_id":"A-78"}` {
+		t.Fatalf("the call did not follow the task: %+v", res.Obs.Results)
+	}
+	if a := answerOf(t, res); a["order_id"] != "A-78" || a["requested_credit_cents"] != 1050.0 {
+		t.Errorf("the answer did not follow the task: %v", a)
+	}
+	// A script cannot reason: its decision is still "above_cap", and the
+	// checks, which read the edited task, say so.
+	if failedAt(res) != "domain" || !strings.Contains(res.Layers[4].Detail, "decision") {
+		t.Errorf("the verdict on a scripted decision: %+v", res.Layers)
 	}
 }

@@ -27,6 +27,9 @@ type compareDialog struct {
 	cache map[cmpKey][]string
 	// first and shown are the protocol columns the table shows now.
 	first, shown int
+	// edits are the words a variant changed in the passing case's prompt.
+	variant string
+	edits   []string
 }
 
 type cmpKey struct{ tab, w, gen int }
@@ -50,6 +53,12 @@ func newCompareDialog(c *Common, sc *session.Scenario, rc RunConfig) *compareDia
 	d := &compareDialog{c: c, cache: map[cmpKey][]string{}}
 	if sc == nil {
 		return d
+	}
+	if v, ok := sc.Variants[sc.Variant]; ok {
+		d.variant = sc.FullName()
+		for _, e := range v.Edits {
+			d.edits = append(d.edits, e.String())
+		}
 	}
 	req := sc.Request(rc.Stream, rc.History)
 	// A second request carrying one model turn and its result, to show
@@ -302,6 +311,19 @@ func (d *compareDialog) View(w, h int) string {
 		lines = append(lines, s.Muted.Render(cut(fmt.Sprintf("%s of %d (←→ for the others)", shown, len(d.cols)), inner)))
 	}
 	lines = append(lines, "", s.Muted.Render("≠ differs between protocols · + top-level field only some protocols have"))
+	editLines := 0
+	if len(d.edits) > 0 {
+		// What the variant changed, whole: the only difference between
+		// its requests and the passing case's.
+		lines = append(lines, "", s.Warn.Render(cut(d.variant+" edits the passing case's prompt:", inner)))
+		editLines = 2
+		for _, e := range d.edits {
+			for _, l := range wrapLines(e, max(1, inner-2)) {
+				lines = append(lines, "  "+l)
+				editLines++
+			}
+		}
+	}
 	// Tabs and the selected body.
 	var tabs []string
 	for i, col := range d.cols {
@@ -314,7 +336,7 @@ func (d *compareDialog) View(w, h int) string {
 	lines = append(lines, "", cut(strings.Join(tabs, ""), inner))
 	lines = append(lines, d.body(inner)...)
 	room := max(1, h-4)
-	fixed := len(d.rows) + 5
+	fixed := len(d.rows) + 5 + editLines
 	if len(d.cols) > 0 && d.shown < len(d.cols) {
 		fixed++ // the "protocols 1–2 of 6" line
 	}

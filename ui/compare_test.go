@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/modelwire/modelwire/samples"
 )
 
 // at resolves a compare cell ("messages[2].content[0]") in a JSON body.
@@ -133,5 +135,21 @@ func TestCompareTableFitsWholePaths(t *testing.T) {
 	contains(t, m.View(), focusMark+"gemini ", "  anthropic-messages")
 	if strings.Contains(screenText(m.View()), focusMark+"anthropic-messages") {
 		t.Error("a protocol that is not selected is marked")
+	}
+}
+
+// A variant's compare view names the words it changed in the passing
+// case's prompt, whole.
+func TestCompareShowsTheVariantsEdits(t *testing.T) {
+	sc, err := samples.Lookup("refund/claims-refunded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newLive(t, 120, 60)
+	view := newCompareDialog(m.c, sc, RunConfig{Stream: true}).View(120, 60)
+	for _, want := range []string{"refund/claims-refunded edits the passing case's prompt:", "system-rules:", "不把生成回复等同于执行退款。"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("compare view lacks %q:\n%s", want, view)
+		}
 	}
 }
