@@ -88,9 +88,12 @@ func TestReplayTUIMatchesJSON(t *testing.T) {
 				Getenv: func(string) string { return "" }})
 			m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 			drain(m, m.Init())
+			// Before the first entry the panels already show turn 1's
+			// assembled request, and the header names the turn the panels
+			// show: turn 1, though no entry is applied yet.
 			pos, n, turn := header(t, m)
-			if pos != 0 || n != len(turnOf) || turn != 0 {
-				t.Fatalf("the workbench opens at entry %d/%d, turn %d; replay --json has %d entries", pos, n, turn, len(turnOf))
+			if pos != 0 || n != len(turnOf) || turn != 1 {
+				t.Fatalf("the workbench opens at entry %d/%d, turn %d; replay --json has %d entries, turn 1 first", pos, n, turn, len(turnOf))
 			}
 			for p := 1; p <= n; p++ {
 				_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRight})

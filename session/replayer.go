@@ -25,7 +25,9 @@ import (
 // entry p (0: before the first). Entry p belongs to the turn of its own
 // record; a session-level verdict recorded without a turn (the final
 // validation) belongs to the turn before it. Turn t starts at the first
-// entry recorded with turn t or later.
+// entry recorded with turn t or later. The state at p shows p's turn
+// (State.Current), as replay --json and the header name it: what opens a
+// turn comes with the turn's first entry (timelineBuilder).
 //
 // Neither time to open nor memory grows with the timeline: opening reads
 // the session's records, not its entries (index); the state is folded
@@ -286,7 +288,7 @@ func (r *Replayer) Seek(p int) error {
 			r.fineFrom = cp.pos
 		}
 	}
-	if r.b == nil || back || r.b.partial || (cp != nil && cp.pos > r.b.pos) {
+	if r.b == nil || back || r.b.partial || (cp != nil && cp.pos > r.b.pos) || (r.b.pos == p && r.b.opened()) {
 		if cp != nil {
 			r.b = cp.clone()
 		} else {
@@ -318,14 +320,15 @@ func (r *Replayer) Seek(p int) error {
 // only the shown turn's detail (detailedUpTo).
 func (r *Replayer) long() bool { return r.n > detailedUpTo }
 
-// baseTurn is, in a long session, the turn whose start (the position just
-// before its first entry) is the last at or before p; 0 when there is
-// none or the session is not long.
+// baseTurn is, in a long session, the last turn whose first entry is at
+// or before p; 0 when there is none or the session is not long. (Its
+// skeleton is opened: at the position before that entry the state still
+// shows the turn before, in detail.)
 func (r *Replayer) baseTurn(p int) int {
 	if !r.long() {
 		return 0
 	}
-	t, _ := slices.BinarySearch(r.turnStarts, p+2)
+	t, _ := slices.BinarySearch(r.turnStarts, p+1)
 	return t
 }
 
@@ -382,7 +385,9 @@ func (r *Replayer) turnAt(t int) turnRecord {
 }
 
 // skeleton folds a long session up to turn t's start — position
-// turnStarts[t-1]-1, with the updates before turn t's first entry — from
+// turnStarts[t-1]-1, with the updates before turn t's first entry, those
+// that open turn t included: a state for the positions from turn t's
+// first entry on (opened) — from
 // the records alone: the attempts (their assembly, attempt and response
 // updates) and the session-level entries, never the responses' events.
 // Only what a long session keeps of an earlier turn comes out of those
@@ -397,7 +402,7 @@ func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
 	// checkpoint would otherwise hold a copy of every turn).
 	b, from := r.newBuilder(), 1
 	if cp := r.turnCheckpoint(start - 1); cp != nil {
-		b, from = cp.clone(), cp.prelude
+		b, from = cp.clone(), cp.pos+1
 		b.answered = false
 	}
 	si, _ := slices.BinarySearchFunc(r.session, from, func(e sessEntry, seq int) int { return e.seq - seq })
@@ -410,7 +415,7 @@ func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
 		for ; si < len(r.session) && r.session[si].seq < a.FirstSeq; si++ {
 			b.skipSession(r.session[si])
 		}
-		b.before(store.Entry{Seq: a.FirstSeq, Turn: a.Turn, Attempt: a.Attempt})
+		b.before(store.Entry{Seq: a.FirstSeq, Turn: a.Turn, Attempt: a.Attempt}, true)
 		if tr := r.turnAt(a.Turn); tr.terminal != nil {
 			b.terminal = setTurn(b.terminal, a.Turn, tr.terminal)
 		}
@@ -435,7 +440,7 @@ func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
 		b.at = r.at(es[i-1])
 	}
 	b.pos = start - 1
-	if err := b.before(e); err != nil {
+	if _, err := b.before(e, true); err != nil {
 		return nil, fmt.Errorf("entry %d: %w", e.Seq, err)
 	}
 	b.prelude, b.next, b.hasNext = start, r.at(e), true
@@ -443,14 +448,15 @@ func (r *Replayer) skeleton(t int) (*timelineBuilder, error) {
 }
 
 // turnCheckpoint is the last checkpoint at or before p that is at a turn
-// start (a skeleton's, or one keep took there), nil if none.
+// start — the position just before a turn's first entry: a skeleton's,
+// or one keep took there — nil if none.
 func (r *Replayer) turnCheckpoint(p int) *timelineBuilder {
 	var best *timelineBuilder
 	for _, l := range [][]*timelineBuilder{r.cps, r.fine} {
 		i, _ := slices.BinarySearchFunc(l, p+1, byPos)
 		for i--; i >= 0; i-- {
-			if c := l[i]; !c.partial && c.prelude == c.pos+1 {
-				if _, ok := slices.BinarySearch(r.turnStarts, c.prelude); ok {
+			if c := l[i]; !c.partial {
+				if _, ok := slices.BinarySearch(r.turnStarts, c.pos+1); ok {
 					if best == nil || c.pos > best.pos {
 						best = c
 					}
@@ -464,7 +470,7 @@ func (r *Replayer) turnCheckpoint(p int) *timelineBuilder {
 
 // skipSession folds a session-level entry in a skeleton, as advance does.
 func (b *timelineBuilder) skipSession(se sessEntry) {
-	b.beforeSession(se)
+	b.beforeSession(se, true)
 	b.prelude = se.seq
 	b.applySession(se)
 	b.pos = se.seq
@@ -503,16 +509,32 @@ func (b *timelineBuilder) settle() {
 // byPos orders checkpoints by position.
 func byPos(c *timelineBuilder, p int) int { return c.pos - p }
 
-// checkpoint is the last checkpoint at or before p, nil if none.
+// checkpoint is the last checkpoint at or before p that p's state may be
+// folded from (one at p that opened the next turn may not), nil if none.
 func (r *Replayer) checkpoint(p int) *timelineBuilder {
 	var best *timelineBuilder
 	for _, l := range [][]*timelineBuilder{r.cps, r.fine} {
 		i, _ := slices.BinarySearchFunc(l, p+1, byPos)
+		if i > 0 && l[i-1].pos == p && l[i-1].opened() {
+			i--
+		}
 		if i > 0 && (best == nil || l[i-1].pos > best.pos) {
 			best = l[i-1]
 		}
 	}
 	return best
+}
+
+// opened reports whether b has folded what opens the turn of the entry
+// after pos (its assembly: b is at a turn start, its prelude folded),
+// which the state at pos does not show: b serves the positions after pos
+// only. Position 0 shows the first turn's request.
+func (b *timelineBuilder) opened() bool {
+	if b.pos == 0 || b.partial || b.prelude != b.pos+1 {
+		return false
+	}
+	_, start := slices.BinarySearch(b.r.turnStarts, b.prelude)
+	return start
 }
 
 // keep takes a checkpoint of b, folded to the end of an entry group, when
@@ -619,8 +641,12 @@ func (r *Replayer) PerTurnVerdicts() bool { return r.sess.Source == store.Source
 // timelineBuilder folds a stored timeline into a State, producing the
 // updates a live session would have produced. Updates that cover no entry
 // (an assembly, an attempt, a turn's response) are folded as soon as the
-// entries before them are: the state at position p includes those that
-// come before entry p+1.
+// entries before them are — the state at position p includes those that
+// come before entry p+1 — except those that open a turn (its
+// regeneration, its assembly and its attempts), which come with the
+// turn's first entry: at a turn's last entry the panels still show that
+// turn, its result just arrived, as replay --json and the header count
+// it. Before the first entry (position 0) the first turn's request shows.
 type timelineBuilder struct {
 	r  *Replayer
 	st *State
@@ -630,8 +656,14 @@ type timelineBuilder struct {
 	assembled, responded []bool
 	terminal             []*adapters.Event
 
-	pos     int // entries folded
-	prelude int // the entry whose prelude (updates before it) is folded
+	pos int // entries folded
+	// prelude is the entry whose prelude (updates before it) is folded
+	// whole; of the entry after pos, the part that opens no turn may be
+	// folded too (before), whatever prelude says.
+	prelude int
+	// regenerate are the regenerations a verdict asked for, waiting for
+	// their turn to open.
+	regenerate []Update
 	// at is the time of entry pos from the session's start, next that
 	// of the entry after it (hasNext: there is one), seen while folding
 	// so that playback needs no read of its own.
@@ -654,6 +686,7 @@ func (b *timelineBuilder) clone() *timelineBuilder {
 	c := *b
 	c.st = b.st.Clone()
 	c.assembled, c.responded, c.terminal = slices.Clone(b.assembled), slices.Clone(b.responded), slices.Clone(b.terminal)
+	c.regenerate = slices.Clone(b.regenerate)
 	return &c
 }
 
@@ -700,14 +733,19 @@ func (b *timelineBuilder) advance(p int) error {
 			b.r.keep(b, false)
 		}
 		if b.prelude != e.Seq {
-			if err := b.before(e); err != nil {
+			// What opens a turn waits until e itself is folded, unless
+			// nothing is yet: position 0 shows the first request.
+			done, err := b.before(e, b.pos < p || b.pos == 0)
+			if err != nil {
 				return fmt.Errorf("entry %d: %w", e.Seq, err)
 			}
-			b.prelude = e.Seq
+			if done {
+				b.prelude = e.Seq
+			}
 			if b.pos == e.Seq-1 && !b.partial {
 				b.next, b.hasNext = b.r.at(e), true
-				if _, start := slices.BinarySearch(b.r.turnStarts, e.Seq); start {
-					b.r.keep(b, true)
+				if _, start := slices.BinarySearch(b.r.turnStarts, e.Seq); start && done {
+					b.r.keep(b, true) // opened: a long session's turns before are settled
 				}
 			}
 		}
@@ -747,7 +785,8 @@ func sameStep(first, e store.Entry) bool {
 // yet shown, and the session's status.
 func (b *timelineBuilder) end() {
 	b.ended = true
-	b.flushAttempts(func(store.Attempt) bool { return true })
+	b.flushAttempts(func(store.Attempt) bool { return true }, true)
+	b.openRegenerations(-1)
 	b.respond(len(b.st.Turns) + 1)
 	b.emit(Update{Kind: UpFinished, Status: b.r.sess.Status})
 }
@@ -775,37 +814,47 @@ func (b *timelineBuilder) emit(u Update) {
 // tests).
 var detailedUpTo = 100_000
 
-// before folds the updates that come before entry e and cover no entry.
-func (b *timelineBuilder) before(e store.Entry) error {
+// before folds the updates that come before entry e and cover no entry;
+// unless open, it stops before the first that opens a turn (a turn's
+// response, which closes the turn before, still comes), and reports
+// whether it folded them all. It may be called again: what it folded is
+// not folded twice.
+func (b *timelineBuilder) before(e store.Entry, open bool) (bool, error) {
 	if e.Attempt != 0 {
-		b.flushAttempts(func(a store.Attempt) bool {
+		return !b.flushAttempts(func(a store.Attempt) bool {
 			return a.Turn < e.Turn || (a.Turn == e.Turn && a.Attempt <= e.Attempt)
-		})
-		return nil
+		}, open), nil
 	}
 	se, err := decodeSession(e)
 	if err != nil {
-		return err
+		return false, err
 	}
-	b.beforeSession(se)
-	return nil
+	return b.beforeSession(se, open), nil
 }
 
 // beforeSession is before for a session-level entry.
-func (b *timelineBuilder) beforeSession(se sessEntry) {
+func (b *timelineBuilder) beforeSession(se sessEntry, open bool) bool {
 	switch se.kind {
 	case store.EntryDecision:
 		d := se.decision
-		b.flushAttempts(func(a store.Attempt) bool { return a.Turn <= d.Turn })
+		if b.flushAttempts(func(a store.Attempt) bool { return a.Turn <= d.Turn }, open) {
+			return false
+		}
 		b.respond(d.Turn + 1)
 		if !b.proposed(d.Turn, d.CallID) {
 			p := b.proposal(d)
 			b.emit(Update{Kind: UpProposal, Turn: d.Turn, Proposal: &p})
 		}
 	case store.EntryValidation:
-		b.flushAttempts(func(store.Attempt) bool { return true })
+		// A verdict on a turn follows that turn's attempts, not those
+		// after it (a regeneration's); the session's, all of them.
+		upto := func(a store.Attempt) bool { return se.turn <= 0 || a.Turn <= se.turn }
+		if b.flushAttempts(upto, open) {
+			return false
+		}
 		b.respond(len(b.st.Turns) + 1)
 	}
+	return true
 }
 
 // sessEntry is a session-level entry decoded: from the timeline
@@ -916,20 +965,37 @@ func (b *timelineBuilder) fold(es []store.Entry, p int) error {
 	return nil
 }
 
-// flushAttempts folds the attempts (and their turns' assembly) that come
-// before what is folded next.
-func (b *timelineBuilder) flushAttempts(upto func(store.Attempt) bool) {
+// flushAttempts folds the attempts (and their turns' regeneration and
+// assembly) that come before what is folded next. Unless open, it stops
+// at the first attempt of a turn not yet assembled, after the responses
+// of the turns before it, and reports that it stopped.
+func (b *timelineBuilder) flushAttempts(upto func(store.Attempt) bool, open bool) (stopped bool) {
 	atts := b.r.sess.Attempts
 	for b.emitted < len(atts) && upto(atts[b.emitted]) {
 		a := atts[b.emitted]
-		b.emitted++
 		if !turnFlag(b.assembled, a.Turn) {
 			b.respond(a.Turn)
+			if !open {
+				return true
+			}
+			b.openRegenerations(a.Turn)
 			b.assembled = setTurn(b.assembled, a.Turn, true)
 			b.emit(Update{Kind: UpAssembled, Turn: a.Turn, Request: b.request(a)})
 		}
+		b.emitted++
 		b.emit(Update{Kind: UpAttempt, Turn: a.Turn, Attempt: a.Attempt, URL: a.URL, HTTPStatus: a.StatusCode,
 			Err: a.Error, Header: a.ResponseHeader})
+	}
+	return false
+}
+
+// openRegenerations folds the regenerations waiting for turns up to turn
+// (all of them when turn < 0): the engine reports one before its turn's
+// assembly.
+func (b *timelineBuilder) openRegenerations(turn int) {
+	for len(b.regenerate) > 0 && (turn < 0 || b.regenerate[0].Turn <= turn) {
+		b.emit(b.regenerate[0])
+		b.regenerate = b.regenerate[1:]
 	}
 }
 
@@ -1027,8 +1093,12 @@ func (b *timelineBuilder) applySession(se sessEntry) {
 			}
 		}
 		if se.vturn > 0 && !b.r.PerTurnVerdicts() {
-			// A run's verdict on one turn's answer: the engine asked again.
-			b.emit(Update{Kind: UpRegenerate, Turn: se.vturn + 1, Layers: layers})
+			// A run's verdict on one turn's answer: the engine asked
+			// again. The entry is the verdict on that turn; the
+			// regeneration opens the next, with its first entry, and
+			// clears the layers for the new answer's (State.Apply).
+			b.emit(Update{Kind: UpValidated, Turn: se.vturn, Layers: layers})
+			b.regenerate = append(b.regenerate, Update{Kind: UpRegenerate, Turn: se.vturn + 1, Layers: layers})
 			return
 		}
 		u := Update{Kind: UpValidated, Turn: se.vturn, Layers: layers}

@@ -111,12 +111,13 @@ func TestReplayerLongJumps(t *testing.T) {
 	if skipped == 0 {
 		t.Fatal("no jump skipped a turn")
 	}
-	// From a turn start kept on the way (turn 2's), over turns 2-5.
+	// From a turn start kept on the way (turn 2's: a jump to its first
+	// entry), over turns 2-5.
 	k, err := NewReplayer(db, id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []int{3, 17, 19, 95} {
+	for _, p := range []int{3, 18, 19, 95} {
 		if err := k.Seek(p); err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +167,7 @@ func BenchmarkReplayerOpen(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		to   int
-	}{{"first", 0}, {"end", r0.Len()}, {"middle", r0.Len() / 2}, {"turn700", r0.TurnStarts()[699] - 1}} {
+	}{{"first", 0}, {"end", r0.Len()}, {"middle", r0.Len() / 2}, {"turn700", r0.TurnStarts()[699]}} {
 		b.Run(c.name, func(b *testing.B) {
 			for range b.N {
 				r, err := NewReplayer(db, id, nil)

@@ -27,29 +27,7 @@ func recordTurns(t testing.TB, db *store.DB, source string, turns, perTurn int, 
 	w, err := db.CreateSession(store.SessionMeta{Title: "generated", Protocol: adapters.OpenAIResponses, Provider: "sim", Source: source})
 	must(err)
 	for turn := 1; turn <= turns; turn++ {
-		rec, err := w.StartAttempt(turn, store.AttemptMeta{Method: "POST", URL: "http://127.0.0.1/v1/responses", Stream: true})
-		must(err)
-		item := fmt.Sprintf("msg_%d", turn)
-		off := time.Duration(0)
-		app := func(st adapters.Step) {
-			off += 20 * time.Microsecond
-			must(rec.AppendAt(off, st))
-		}
-		app(adapters.Step{Index: 0, Raw: adapters.RawEvent{Event: "response.created", Data: `{"type":"response.created"}`},
-			Events: []adapters.Event{{Seq: 1, Type: adapters.EvResponseStarted, ResponseID: "resp_1", Model: "m"}}})
-		app(adapters.Step{Index: 1, Raw: adapters.RawEvent{Event: "response.output_item.added", Data: `{"type":"response.output_item.added"}`},
-			Events: []adapters.Event{{Seq: 2, Type: adapters.EvItemStarted, ItemID: item, Kind: string(adapters.KindMessage)}}})
-		for i := 2; i < perTurn-3; i++ {
-			app(adapters.Step{Index: i, Raw: adapters.RawEvent{Event: "response.output_text.delta", Data: `{"delta":" refund"}`},
-				Events: []adapters.Event{{Seq: i + 1, Type: adapters.EvTextDelta, ItemID: item, Delta: " refund"}}})
-		}
-		app(adapters.Step{Index: perTurn - 3, Raw: adapters.RawEvent{Event: "response.output_item.done", Data: `{"type":"response.output_item.done"}`},
-			Events: []adapters.Event{{Seq: perTurn - 2, Type: adapters.EvItemDone, ItemID: item}}})
-		// One raw event, two entries: the usage and the terminal.
-		app(adapters.Step{Index: perTurn - 2, Raw: adapters.RawEvent{Event: "response.completed", Data: `{"type":"response.completed"}`},
-			Events: []adapters.Event{{Seq: perTurn - 1, Type: adapters.EvUsage, Usage: &adapters.Usage{}},
-				adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, "completed")}})
-		must(rec.Finish(nil))
+		recordResponse(t, w, turn, perTurn)
 		if source == store.SourceProxy {
 			st := Pass
 			if failLast && turn == turns {
@@ -64,6 +42,157 @@ func recordTurns(t testing.TB, db *store.DB, source string, turns, perTurn int, 
 	}
 	must(w.Finish(status))
 	return w.ID()
+}
+
+// recordResponse records turn's response of perTurn entries (see
+// recordTurns).
+func recordResponse(t testing.TB, w *store.SessionWriter, turn, perTurn int) {
+	t.Helper()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := w.StartAttempt(turn, store.AttemptMeta{Method: "POST", URL: "http://127.0.0.1/v1/responses", Stream: true})
+	must(err)
+	item := fmt.Sprintf("msg_%d", turn)
+	off := time.Duration(0)
+	app := func(st adapters.Step) {
+		off += 20 * time.Microsecond
+		must(rec.AppendAt(off, st))
+	}
+	app(adapters.Step{Index: 0, Raw: adapters.RawEvent{Event: "response.created", Data: `{"type":"response.created"}`},
+		Events: []adapters.Event{{Seq: 1, Type: adapters.EvResponseStarted, ResponseID: "resp_1", Model: "m"}}})
+	app(adapters.Step{Index: 1, Raw: adapters.RawEvent{Event: "response.output_item.added", Data: `{"type":"response.output_item.added"}`},
+		Events: []adapters.Event{{Seq: 2, Type: adapters.EvItemStarted, ItemID: item, Kind: string(adapters.KindMessage)}}})
+	for i := 2; i < perTurn-3; i++ {
+		app(adapters.Step{Index: i, Raw: adapters.RawEvent{Event: "response.output_text.delta", Data: `{"delta":" refund"}`},
+			Events: []adapters.Event{{Seq: i + 1, Type: adapters.EvTextDelta, ItemID: item, Delta: " refund"}}})
+	}
+	app(adapters.Step{Index: perTurn - 3, Raw: adapters.RawEvent{Event: "response.output_item.done", Data: `{"type":"response.output_item.done"}`},
+		Events: []adapters.Event{{Seq: perTurn - 2, Type: adapters.EvItemDone, ItemID: item}}})
+	// One raw event, two entries: the usage and the terminal.
+	app(adapters.Step{Index: perTurn - 2, Raw: adapters.RawEvent{Event: "response.completed", Data: `{"type":"response.completed"}`},
+		Events: []adapters.Event{{Seq: perTurn - 1, Type: adapters.EvUsage, Usage: &adapters.Usage{}},
+			adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, "completed")}})
+	must(rec.Finish(nil))
+}
+
+// recordRegeneration records a run of three turns without tools in
+// which turn 2's answer fails the domain layer and turn 3 asks again: the
+// verdict on turn 2 between them (as the journal records an
+// UpRegenerate), the session's verdict at the end.
+func recordRegeneration(t testing.TB, db *store.DB) string {
+	t.Helper()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := db.CreateSession(store.SessionMeta{Title: "regenerated", Protocol: adapters.OpenAIResponses, Provider: "sim", Source: store.SourceRun})
+	must(err)
+	for turn := 1; turn <= 3; turn++ {
+		recordResponse(t, w, turn, 8)
+		if turn == 2 {
+			must(w.RecordValidation(2, []store.Validation{{Layer: LayerParse, Status: Pass}, {Layer: LayerDomain, Status: Fail, Detail: "over the cap"}}))
+		}
+	}
+	must(w.RecordValidation(0, []store.Validation{{Layer: LayerParse, Status: Pass}, {Layer: LayerDomain, Status: Pass}}))
+	must(w.Finish(store.StatusDone))
+	return w.ID()
+}
+
+// TestReplayerShowsTheEntrysTurn: at every position the state shows
+// (State.Current, what the workbench's header and panels name) the turn
+// of the entry there, as replay --json counts it — a turn's last entry
+// (its tool result, its terminal, the verdict that asks again) shows
+// that turn, not the next one's request (issue 27); position 0 shows
+// turn 1's request. Stepping, jumping and stepping back agree, in a long
+// session (skeletons) too; and a regenerated turn ends as it was
+// received.
+func TestReplayerShowsTheEntrysTurn(t *testing.T) {
+	smallCheckpoints(t, 4, 64)
+	db := openStore(t)
+	sessions := map[string]string{
+		"tools":        recordTools(t, db, 4, 10),
+		"no tools":     recordTurns(t, db, store.SourceRun, 3, 8, false),
+		"proxy":        recordTurns(t, db, store.SourceProxy, 3, 8, true),
+		"regeneration": recordRegeneration(t, db),
+	}
+	for _, long := range []bool{false, true} {
+		for name, id := range sessions {
+			t.Run(fmt.Sprintf("%s long=%v", name, long), func(t *testing.T) {
+				if long {
+					d := detailedUpTo
+					detailedUpTo = 0
+					t.Cleanup(func() { detailedUpTo = d })
+				}
+				r, err := NewReplayer(db, id, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := []int{1} // by position
+				var last []int   // each turn's last entry
+				if err := r.Each(1, 0, func(e store.Entry) error {
+					turn := e.Turn
+					if turn == 0 { // the session's verdict: the turn before
+						turn = want[len(want)-1]
+					}
+					if turn > want[len(want)-1] && e.Seq > 1 {
+						last = append(last, e.Seq-1)
+					}
+					want = append(want, turn)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				shown := func(r *Replayer, how string, p int) {
+					t.Helper()
+					cur := r.State().Current()
+					if cur == nil || cur.N != want[p] {
+						n := 0
+						if cur != nil {
+							n = cur.N
+						}
+						t.Fatalf("%s %d (turns end at %v): the state shows turn %d; the entry is turn %d's", how, p, last, n, want[p])
+					}
+				}
+				for p := 0; p <= r.Len(); p++ {
+					if err := r.Seek(p); err != nil {
+						t.Fatal(err)
+					}
+					shown(r, "stepping to", p)
+				}
+				for p := r.Len(); p >= 0; p-- {
+					if err := r.Seek(p); err != nil {
+						t.Fatal(err)
+					}
+					shown(r, "stepping back to", p)
+				}
+				for _, p := range last {
+					j, err := NewReplayer(db, id, nil) // a jump from the start, then on and back
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, q := range []int{p, p + 1, p} {
+						if err := j.Seek(q); err != nil {
+							t.Fatal(err)
+						}
+						shown(j, "jumping to", q)
+					}
+				}
+				if name == "regeneration" {
+					if err := r.Seek(r.Len()); err != nil {
+						t.Fatal(err)
+					}
+					st := r.State()
+					if g := st.Turns[2].Regenerates; g == nil || st.Turns[2].Summary == nil || st.Turns[2].Summary.Terminal != adapters.StatusCompleted {
+						t.Fatalf("the regenerated turn ends as %+v, regenerating %+v; it was received completed", st.Turns[2].Summary, g)
+					}
+				}
+			})
+		}
+	}
 }
 
 func openStore(t testing.TB) *store.DB {

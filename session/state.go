@@ -344,6 +344,10 @@ func (s *State) Apply(u Update) {
 		s.Layers, s.Output, s.Domain = u.Layers, u.Output, u.Domain
 		s.Step = StepValidated
 	case UpRegenerate:
+		// The verdict that asked again is the regeneration's first; the
+		// layers wait for the new answer's (a replay shows the first at
+		// its entry: Replayer).
+		s.Layers, s.Output = nil, nil
 		failed, _ := regenerable(u.Layers)
 		s.Turn(u.Turn).Regenerates = &Regeneration{Turn: u.Turn, Layer: failed.Layer, Detail: failed.Detail, Message: u.Message, FirstValidation: u.Layers}
 	case UpFinished:
