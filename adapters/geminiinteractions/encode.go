@@ -251,6 +251,11 @@ func (e *encoder) results(n int, t adapters.Turn) error {
 		e.m = append(e.m, adapters.CarriedResult(n, r.CallID, r.Name, fmt.Sprintf("input[%d]", len(e.b.Input)), "function_result"))
 		e.b.Input = append(e.b.Input, functionResultStep{Type: "function_result", CallID: r.CallID, Name: r.Name, Result: r.Content, IsError: r.IsError})
 	}
+	if t.FollowUp != "" {
+		// A regeneration's validation message: a user step after the turn,
+		// as the other protocols send a user message.
+		e.b.Input = append(e.b.Input, userInputStep{Type: "user_input", Content: []textContent{{Type: "text", Text: t.FollowUp}}})
+	}
 	return nil
 }
 

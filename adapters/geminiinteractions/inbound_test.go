@@ -16,9 +16,6 @@ import (
 func TestCheckRequestReadsPromptToolsOutput(t *testing.T) {
 	for _, chatter := range []bool{false, true} {
 		req := adapterstest.PromptRefund(refundIDs, true, chatter)
-		// This encoder sends no follow-up message (it has no step for
-		// one after the function results).
-		req.Turns[len(req.Turns)-1].FollowUp = ""
 		hr, err := New().Encode(req, adapters.ProviderSim)
 		if err != nil {
 			t.Fatal(err)
@@ -26,7 +23,12 @@ func TestCheckRequestReadsPromptToolsOutput(t *testing.T) {
 		in := adapterstest.Check(t, sim, hr)
 		system := adapters.PromptPart{Role: adapters.RoleSystem,
 			Text: adapterstest.SourceText(req, "system-rules") + "\n\n" + adapterstest.SourceText(req, "skill:refund_assessment@1.2")}
-		adapterstest.CheckPrompt(t, in, adapterstest.WantPrompt(req, system))
+		want := adapterstest.WantPrompt(req, system)
+		if chatter {
+			// The follow-up is a user_input step after the results.
+			want = append(want, adapters.PromptPart{Role: adapters.RoleUser, Text: adapterstest.FollowUp})
+		}
+		adapterstest.CheckPrompt(t, in, want)
 		if in.Prompt[1].Text != adapterstest.PromptTask {
 			t.Errorf("task %q", in.Prompt[1].Text)
 		}
@@ -42,7 +44,11 @@ func TestCheckRequestReadsPromptToolsOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 		in = adapterstest.Check(t, sim, hr)
-		adapterstest.CheckPrompt(t, in, []adapters.PromptPart{system})
+		want = []adapters.PromptPart{system}
+		if chatter {
+			want = append(want, adapters.PromptPart{Role: adapters.RoleUser, Text: adapterstest.FollowUp})
+		}
+		adapterstest.CheckPrompt(t, in, want)
 		adapterstest.CheckToolDefs(t, in, adapterstest.RefundTools(), false)
 	}
 
