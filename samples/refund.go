@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,7 +198,7 @@ func argsFor(in *adapters.Inbound, name string, known map[string]wire.Value, cor
 		required = append(required, e.Str())
 	}
 	props, _ := obj.Get("properties").Members()
-	if only := onlyNeeded.FindStringSubmatch(def.Description); only != nil && !def.Strict && corrected == "" {
+	if only := onlyNeeded().FindStringSubmatch(def.Description); only != nil && !def.Strict && corrected == "" {
 		// A tool that is not strict, whose description says only some
 		// arguments are needed: the model believes the description.
 		phrase := only[1] + only[2]
@@ -246,7 +245,7 @@ func argsFor(in *adapters.Inbound, name string, known map[string]wire.Value, cor
 }
 
 // onlyNeeded: a tool description saying only some arguments are needed.
-var onlyNeeded = regexp.MustCompile(`只需(?:要)?([^，。,.;；]+)|(?i)only (?:the )?([^,.;]+?) (?:is|are) needed`)
+var onlyNeeded = session.LazyRegexp(`只需(?:要)?([^，。,.;；]+)|(?i)only (?:the )?([^,.;]+?) (?:is|are) needed`)
 
 func toolDef(in *adapters.Inbound, name string) adapters.Tool {
 	for _, t := range in.ToolDefs {

@@ -2,7 +2,6 @@ package samples
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -44,15 +43,15 @@ type refundPrompt struct {
 var (
 	// A rule that makes the check read-only: the model then never says a
 	// refund was made.
-	readOnlyRule = regexp.MustCompile(`只读|不提交退款|不把生成回复等同于执行退款|(?i)read-only|do not (?:submit|issue|make) (?:a |the |any )?refund`)
+	readOnlyRule = session.LazyRegexp(`只读|不提交退款|不把生成回复等同于执行退款|(?i)read-only|do not (?:submit|issue|make) (?:a |the |any )?refund`)
 	// The task asking for the refund itself (in the user's words); a
 	// negation just before it ("不提交退款") is not a request.
-	submitAsk     = regexp.MustCompile(`(?i)(?:直接|立即|马上|并|帮我|为我|请)?(?:提交|办理|执行)退款|直接退款|(?:submit|issue|process) the refund|refund (?:it|me) now`)
-	submitNegated = regexp.MustCompile(`(?i)(?:不|别|勿|未|无需|不要|不用)\s*$|(?:not|n't|never|don't)\s*$`)
-	oneToolRule   = regexp.MustCompile(`(?:一次|每次)只(?:调用|用|查)一个工具|不要并行|(?i)one tool (?:call )?at a time|never call tools in parallel`)
-	evidenceAsk   = regexp.MustCompile(`证据\s*ID|证据编号|(?i)evidence[ -]ids?\b`)
-	jsonMention   = regexp.MustCompile(`(?i)json|schema|结构化输出`)
-	bareJSONAsk   = regexp.MustCompile(`(?i)exactly one JSON object|只输出(?:一个)?\s*JSON(?:\s*对象)?|仅输出(?:一个)?\s*JSON`)
+	submitAsk     = session.LazyRegexp(`(?i)(?:直接|立即|马上|并|帮我|为我|请)?(?:提交|办理|执行)退款|直接退款|(?:submit|issue|process) the refund|refund (?:it|me) now`)
+	submitNegated = session.LazyRegexp(`(?i)(?:不|别|勿|未|无需|不要|不用)\s*$|(?:not|n't|never|don't)\s*$`)
+	oneToolRule   = session.LazyRegexp(`(?:一次|每次)只(?:调用|用|查)一个工具|不要并行|(?i)one tool (?:call )?at a time|never call tools in parallel`)
+	evidenceAsk   = session.LazyRegexp(`证据\s*ID|证据编号|(?i)evidence[ -]ids?\b`)
+	jsonMention   = session.LazyRegexp(`(?i)json|schema|结构化输出`)
+	bareJSONAsk   = session.LazyRegexp(`(?i)exactly one JSON object|只输出(?:一个)?\s*JSON(?:\s*对象)?|仅输出(?:一个)?\s*JSON`)
 )
 
 func readRefundPrompt(sc *session.Scenario, in *adapters.Inbound) refundPrompt {
@@ -70,16 +69,16 @@ func readRefundPrompt(sc *session.Scenario, in *adapters.Inbound) refundPrompt {
 	}
 	task, instr := p.Task(), p.Instructions()
 	r.english = !session.HasHan(task)
-	r.readOnly = readOnlyRule.MatchString(instr)
-	for _, m := range submitAsk.FindAllStringIndex(task, -1) {
-		if !submitNegated.MatchString(task[:m[0]]) {
+	r.readOnly = readOnlyRule().MatchString(instr)
+	for _, m := range submitAsk().FindAllStringIndex(task, -1) {
+		if !submitNegated().MatchString(task[:m[0]]) {
 			r.asksSubmit = true
 		}
 	}
-	r.oneAtATime = oneToolRule.MatchString(instr)
-	r.asksIDs = evidenceAsk.MatchString(instr)
-	r.namesJSON = jsonMention.MatchString(instr)
-	r.bareJSON = bareJSONAsk.MatchString(instr)
+	r.oneAtATime = oneToolRule().MatchString(instr)
+	r.asksIDs = evidenceAsk().MatchString(instr)
+	r.namesJSON = jsonMention().MatchString(instr)
+	r.bareJSON = bareJSONAsk().MatchString(instr)
 	return r
 }
 

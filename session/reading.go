@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -127,14 +128,14 @@ func (p Prompt) Elements(tag string) []Element {
 	return out
 }
 
-var openTag = regexp.MustCompile(`<([A-Za-z_][\w.:-]*)((?:\s+[\w.:-]+\s*=\s*"[^"]*")*)\s*>`)
-var tagAttr = regexp.MustCompile(`([\w.:-]+)\s*=\s*"([^"]*)"`)
+var openTag = LazyRegexp(`<([A-Za-z_][\w.:-]*)((?:\s+[\w.:-]+\s*=\s*"[^"]*")*)\s*>`)
+var tagAttr = LazyRegexp(`([\w.:-]+)\s*=\s*"([^"]*)"`)
 
 // nextElement finds the first element of s with the tag ("" for any) that
 // is closed; an opening tag never closed is text.
 func nextElement(s, tag string) (Element, bool) {
 	for off := 0; off < len(s); {
-		m := openTag.FindStringSubmatchIndex(s[off:])
+		m := openTag().FindStringSubmatchIndex(s[off:])
 		if m == nil {
 			return Element{}, false
 		}
@@ -144,7 +145,7 @@ func nextElement(s, tag string) (Element, bool) {
 		if tag == "" || name == tag {
 			if i := strings.Index(s[bodyStart:], "</"+name+">"); i >= 0 {
 				el := Element{Tag: name, Attrs: map[string]string{}, Text: s[bodyStart : bodyStart+i], start: off + m[0], end: bodyStart + i + len(name) + 3}
-				for _, a := range tagAttr.FindAllStringSubmatch(attrs, -1) {
+				for _, a := range tagAttr().FindAllStringSubmatch(attrs, -1) {
 					el.Attrs[a[1]] = a[2]
 				}
 				return el, true
@@ -161,12 +162,12 @@ func (f *PromptFact) compile() error {
 	case f.In == "task", f.In == "instructions":
 		f.where = place{kind: f.In}
 	case strings.HasPrefix(f.In, "<") && strings.HasSuffix(f.In, ">"):
-		m := openTag.FindStringSubmatch(f.In)
+		m := openTag().FindStringSubmatch(f.In)
 		if m == nil || m[0] != f.In {
 			return fmt.Errorf("in %q: want <tag> or <tag attr=\"value\">", f.In)
 		}
 		f.where = place{kind: "element", tag: m[1], attrs: map[string]string{}}
-		for _, a := range tagAttr.FindAllStringSubmatch(m[2], -1) {
+		for _, a := range tagAttr().FindAllStringSubmatch(m[2], -1) {
 			f.where.attrs[a[1]] = a[2]
 		}
 	default:
@@ -273,13 +274,13 @@ func (r Reading) Cents(name string) (int64, bool) {
 	return c, ok
 }
 
-var moneyAmount = regexp.MustCompile(`(?i)(?:(?:[¥￥]|\b(?:CNY|RMB))\s*(\d+(?:[.,]\d+)?)|(\d+(?:\.\d+)?)\s*(?:元|块钱|块|yuan\b|CNY\b|RMB\b))`)
+var moneyAmount = LazyRegexp(`(?i)(?:(?:[¥￥]|\b(?:CNY|RMB))\s*(\d+(?:[.,]\d+)?)|(\d+(?:\.\d+)?)\s*(?:元|块钱|块|yuan\b|CNY\b|RMB\b))`)
 
 // MoneyCents reads the first money amount in s (150 元, 150.5 yuan, ¥150,
 // CNY 150) as integer cents, rounding half-cents away from zero; ok is
 // false when s names no amount.
 func MoneyCents(s string) (int64, bool) {
-	m := moneyAmount.FindStringSubmatch(s)
+	m := moneyAmount().FindStringSubmatch(s)
 	if m == nil {
 		return 0, false
 	}
@@ -310,4 +311,10 @@ func HasHan(s string) bool {
 		}
 	}
 	return false
+}
+
+// LazyRegexp compiles a pattern on first use, not at start-up: every
+// command links the packages that read prompts, and most never do.
+func LazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
