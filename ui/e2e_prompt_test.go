@@ -19,7 +19,7 @@ func TestE2EPromptEdit(t *testing.T) {
 	eachTerminal(t, "mwedit", func(t *testing.T, tm *tmux, dir, db string) {
 		tm.start(bin, db, dir, "--pace", "0")
 		tm.waitFor("the walkthrough", 20*time.Second, has("⏸ assembled"))
-		tm.send("BTab")   // from the stream lanes to the assembly
+		tm.waitFor("the assembly's focus", 10*time.Second, has("◆ Assembly"))
 		tm.send("j", "j") // system rules, skill, the task
 		tm.send("Enter")
 		tm.waitFor("the task in the editor", 10*time.Second, has("Edit source", "帮我核查订单"))
@@ -39,11 +39,11 @@ func TestE2EPromptEdit(t *testing.T) {
 		}
 		// The answer, whole, in the values view.
 		tm.send("v")
-		tm.waitFor("the values view", 10*time.Second, has("TOOL CALLS"))
+		tm.waitFor("the values view", 10*time.Second, has("Values ·"))
 		tm.send("2")
-		tm.waitFor("the answer with the edited amount", 10*time.Second, has("requested_refund_cents", "12000", "不低于本次申请的120元"))
+		tm.waitFor("the answer with the edited amount", 10*time.Second, has("requested_refund_cents 12000", "本次申请的120元"))
 		tm.send("Escape")
-		tm.waitFor("the view to close", 10*time.Second, func(s string) bool { return !strings.Contains(s, "TOOL CALLS") })
+		tm.waitFor("the view to close", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Values ·") })
 		// Teaching mode on the stream or validation panel names what the
 		// model read.
 		tm.send("E")
