@@ -55,19 +55,19 @@ var (
 )
 
 func readRefundPrompt(sc *session.Scenario, in *adapters.Inbound) refundPrompt {
-	p := session.Prompt(in.Prompt)
-	r := refundPrompt{facts: sc.ReadPrompt(p)}
+	p := session.Prompt(in.Prompt).Read()
+	r := refundPrompt{facts: sc.ReadText(p)}
 	r.orderID, r.lineID = r.facts.Str("order_id"), r.facts.Str("line_id")
 	r.requested, r.haveRequested = r.facts.Cents("requested_cents")
 	r.claim, r.haveClaim = r.facts.Cents("history_claim_cents")
 	v := strings.ToLower(r.facts.Str("history_verified"))
 	r.historyTrusted = r.haveClaim && v != "false" && v != "no" && v != "0"
 	for _, el := range p.Elements("history") {
-		if t := el.Attrs["trust"]; t == adapters.TrustUnverified || t == adapters.TrustUntrusted {
+		if t, _ := el.Attr("trust"); t == adapters.TrustUnverified || t == adapters.TrustUntrusted {
 			r.historyTrusted = false
 		}
 	}
-	task, instr := p.Task(), p.Instructions()
+	task, instr := p.Task, p.Instructions
 	r.english = !session.HasHan(task)
 	r.readOnly = readOnlyRule().MatchString(instr)
 	for _, m := range submitAsk().FindAllStringIndex(task, -1) {

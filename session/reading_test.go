@@ -50,7 +50,9 @@ func TestPromptTaskAndElements(t *testing.T) {
 		t.Errorf("instructions = %q", got)
 	}
 	els := p.Elements("history")
-	if len(els) != 1 || els[0].Attrs["verified"] != "false" || els[0].Attrs["source"] != "previous_assistant_summary" || els[0].Text != "此前助手推测该商品可能还能退150元。" {
+	verified, _ := els[0].Attr("verified")
+	source, _ := els[0].Attr("source")
+	if len(els) != 1 || verified != "false" || source != "previous_assistant_summary" || els[0].Text != "此前助手推测该商品可能还能退150元。" {
 		t.Errorf("history elements = %+v", els)
 	}
 	// An element never closed is text, not an element.
