@@ -242,7 +242,7 @@ func (d *changesDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) 
 		if d.turn < len(d.reqs) {
 			d.turn, d.scroll = d.turn+1, 0
 		}
-	case dialogScroll(msg, km, &d.scroll):
+	case dialogScroll(msg, km, &d.scroll, dialogPage):
 	}
 	return nil, nil
 }

@@ -243,7 +243,7 @@ func (d *compareDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) 
 	case key.Matches(msg, km.Dialog.Right), key.Matches(msg, km.Global.NextPanel):
 		d.tab = (d.tab + 1) % max(1, len(d.cols))
 		d.off = 0
-	case dialogScroll(msg, km, &d.off):
+	case dialogScroll(msg, km, &d.off, dialogPage):
 	}
 	return nil, nil
 }

@@ -74,7 +74,7 @@ func (d *diffDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
 	switch {
 	case key.Matches(msg, km.Dialog.Close):
 		return actClose{}, nil
-	case dialogScroll(msg, km, &d.scroll):
+	case dialogScroll(msg, km, &d.scroll, dialogPage):
 	}
 	return nil, nil
 }

@@ -53,18 +53,23 @@ func TestE2EValues(t *testing.T) {
 				}
 			}
 
+			// closeAndQuit closes the values view and quits the workbench.
+			closeAndQuit := func() {
+				tm.send("Escape")
+				tm.waitFor("the view to close", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Values ·") })
+				tm.send("q")
+				tm.waitFor("the quit question", 10*time.Second, has("Quit?"))
+				tm.send("y")
+				tm.waitExit(10 * time.Second)
+			}
+
 			// Every call approved: the chapter's answer.
 			walkRefund(t, tm, bin, db, dir, "")
 			tm.send("v")
 			tm.waitFor("the values view", 10*time.Second, has("Values ·"))
 			lines := readValues(t, page, keys)
 			checkValues(t, lines, results)
-			tm.send("Escape")
-			tm.waitFor("the view to close", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Values ·") })
-			tm.send("q")
-			tm.waitFor("the quit question", 10*time.Second, has("Quit?"))
-			tm.send("y")
-			tm.waitExit(10 * time.Second)
+			closeAndQuit()
 
 			// The ledger call rejected: no cap, and null says so.
 			s := walkRefund(t, tm, bin, db, dir, "get_refund_ledger")
@@ -87,12 +92,7 @@ func TestE2EValues(t *testing.T) {
 			if calls := squash(section(lines, "tool calls")); !strings.Contains(calls, "✗rejected") {
 				t.Errorf("the tool calls do not show the rejection:\n%s", section(lines, "tool calls"))
 			}
-			tm.send("Escape")
-			tm.waitFor("the view to close", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Values ·") })
-			tm.send("q")
-			tm.waitFor("the quit question", 10*time.Second, has("Quit?"))
-			tm.send("y")
-			tm.waitExit(10 * time.Second)
+			closeAndQuit()
 		})
 	}
 }

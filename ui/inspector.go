@@ -87,7 +87,7 @@ func (d *inspectorDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd
 	switch {
 	case key.Matches(msg, km.Dialog.Close), key.Matches(msg, km.Global.Inspect):
 		return actClose{}, nil
-	case dialogScroll(msg, km, &d.scroll):
+	case dialogScroll(msg, km, &d.scroll, dialogPage):
 	case key.Matches(msg, km.Dialog.Filter):
 		d.typing = true
 		d.search.Focus()

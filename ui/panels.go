@@ -122,19 +122,23 @@ func (s *scroller) window(lines []string) []string {
 // section renders a small heading line.
 func (c *Common) section(title string) string { return c.Styles.Muted.Render(strings.ToUpper(title)) }
 
+// dialogPage is the lines pgup and pgdn move a dialog that does not know
+// its room (or is not drawn yet).
+const dialogPage = 10
+
 // dialogScroll moves a full-screen dialog's offset *off by a scroll key
-// (a line, ten lines, the top) and reports whether msg was one; the
+// (a line, page lines, the top) and reports whether msg was one; the
 // dialog's view clamps the bottom, since only it knows its length.
-func dialogScroll(msg tea.KeyMsg, km *KeyMap, off *int) bool {
+func dialogScroll(msg tea.KeyMsg, km *KeyMap, off *int, page int) bool {
 	switch {
 	case key.Matches(msg, km.Nav.Up):
 		*off--
 	case key.Matches(msg, km.Nav.Down):
 		*off++
 	case key.Matches(msg, km.Nav.PageUp):
-		*off -= 10
+		*off -= page
 	case key.Matches(msg, km.Nav.PageDown):
-		*off += 10
+		*off += page
 	case key.Matches(msg, km.Nav.Top):
 		*off = 0
 	default:

@@ -42,31 +42,26 @@ func jsonText(v gjson.Result) string {
 	var walk func(v gjson.Result)
 	walk = func(v gjson.Result) {
 		switch {
-		case v.IsObject():
-			b.WriteByte('{')
+		case v.IsObject() || v.IsArray():
+			obj := v.IsObject()
+			open, end := "[", "]"
+			if obj {
+				open, end = "{", "}"
+			}
+			b.WriteString(open)
 			i := 0
 			v.ForEach(func(k, e gjson.Result) bool {
 				if i > 0 {
 					b.WriteString(", ")
 				}
 				i++
-				b.WriteString(quote(k.String()) + ": ")
-				walk(e)
-				return true
-			})
-			b.WriteByte('}')
-		case v.IsArray():
-			b.WriteByte('[')
-			i := 0
-			v.ForEach(func(_, e gjson.Result) bool {
-				if i > 0 {
-					b.WriteString(", ")
+				if obj {
+					b.WriteString(quote(k.String()) + ": ")
 				}
-				i++
 				walk(e)
 				return true
 			})
-			b.WriteByte(']')
+			b.WriteString(end)
 		case v.Type == gjson.String:
 			b.WriteString(quote(v.Str))
 		case v.Type == gjson.Null || v.Raw == "":

@@ -66,21 +66,12 @@ func (v *valuesDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
 	v.layout(v.w) // the sections as the state is now
 	room := v.room
 	if room < 1 {
-		room = 10 // not drawn yet
+		room = dialogPage // not drawn yet
 	}
 	switch {
 	case key.Matches(msg, km.Dialog.Close), key.Matches(msg, km.Global.Values):
 		return actClose{}, nil
-	case key.Matches(msg, km.Nav.Up):
-		v.scroll--
-	case key.Matches(msg, km.Nav.Down):
-		v.scroll++
-	case key.Matches(msg, km.Nav.PageUp):
-		v.scroll -= room
-	case key.Matches(msg, km.Nav.PageDown):
-		v.scroll += room
-	case key.Matches(msg, km.Nav.Top):
-		v.scroll = 0
+	case dialogScroll(msg, km, &v.scroll, room):
 	case key.Matches(msg, km.Nav.Bottom):
 		v.scroll = len(v.lines)
 	case key.Matches(msg, km.Values.NextSection):

@@ -183,3 +183,101 @@ func BenchCheckRequest(b *testing.B, sim adapters.Simulated, hr *adapters.HTTPRe
 		}
 	}
 }
+
+// Reading is one protocol as the prompt tests drive it: the encoder and
+// provider the refund request goes through, the simulator that reads it
+// back, and whether the protocol carries a tool's strict flag.
+type Reading struct {
+	Protocol adapters.Protocol
+	Provider string
+	Sim      adapters.Simulated
+	IDs      IDs
+	Strict   bool
+}
+
+// CheckRefundReads encodes PromptRefund, without chatter and with, and
+// checks what r.Sim reads of it: the prompt is system(req) (the rules and
+// skill as the protocol sends them) then the user side, then FollowUp
+// with chatter; the task reads decoded; the tools as declared; the format
+// as output. also (nil for none) runs the protocol's own checks on each
+// reading. Last, the refund request without a format reads as Mode "".
+func CheckRefundReads(t *testing.T, r Reading, system func(req *adapters.Request) []adapters.PromptPart, output adapters.OutputContract,
+	also func(chatter bool, req *adapters.Request, in *adapters.Inbound)) {
+	t.Helper()
+	for _, chatter := range []bool{false, true} {
+		req := PromptRefund(r.IDs, true, chatter)
+		in := Check(t, r.Sim, encode(t, r, req))
+		sys := system(req)
+		want := WantPrompt(req, sys...)
+		if chatter {
+			want = append(want, adapters.PromptPart{Role: adapters.RoleUser, Text: FollowUp})
+		}
+		CheckPrompt(t, in, want)
+		if len(in.Prompt) <= len(sys) || in.Prompt[len(sys)].Text != PromptTask {
+			t.Errorf("task: not part %d of %+v", len(sys), in.Prompt)
+		}
+		CheckToolDefs(t, in, RefundTools(), r.Strict)
+		CheckOutput(t, in, output)
+		if also != nil {
+			also(chatter, req, in)
+		}
+	}
+
+	req := RefundRequest(3, r.IDs, false)
+	req.Output = adapters.OutputContract{}
+	CheckOutput(t, Check(t, r.Sim, encode(t, r, req)), adapters.OutputContract{})
+}
+
+func encode(t testing.TB, r Reading, req *adapters.Request) *adapters.HTTPRequest {
+	t.Helper()
+	hr, err := r.Protocol.Encode(req, r.Provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hr
+}
+
+// RulesAndSkill is the refund request's system side as most protocols
+// send it: the rules as a system part, then the skill in skill's role
+// (developer where the protocol has one).
+func RulesAndSkill(skill adapters.SourceRole) func(req *adapters.Request) []adapters.PromptPart {
+	return func(req *adapters.Request) []adapters.PromptPart {
+		return []adapters.PromptPart{
+			{Role: adapters.RoleSystem, Text: SourceText(req, "system-rules")},
+			{Role: skill, Text: SourceText(req, "skill:refund_assessment@1.2")}}
+	}
+}
+
+// Form is a hand-written request body in one of a protocol's other forms
+// and what CheckRequest reads of it. ServerTools counts the names at the
+// head of Tools that have no definition (Anthropic's server tools).
+type Form struct {
+	Name, Body  string
+	Prompt      []adapters.PromptPart
+	Tools       []adapters.Tool
+	ServerTools int
+	Output      adapters.OutputContract
+}
+
+// CheckForms posts each form's body to sim at path (with headers) and
+// checks the prompt, the tool definitions (strict as the protocol carries
+// it; none when the form has no tools) and the output format it reads.
+func CheckForms(t *testing.T, sim adapters.Simulated, path string, headers map[string]string, strict bool, forms []Form) {
+	t.Helper()
+	for _, f := range forms {
+		t.Run(f.Name, func(t *testing.T) {
+			in := Check(t, sim, &adapters.HTTPRequest{Method: http.MethodPost, Path: path, Headers: headers, Body: []byte(f.Body)})
+			CheckPrompt(t, in, f.Prompt)
+			if len(f.Tools) > 0 {
+				if len(in.Tools) != len(f.Tools)+f.ServerTools {
+					t.Fatalf("tools %q, definitions %+v", in.Tools, in.ToolDefs)
+				}
+				in.Tools = in.Tools[f.ServerTools:] // a server tool has a name, not a definition
+				CheckToolDefs(t, in, f.Tools, strict)
+			} else if in.ToolDefs != nil {
+				t.Errorf("tool definitions %+v", in.ToolDefs)
+			}
+			CheckOutput(t, in, f.Output)
+		})
+	}
+}

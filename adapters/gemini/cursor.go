@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // cursor reads one JSON text in a single pass, validating as it goes.
@@ -97,7 +99,7 @@ func (c *cursor) quoted() (string, bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j += 2
 			case 'u':
-				if _, ok := hex4(s[j+2:]); !ok {
+				if _, ok := wire.Hex4(s[j+2:]); !ok {
 					c.fail()
 					return "", false
 				}
@@ -337,13 +339,13 @@ func unescape(s string, i int) string {
 // unicodeEscape reads \uXXXX (and a following low surrogate) at the start
 // of s and returns the rune and the bytes used.
 func unicodeEscape(s string) (rune, int) {
-	r, ok := hex4(s[2:])
+	r, ok := wire.Hex4(s[2:])
 	if !ok {
 		return utf8.RuneError, 2
 	}
 	if utf16.IsSurrogate(r) {
 		if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-			if lo, ok := hex4(s[8:]); ok {
+			if lo, ok := wire.Hex4(s[8:]); ok {
 				if d := utf16.DecodeRune(r, lo); d != utf8.RuneError {
 					return d, 12
 				}
@@ -352,25 +354,4 @@ func unicodeEscape(s string) (rune, int) {
 		return utf8.RuneError, 6
 	}
 	return r, 6
-}
-
-func hex4(s string) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[:4]) {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"net/http"
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -14,36 +13,10 @@ import (
 // decoded, the function declarations and generationConfig's JSON schema;
 // not the model contents or the function responses.
 func TestCheckRequestReadsPromptToolsOutput(t *testing.T) {
-	for _, chatter := range []bool{false, true} {
-		req := adapterstest.PromptRefund(providerIDs, true, chatter)
-		hr, err := New().Encode(req, adapters.ProviderGemini)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := adapterstest.Check(t, simP, hr)
-		want := adapterstest.WantPrompt(req,
-			adapters.PromptPart{Role: adapters.RoleSystem, Text: adapterstest.SourceText(req, "system-rules")},
-			adapters.PromptPart{Role: adapters.RoleSystem, Text: adapterstest.SourceText(req, "skill:refund_assessment@1.2")})
-		if chatter {
-			want = append(want, adapters.PromptPart{Role: adapters.RoleUser, Text: adapterstest.FollowUp})
-		}
-		adapterstest.CheckPrompt(t, in, want)
-		if in.Prompt[2].Text != adapterstest.PromptTask {
-			t.Errorf("task %q", in.Prompt[2].Text)
-		}
-		// Gemini has no strict flag, and its schemas no name.
-		adapterstest.CheckToolDefs(t, in, adapterstest.RefundTools(), false)
-		adapterstest.CheckOutput(t, in, adapters.OutputContract{Mode: adapters.OutputJSONSchema, Schema: adapterstest.RefundSchema()})
-	}
-
-	// No format asked: Mode "".
-	req := adapterstest.RefundRequest(3, providerIDs, false)
-	req.Output = adapters.OutputContract{}
-	hr, err := New().Encode(req, adapters.ProviderGemini)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adapterstest.CheckOutput(t, adapterstest.Check(t, simP, hr), adapters.OutputContract{})
+	// Gemini has no strict flag, and its schemas no name.
+	adapterstest.CheckRefundReads(t, adapterstest.Reading{Protocol: New(), Provider: adapters.ProviderGemini, Sim: simP, IDs: providerIDs},
+		adapterstest.RulesAndSkill(adapters.RoleSystem),
+		adapters.OutputContract{Mode: adapters.OutputJSONSchema, Schema: adapterstest.RefundSchema()}, nil)
 }
 
 // The API's other forms: snake_case names, systemInstruction.parts as one
@@ -54,53 +27,33 @@ func TestCheckRequestReadsPromptToolsOutput(t *testing.T) {
 func TestCheckRequestReadsOtherForms(t *testing.T) {
 	sys, user := adapters.RoleSystem, adapters.RoleUser
 	schema := `{"type":"OBJECT","properties":{"a":{"type":"STRING"}}}`
-	cases := []struct {
-		name, body string
-		prompt     []adapters.PromptPart
-		tools      []adapters.Tool
-		output     adapters.OutputContract
-	}{{
-		name: "snake case and one part",
-		body: `{"system_instruction":{"parts":{"text":"规则\n\"只读\" \u4e2d"}},"contents":[{"parts":[{"text":"任务"}]}],
+	adapterstest.CheckForms(t, simP, "/v1beta/models/gemini-2.5-flash:generateContent", nil, false, []adapterstest.Form{{
+		Name: "snake case and one part",
+		Body: `{"system_instruction":{"parts":{"text":"规则\n\"只读\" \u4e2d"}},"contents":[{"parts":[{"text":"任务"}]}],
 			"generation_config":{"response_mime_type":"application/json","response_json_schema":{"type":"object"}}}`,
-		prompt: []adapters.PromptPart{{Role: sys, Text: "规则\n\"只读\" 中"}, {Role: user, Text: "任务"}},
-		output: adapters.OutputContract{Mode: adapters.OutputJSONSchema, Schema: []byte(`{"type":"object"}`)},
+		Prompt: []adapters.PromptPart{{Role: sys, Text: "规则\n\"只读\" 中"}, {Role: user, Text: "任务"}},
+		Output: adapters.OutputContract{Mode: adapters.OutputJSONSchema, Schema: []byte(`{"type":"object"}`)},
 	}, {
-		name: "parts",
-		body: `{"systemInstruction":{"role":"system","parts":[{"text":"s1"},{"text":"s2"}]},
+		Name: "parts",
+		Body: `{"systemInstruction":{"role":"system","parts":[{"text":"s1"},{"text":"s2"}]},
 			"contents":[{"role":"user","parts":[{"inlineData":{"mimeType":"image/png","data":"AAAA"}},{"text":"u1"},{"text":"t","thought":true}]},
 			{"role":"model","parts":[{"text":"a1"},{"functionCall":{"name":"f","args":{}}}]},
 			{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"output":"r1"}}},{"text":"u2"}]}],
 			"tools":[{"functionDeclarations":[{"name":"f","description":"F","parameters":` + schema + `}]},{"googleSearch":{}},{"functionDeclarations":[{"name":"g"}]}],
 			"generationConfig":{"responseMimeType":"application/json","responseSchema":` + schema + `}}`,
-		prompt: []adapters.PromptPart{{Role: sys, Text: "s1"}, {Role: sys, Text: "s2"}, {Role: user, Text: "u1"}, {Role: user, Text: "u2"}},
-		tools:  []adapters.Tool{{Name: "f", Description: "F", Parameters: []byte(schema)}, {Name: "g"}},
-		output: adapters.OutputContract{Mode: adapters.OutputJSONSchema, Schema: []byte(schema)},
+		Prompt: []adapters.PromptPart{{Role: sys, Text: "s1"}, {Role: sys, Text: "s2"}, {Role: user, Text: "u1"}, {Role: user, Text: "u2"}},
+		Tools:  []adapters.Tool{{Name: "f", Description: "F", Parameters: []byte(schema)}, {Name: "g"}},
+		Output: adapters.OutputContract{Mode: adapters.OutputJSONSchema, Schema: []byte(schema)},
 	}, {
-		name:   "JSON mode",
-		body:   `{"contents":[{"role":"user","parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"application/json"}}`,
-		prompt: []adapters.PromptPart{{Role: user, Text: "x"}},
-		output: adapters.OutputContract{Mode: adapters.OutputJSON},
+		Name:   "JSON mode",
+		Body:   `{"contents":[{"role":"user","parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"application/json"}}`,
+		Prompt: []adapters.PromptPart{{Role: user, Text: "x"}},
+		Output: adapters.OutputContract{Mode: adapters.OutputJSON},
 	}, {
-		name:   "enum",
-		body:   `{"contents":[{"role":"user","parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"text/x.enum","responseSchema":{"type":"STRING","enum":["a","b"]}}}`,
-		prompt: []adapters.PromptPart{{Role: user, Text: "x"}},
-	}}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			in, e := simP.CheckRequest(http.MethodPost, "/v1beta/models/gemini-2.5-flash:generateContent", nil, []byte(c.body))
-			if e != nil {
-				t.Fatalf("%s", e.Body)
-			}
-			adapterstest.CheckPrompt(t, in, c.prompt)
-			if len(c.tools) > 0 {
-				adapterstest.CheckToolDefs(t, in, c.tools, false)
-			} else if in.ToolDefs != nil {
-				t.Errorf("tool definitions %+v", in.ToolDefs)
-			}
-			adapterstest.CheckOutput(t, in, c.output)
-		})
-	}
+		Name:   "enum",
+		Body:   `{"contents":[{"role":"user","parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"text/x.enum","responseSchema":{"type":"STRING","enum":["a","b"]}}}`,
+		Prompt: []adapters.PromptPart{{Role: user, Text: "x"}},
+	}})
 }
 
 // simGet matches a snake_case name in place: the same member simSnake's

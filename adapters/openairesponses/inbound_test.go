@@ -1,7 +1,6 @@
 package openairesponses
 
 import (
-	"net/http"
 	"reflect"
 	"testing"
 
@@ -15,50 +14,28 @@ import (
 // tools as declared and text.format; not the earlier turns' calls,
 // results or assistant text.
 func TestCheckRequestReadsPromptToolsOutput(t *testing.T) {
-	for _, chatter := range []bool{false, true} {
-		req := adapterstest.PromptRefund(refundRequestIDs(), true, chatter)
-		hr, err := New().Encode(req, adapters.ProviderSim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := adapterstest.Check(t, simP, hr)
-		want := adapterstest.WantPrompt(req,
-			adapters.PromptPart{Role: adapters.RoleSystem, Text: adapterstest.SourceText(req, "system-rules")},
-			adapters.PromptPart{Role: adapters.RoleDeveloper, Text: adapterstest.SourceText(req, "skill:refund_assessment@1.2")})
-		if chatter {
-			want = append(want, adapters.PromptPart{Role: adapters.RoleUser, Text: adapterstest.FollowUp})
-		}
-		adapterstest.CheckPrompt(t, in, want)
-		if in.Prompt[2].Text != adapterstest.PromptTask {
-			t.Errorf("task %q", in.Prompt[2].Text)
-		}
-		adapterstest.CheckToolDefs(t, in, adapterstest.RefundTools(), true)
-		adapterstest.CheckOutput(t, in, adapters.OutputContract{Mode: adapters.OutputJSONSchema, Name: "refund_assessment", Schema: adapterstest.RefundSchema(), Strict: true})
-		if len(in.Results) != 3 {
-			t.Errorf("%d results", len(in.Results))
-		}
-	}
+	adapterstest.CheckRefundReads(t, adapterstest.Reading{Protocol: New(), Provider: adapters.ProviderSim, Sim: simP, IDs: refundRequestIDs(), Strict: true},
+		adapterstest.RulesAndSkill(adapters.RoleDeveloper),
+		adapters.OutputContract{Mode: adapters.OutputJSONSchema, Name: "refund_assessment", Schema: adapterstest.RefundSchema(), Strict: true},
+		func(_ bool, _ *adapters.Request, in *adapters.Inbound) {
+			if len(in.Results) != 3 {
+				t.Errorf("%d results", len(in.Results))
+			}
+		})
 
-	// No format asked: Mode "". Chained on a stored response, the
-	// request carries no prompt of its own (only the last results).
+	// Chained on a stored response, the request carries no prompt of its
+	// own (only the last results).
 	req := adapterstest.RefundRequest(3, refundRequestIDs(), false)
 	req.Output = adapters.OutputContract{}
-	in := adapterstest.Check(t, simP, mustEncode(t, req))
-	adapterstest.CheckOutput(t, in, adapters.OutputContract{})
 	req.History = adapters.HistoryPreviousResponse
-	in = adapterstest.Check(t, simP, mustEncode(t, req))
-	if len(in.Prompt) != 0 || in.PreviousResponseID == "" {
-		t.Errorf("chained: prompt %+v", in.Prompt)
-	}
-}
-
-func mustEncode(t *testing.T, req *adapters.Request) *adapters.HTTPRequest {
-	t.Helper()
 	hr, err := New().Encode(req, adapters.ProviderSim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hr
+	in := adapterstest.Check(t, simP, hr)
+	if len(in.Prompt) != 0 || in.PreviousResponseID == "" {
+		t.Errorf("chained: prompt %+v", in.Prompt)
+	}
 }
 
 // The API's other forms: instructions and input as strings; instructions
@@ -67,19 +44,14 @@ func mustEncode(t *testing.T, req *adapters.Request) *adapters.HTTPRequest {
 // tools; json_object and text formats.
 func TestCheckRequestReadsOtherForms(t *testing.T) {
 	sys := adapters.RoleSystem
-	cases := []struct {
-		name, body string
-		prompt     []adapters.PromptPart
-		tools      []adapters.Tool
-		output     adapters.OutputContract
-	}{{
-		name:   "strings",
-		body:   `{"model":"gpt-5","instructions":"规则：\n\"只读\"","input":"任务 \u4e2d\u6587 \\ end","text":{"format":{"type":"json_object"}}}`,
-		prompt: []adapters.PromptPart{{Role: sys, Text: "规则：\n\"只读\""}, {Role: adapters.RoleUser, Text: "任务 中文 \\ end"}},
-		output: adapters.OutputContract{Mode: adapters.OutputJSON},
+	adapterstest.CheckForms(t, simP, "/v1/responses", nil, true, []adapterstest.Form{{
+		Name:   "strings",
+		Body:   `{"model":"gpt-5","instructions":"规则：\n\"只读\"","input":"任务 \u4e2d\u6587 \\ end","text":{"format":{"type":"json_object"}}}`,
+		Prompt: []adapters.PromptPart{{Role: sys, Text: "规则：\n\"只读\""}, {Role: adapters.RoleUser, Text: "任务 中文 \\ end"}},
+		Output: adapters.OutputContract{Mode: adapters.OutputJSON},
 	}, {
-		name: "items",
-		body: `{"model":"gpt-5","instructions":[{"role":"developer","content":"d1"},{"type":"message","role":"system","content":[{"type":"input_text","text":"s1"}]}],
+		Name: "items",
+		Body: `{"model":"gpt-5","instructions":[{"role":"developer","content":"d1"},{"type":"message","role":"system","content":[{"type":"input_text","text":"s1"}]}],
 			"input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"d2"},{"type":"input_image","image_url":"https://x/y.png"},"oops",{"type":"input_text"},{"type":"input_text","text":"d3"}]},
 			{"role":"user","content":[{"type":"input_text","text":"u1"}]},
 			{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a1","annotations":[]}]},
@@ -88,30 +60,15 @@ func TestCheckRequestReadsOtherForms(t *testing.T) {
 			{"role":"system","content":"s2"}],
 			"tools":[{"type":"web_search"},{"type":"function","name":"f","parameters":{"type":"object"},"strict":null},{"type":"function","name":"g","description":"G","strict":false}],
 			"text":{"format":{"type":"text"}}}`,
-		prompt: []adapters.PromptPart{{Role: adapters.RoleDeveloper, Text: "d1"}, {Role: sys, Text: "s1"}, {Role: adapters.RoleDeveloper, Text: "d2"},
+		Prompt: []adapters.PromptPart{{Role: adapters.RoleDeveloper, Text: "d1"}, {Role: sys, Text: "s1"}, {Role: adapters.RoleDeveloper, Text: "d2"},
 			{Role: adapters.RoleDeveloper, Text: "d3"}, {Role: adapters.RoleUser, Text: "u1"}, {Role: sys, Text: "s2"}},
-		tools: []adapters.Tool{{Name: "f", Parameters: []byte(`{"type":"object"}`)}, {Name: "g", Description: "G"}},
+		Tools: []adapters.Tool{{Name: "f", Parameters: []byte(`{"type":"object"}`)}, {Name: "g", Description: "G"}},
 	}, {
-		name:   "schema without strict",
-		body:   `{"model":"gpt-5","input":"x","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{}}}}}`,
-		prompt: []adapters.PromptPart{{Role: adapters.RoleUser, Text: "x"}},
-		output: adapters.OutputContract{Mode: adapters.OutputJSONSchema, Name: "n", Schema: []byte(`{"type":"object","properties":{}}`)},
-	}}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			in, e := simP.CheckRequest(http.MethodPost, "/v1/responses", nil, []byte(c.body))
-			if e != nil {
-				t.Fatalf("%s", e.Body)
-			}
-			adapterstest.CheckPrompt(t, in, c.prompt)
-			if len(c.tools) > 0 {
-				adapterstest.CheckToolDefs(t, in, c.tools, true)
-			} else if in.ToolDefs != nil {
-				t.Errorf("tool definitions %+v", in.ToolDefs)
-			}
-			adapterstest.CheckOutput(t, in, c.output)
-		})
-	}
+		Name:   "schema without strict",
+		Body:   `{"model":"gpt-5","input":"x","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{}}}}}`,
+		Prompt: []adapters.PromptPart{{Role: adapters.RoleUser, Text: "x"}},
+		Output: adapters.OutputContract{Mode: adapters.OutputJSONSchema, Name: "n", Schema: []byte(`{"type":"object","properties":{}}`)},
+	}})
 }
 
 // BenchmarkCheckRequest: the refund case's last request (its full

@@ -122,10 +122,10 @@ func Unescape(s string) string {
 			if i+5 > len(s) {
 				return b.String()
 			}
-			r := hex4(s[i+1 : i+5])
+			r, _ := Hex4(s[i+1 : i+5])
 			i += 4
 			if utf16.IsSurrogate(r) && r < 0xdc00 && i+7 <= len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
-				if r2 := hex4(s[i+3 : i+7]); r2 >= 0xdc00 && r2 < 0xe000 {
+				if r2, _ := Hex4(s[i+3 : i+7]); r2 >= 0xdc00 && r2 < 0xe000 {
 					r = utf16.DecodeRune(r, r2)
 					i += 6
 				}
@@ -155,11 +155,15 @@ func nextCare(s string, i int) int {
 	return i
 }
 
-// hex4 reads four hex digits (0 when they are not, as gjson reads them).
-func hex4(s string) rune {
+// Hex4 reads the four hex digits at the start of s (a \u escape's); false
+// when there are fewer or they are not hex, and then the rune is 0 (as
+// gjson reads them).
+func Hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
 	var r rune
-	for i := 0; i < 4; i++ {
-		c := s[i]
+	for _, c := range []byte(s[:4]) {
 		switch {
 		case '0' <= c && c <= '9':
 			c -= '0'
@@ -168,11 +172,11 @@ func hex4(s string) rune {
 		case 'A' <= c && c <= 'F':
 			c -= 'A' - 10
 		default:
-			return 0
+			return 0, false
 		}
 		r = r<<4 | rune(c)
 	}
-	return r
+	return r, true
 }
 
 // Bool is a boolean value (false for anything else).
