@@ -102,6 +102,7 @@ func (p *notesPanel) render() []string {
 		}
 	}
 	if len(why) > 0 {
+		lines = append(lines, "")
 		lines = append(lines, p.c.markdown(whyNote(k.turn, why), p.w)...)
 	}
 	p.key, p.lines = k, lines
@@ -115,7 +116,7 @@ func whyNote(turn int, why []string) string {
 	fmt.Fprintf(&b, "**Why the simulated model answered so** (turn %d, header `X-Modelwire-Why`):\n\n", turn)
 	for _, l := range why {
 		rule, text, _ := strings.Cut(l, ": ")
-		fmt.Fprintf(&b, "- `%s` %s\n", rule, text)
+		fmt.Fprintf(&b, "- `%s`: %s\n", rule, text)
 	}
 	return b.String()
 }
