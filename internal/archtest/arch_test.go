@@ -1,0 +1,319 @@
+// Package archtest keeps the dependency rule written in ARCHITECTURE.md:
+// it lists this module's packages with `go list`, and fails on the first
+// import that the rule does not allow, naming it and the reason.
+//
+// The rule is two tables. forbidden holds the edges that break the
+// layering, each with the reason a person needs to read when one appears;
+// allowed holds, for every package, the module packages it may import —
+// the current truth, so a new edge is a decision made here and in
+// ARCHITECTURE.md, not a drift. Only the packages' own (non-test) imports
+// are checked: a test may import what it needs to build its fixtures (the
+// workbench's tests run the simulator and the store, for instance).
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is this module's path; imports outside it are not checked.
+const module = "github.com/modelwire/modelwire"
+
+// A pattern names packages by their path inside the module: "store" is
+// that package, "adapters/..." is adapters and every package below it,
+// "adapters/*" one level below, "*" every package of the module, and
+// "main" the module root (main.go).
+
+// rule is a forbidden edge: a package matching from (and not notFrom)
+// imports one matching to (and not notTo).
+type rule struct {
+	from, notFrom, to, notTo []string
+	why                      string
+}
+
+// forbidden is checked first, so that the message says why. Keep each
+// reason in step with ARCHITECTURE.md's "The dependency rule".
+var forbidden = []rule{
+	{from: p("adapters/..."), to: p("*"), notTo: p("adapters/..."),
+		why: "adapters/ is the bottom layer: the canonical model and the wire formats import nothing else of the module"},
+	{from: p("*"), to: p("adapters/adapterstest"),
+		why: "adapterstest is for the adapters' tests only"},
+	{from: p("store"), to: p("*"), notTo: p("adapters"),
+		why: "the store keeps sessions and knows only the canonical model (adapters)"},
+	{from: p("session"), to: p("ui cli app sim samples proxy vcr diff bench telemetry copyout themes"),
+		why: "session is the runtime only: front ends, the simulator and the scenarios' data sit above it"},
+	{from: p("ui"), to: p("store sim samples cli app proxy vcr bench telemetry"),
+		why: "the workbench sees sessions only through session types and its Engine, Library and Catalog interfaces"},
+	{from: p("*"), notFrom: p("main"), to: p("cli"),
+		why: "cli is the composition root: only main.go calls it"},
+	{from: p("*"), notFrom: p("cli bench"), to: p("app"),
+		why: "app is what front ends call: only cli (and bench, which measures it) import it"},
+	{from: p("*"), notFrom: p("cli"), to: p("bench"),
+		why: "bench is the workload of `modelwire bench`: only cli runs it"},
+	{from: p("*"), to: p("internal/e2e"),
+		why: "internal/e2e decides tests' skips: only tests import it"},
+}
+
+// allowed lists, for every package, the module packages it may import
+// (patterns as above). A package needs a row; "adapters/*" is the row of
+// every wire-format package that has none of its own.
+var allowed = map[string][]string{
+	"main":      p("cli"),
+	"cli":       p("app ui proxy telemetry themes bench vcr session store sim samples diff copyout adapters/..."),
+	"bench":     p("app ui proxy store adapters/..."),
+	"app":       p("session store sim samples diff proxy adapters/..."),
+	"ui":        p("session diff copyout themes adapters/..."),
+	"vcr":       p("session diff store adapters/..."),
+	"proxy":     p("session store adapters/..."),
+	"diff":      p("session store adapters/..."),
+	"telemetry": p("store adapters/..."),
+	"sim":       p("session adapters/..."),
+	"samples":   p("session adapters/..."),
+	"copyout":   p("adapters/..."),
+	"session":   p("store adapters/..."),
+	"store":     p("adapters"),
+	"themes":    nil,
+
+	"adapters":              p("adapters/sse"),
+	"adapters/sse":          nil,
+	"adapters/wire":         p("adapters adapters/sse"),
+	"adapters/adapterstest": p("adapters adapters/sse adapters/wire"),
+	"adapters/registry":     p("adapters/..."),
+	"adapters/*":            p("adapters adapters/sse adapters/wire"),
+	"adapters/claudecode":   p("adapters adapters/sse adapters/wire adapters/anthropic"),
+
+	"internal/e2e":        nil,
+	"internal/archtest":   nil,
+	"reliability":         nil,
+	"reliability/hostile": nil,
+	"docs/screens/grid":   nil,
+}
+
+func p(s string) []string { return strings.Fields(s) }
+
+// match reports whether pkg (a path inside the module, "main" for the
+// root) matches pattern.
+func match(pattern, pkg string) bool {
+	switch {
+	case pattern == "*":
+		return true
+	case strings.HasSuffix(pattern, "/..."):
+		base := strings.TrimSuffix(pattern, "/...")
+		return pkg == base || strings.HasPrefix(pkg, base+"/")
+	case strings.HasSuffix(pattern, "/*"):
+		base := strings.TrimSuffix(pattern, "*")
+		return strings.HasPrefix(pkg, base) && !strings.Contains(pkg[len(base):], "/")
+	}
+	return pattern == pkg
+}
+
+func matchAny(patterns []string, pkg string) bool {
+	return slices.ContainsFunc(patterns, func(pat string) bool { return match(pat, pkg) })
+}
+
+// row is the allowed row that governs pkg: its own, else the first
+// wildcard row that matches it.
+func row(pkg string) ([]string, bool) {
+	if r, ok := allowed[pkg]; ok {
+		return r, true
+	}
+	for pat, r := range allowed {
+		if strings.ContainsRune(pat, '*') && match(pat, pkg) {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// check returns the verdict on one edge, "" when the rule allows it.
+func check(from, to string) string {
+	for _, r := range forbidden {
+		if matchAny(r.from, from) && !matchAny(r.notFrom, from) && matchAny(r.to, to) && !matchAny(r.notTo, to) {
+			return from + " imports " + to + ": " + r.why + " (ARCHITECTURE.md)"
+		}
+	}
+	r, ok := row(from)
+	if !ok {
+		return from + " has no row in the allowed table: give it one in internal/archtest/arch_test.go and a line in ARCHITECTURE.md"
+	}
+	if !matchAny(r, to) {
+		return from + " imports " + to + ": not in the allowed table; if the layering allows it, add it to internal/archtest/arch_test.go and ARCHITECTURE.md's rule"
+	}
+	return ""
+}
+
+// listed is one package as `go list -json` reports it.
+type listed struct {
+	ImportPath string
+	Imports    []string
+	Error      *struct{ Err string }
+}
+
+// graph lists the module's packages and their imports of the module, by
+// path inside it ("main" for the root).
+func graph(t *testing.T) (map[string][]string, []string) {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the import rule needs the go command on PATH: %v", err)
+	}
+	// -e: a package that fails to load (an import cycle, say) is still
+	// listed with its imports, so the rule can name the edge.
+	cmd := exec.Command(goTool, "list", "-e", "-json=ImportPath,Imports,Error", "./...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	g := map[string][]string{}
+	var loadErrs []string
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var l listed
+		if err := dec.Decode(&l); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		from, ok := inModule(l.ImportPath)
+		if !ok {
+			continue
+		}
+		g[from] = []string{}
+		for _, imp := range l.Imports {
+			if to, ok := inModule(imp); ok {
+				g[from] = append(g[from], to)
+			}
+		}
+		if l.Error != nil {
+			loadErrs = append(loadErrs, from+": "+l.Error.Err)
+		}
+	}
+	if len(g) == 0 {
+		t.Fatalf("go list found no package of %s in ../..", module)
+	}
+	return g, loadErrs
+}
+
+func inModule(path string) (string, bool) {
+	if path == module {
+		return "main", true
+	}
+	rest, ok := strings.CutPrefix(path, module+"/")
+	return rest, ok
+}
+
+// TestImportRule fails on every import the rule does not allow, one line
+// each.
+func TestImportRule(t *testing.T) {
+	g, loadErrs := graph(t)
+	pkgs := slices.Sorted(func(yield func(string) bool) {
+		for k := range g {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, from := range pkgs {
+		if _, ok := row(from); !ok {
+			t.Error(check(from, ""))
+			continue
+		}
+		for _, to := range g[from] {
+			if msg := check(from, to); msg != "" {
+				t.Error(msg)
+			}
+		}
+	}
+	for pkg := range allowed {
+		if _, ok := g[pkg]; !ok && !strings.ContainsRune(pkg, '*') {
+			t.Errorf("the allowed table has a row for %s, which is not a package any more: remove it here and from ARCHITECTURE.md", pkg)
+		}
+	}
+	if cycle := findCycle(g, pkgs); cycle != nil {
+		t.Errorf("import cycle: %s (ARCHITECTURE.md: imports run one way)", strings.Join(cycle, " → "))
+	}
+	for _, e := range loadErrs {
+		t.Errorf("go list: %s", e)
+	}
+}
+
+// findCycle returns one cycle of g, nil when there is none.
+func findCycle(g map[string][]string, pkgs []string) []string {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(string) []string
+	visit = func(n string) []string {
+		state[n] = open
+		stack = append(stack, n)
+		for _, m := range g[n] {
+			switch state[m] {
+			case open:
+				i := slices.Index(stack, m)
+				return append(slices.Clone(stack[i:]), m)
+			case unseen:
+				if c := visit(m); c != nil {
+					return c
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+		return nil
+	}
+	for _, n := range pkgs {
+		if state[n] == unseen {
+			if c := visit(n); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// TestRuleReasons checks the tables themselves on a few edges, so that an
+// edit which loosens the rule by accident shows here.
+func TestRuleReasons(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		ok       bool
+	}{
+		{"ui", "session", true},
+		{"ui", "store", false},
+		{"ui", "sim", false},
+		{"session", "store", true},
+		{"session", "ui", false},
+		{"session", "samples", false},
+		{"store", "adapters", true},
+		{"store", "adapters/registry", false},
+		{"store", "session", false},
+		{"adapters/openaichat", "adapters/wire", true},
+		{"adapters/openaichat", "session", false},
+		{"adapters/openaichat", "adapters/registry", false},
+		{"adapters/registry", "adapters/adapterstest", false},
+		{"adapters/newformat", "adapters/wire", true},
+		{"app", "cli", false},
+		{"main", "cli", true},
+		{"proxy", "internal/e2e", false},
+	} {
+		if msg := check(c.from, c.to); (msg == "") != c.ok {
+			t.Errorf("%s → %s: allowed %v, want %v (%s)", c.from, c.to, msg == "", c.ok, msg)
+		}
+	}
+	if got := check("ui", "store"); !strings.HasPrefix(got, "ui imports store: the workbench sees sessions only through session types") {
+		t.Errorf("ui → store says %q", got)
+	}
+}
