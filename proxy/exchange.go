@@ -79,13 +79,13 @@ func (p *Proxy) begin(r *http.Request, body []byte, whole bool) *exchange {
 	}
 	x := &exchange{p: p, req: req, method: r.Method, headDone: make(chan struct{}), summary: make(chan adapters.Summary, 1),
 		tail: make(chan session.Update, 4)}
-	x.scrub = newScrubber(secretsOf(r.Header, r.URL))
 	x.upstream = p.upstreamFor(protocol, r.URL.Path, r.Header)
 	if x.upstream != "" {
 		x.target = target(x.upstream, r.URL)
 	}
-	x.path = store.Redact(r.URL.RequestURI())
-	x.recHeader = store.Redact(r.Header.Clone())
+	x.scrub = newScrubber(r.Header, r.URL, x.target)
+	x.path = x.scrub.all(r.URL.RequestURI())
+	x.recHeader = x.scrub.known.Header(r.Header)
 	if whole {
 		x.recBody = x.scrub.request(body)
 	}
@@ -181,6 +181,7 @@ func (x *exchange) emit(u session.Update) {
 		u.At = time.Now()
 	}
 	u.SessionID = x.conv.id
+	x.scrub.update(&u)
 	if j := x.conv.j; j != nil {
 		if err := x.journal(j, u); err != nil {
 			x.p.recordErr(err)
@@ -215,8 +216,8 @@ func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText 
 		req := &adapters.HTTPRequest{Method: x.method, Path: x.path, Headers: redactedHeaders(x.recHeader), Body: jsonOrNil(x.recBody)}
 		x.emit(session.Update{Kind: session.UpAssembled, Turn: x.turn, Request: req})
 	}
-	u := session.Update{Kind: session.UpAttempt, Turn: x.turn, Attempt: x.attempt, URL: store.Redact(x.target), HTTPStatus: status,
-		Header: store.Redact(h), Err: errText}
+	u := session.Update{Kind: session.UpAttempt, Turn: x.turn, Attempt: x.attempt, URL: x.target, HTTPStatus: status,
+		Header: h, Err: errText} // emit scrubs them
 	if status != 0 {
 		u.Timings = &session.Timings{FirstByte: sinceMS(x.sent, firstByte)}
 	}
@@ -244,10 +245,10 @@ func (x *exchange) meta() store.SessionMeta {
 	} else if t := oneLine(x.scrub.text(x.req.firstUser), 60); t != "" {
 		title += " · " + t
 	}
-	params, _ := jsonMarshal(map[string]any{"stream": x.req.stream, "history": history, "upstream": store.Redact(x.upstream),
+	params, _ := jsonMarshal(map[string]any{"stream": x.req.stream, "history": history, "upstream": x.scrub.all(x.upstream),
 		"hold_tools": p.opts.Hold != nil})
 	return store.SessionMeta{Title: title, Protocol: x.protocolName(), Provider: provider, Model: x.req.model,
-		BaseURL: x.upstream, Source: "proxy", Version: p.opts.Version,
+		BaseURL: x.scrub.all(x.upstream), Source: "proxy", Version: p.opts.Version,
 		Manifest: store.Manifest{Parameters: params, Tools: validJSON(x.req.tools), OutputSchema: validJSON(x.req.schema)}}
 }
 
@@ -482,7 +483,7 @@ func transportText(err error, forwarded int64) string {
 // scrubSummary removes the request's secrets from what the workbench
 // shows of a response.
 func scrubSummary(s *scrubber, sum *adapters.Summary) {
-	if len(s.strs) == 0 {
+	if s.known.Empty() {
 		return
 	}
 	sum.Text, sum.Reasoning = s.text(sum.Text), s.text(sum.Reasoning)
