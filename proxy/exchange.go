@@ -316,7 +316,7 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 	}
 	o.cancelled, o.forwarded = sp.wasCancelled(), sp.forwarded()
 	if sum != nil {
-		scrubSummary(x.scrub, sum)
+		session.SealSummary(sum, x.scrub.known)
 	}
 	o.sum = sum
 	x.noteResponse(sum)
@@ -478,24 +478,6 @@ func transportText(err error, forwarded int64) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("the stream broke after %d bytes: %v", forwarded, err)
-}
-
-// scrubSummary removes the request's secrets from what the workbench
-// shows of a response.
-func scrubSummary(s *scrubber, sum *adapters.Summary) {
-	if s.known.Empty() {
-		return
-	}
-	sum.Text, sum.Reasoning = s.text(sum.Text), s.text(sum.Reasoning)
-	if sum.Refusal != nil {
-		r := s.text(*sum.Refusal)
-		sum.Refusal = &r
-	}
-	if sum.Error != nil {
-		e := *sum.Error
-		e.Message = s.text(e.Message)
-		sum.Error = &e
-	}
 }
 
 // lazyReader opens its reader on first use (gzip.NewReader reads the
