@@ -83,12 +83,19 @@ func (k *Known) addCredential(v string) {
 	}
 }
 
-// Add adds a secret value (one shorter than MinSecret is ignored).
+// Add adds a secret value (one shorter than MinSecret is ignored), and
+// its percent-encoded spellings, as a URL or a form would quote it.
 func (k *Known) Add(v string) {
 	v = strings.TrimSpace(v)
 	if len(v) < MinSecret {
 		return
 	}
+	k.add(v)
+	k.add(url.QueryEscape(v))
+	k.add(url.PathEscape(v))
+}
+
+func (k *Known) add(v string) {
 	for _, s := range k.strs {
 		if s == v {
 			return

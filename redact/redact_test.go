@@ -89,6 +89,10 @@ func TestKnown(t *testing.T) {
 	if eh.Get("X-Echo") != "you sent [redacted]" {
 		t.Errorf("Known.Header: %q", eh.Get("X-Echo"))
 	}
+	enc := Collect(nil, mustURL("https://gw/v1?key=a%2Bsecret%2Fvalue"))
+	if got := enc.Text("quoted: a%2Bsecret%2Fvalue and a+secret/value"); got != "quoted: [redacted] and [redacted]" {
+		t.Errorf("an encoded secret: %q", got)
+	}
 	short := Collect(http.Header{"X-Api-Key": {"abc"}})
 	if !short.Empty() || short.Text("abc") != "abc" {
 		t.Error("a secret shorter than MinSecret is searched for")
@@ -105,4 +109,12 @@ func TestJSONMembers(t *testing.T) {
 	if got := string(JSONMembers([]byte(in))); got != want {
 		t.Errorf("JSONMembers = %s", got)
 	}
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
 }
