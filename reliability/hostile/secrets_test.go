@@ -27,7 +27,13 @@ import (
 // secCanary is the canary secret of one placement: distinct per placement,
 // so a leak names where the secret went in, and sharing a marker, so a
 // leak of any of them is found by one search.
-func secCanary(placement string) string { return "cnry-" + placement + "-7f3a9c1e5b" }
+func secCanary(placement string) string {
+	secIssued[placement] = true
+	return "cnry-" + placement + secMarker
+}
+
+// secIssued names the canaries the test planted.
+var secIssued = map[string]bool{}
 
 // secMarker is in every canary.
 const secMarker = "-7f3a9c1e5b"
@@ -337,7 +343,8 @@ func secUnreachable(t *testing.T) string {
 // the upstream's and run's base URL userinfo — through the real binary
 // (proxy in front of an upstream that echoes every key back in a header,
 // the body, an SSE stream and a 401; proxy and run in front of an
-// unreachable upstream whose transport error quotes the URL), and then
+// unreachable upstream whose transport error quotes the URL; a browser's
+// HAR with the keys as sent and echoed, imported), and then
 // searches every output for it: the database file and its WAL, every
 // export format (JSONL, HAR, curl, python, ts, http, OTLP with content),
 // replay --json and --text, sessions --json, the proxy's output and log,
@@ -439,8 +446,20 @@ func TestSecretsSealedEverywhere(t *testing.T) {
 		search.look("run text ("+r.name+" "+r.protocol+")", []byte(out+errs))
 	}
 
-	// 5. Every output of every database.
-	for _, f := range []string{db, udb, ndb, rdb, filepath.Join(home, "run-text.db")} {
+	// 5. A browser's HAR, keys as sent and echoed back, imported.
+	hdb := filepath.Join(home, "har.db")
+	harFile := filepath.Join(home, "devtools.har")
+	if err := os.WriteFile(harFile, secHAR(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errs, code := secRun(t, home, nil, "--db", hdb, "import", harFile); code != 0 {
+		t.Errorf("import of the HAR: exit %d: %s%s", code, out, errs)
+	} else {
+		search.look("import output (HAR)", []byte(out+errs))
+	}
+
+	// 6. Every output of every database.
+	for _, f := range []string{db, udb, ndb, rdb, filepath.Join(home, "run-text.db"), hdb} {
 		search.secEverything(home, f, otlp.URL)
 	}
 	sink.mu.Lock()
@@ -453,7 +472,7 @@ func TestSecretsSealedEverywhere(t *testing.T) {
 		}
 		return nil
 	})
-	// 6. The workbench's screen on the echoed and the unreachable sessions.
+	// 7. The workbench's screen on the echoed and the unreachable sessions.
 	for _, f := range []string{db, ndb} {
 		if screen, ok := secScreen(t, home, f); ok {
 			search.look("workbench screen ("+filepath.Base(f)+")", []byte(screen))
@@ -473,8 +492,8 @@ func TestSecretsSealedEverywhere(t *testing.T) {
 		leaked = append(leaked, name)
 	}
 	sort.Strings(leaked)
-	report("secrets: canary in 25 placements (proxy, run, unreachable, echo)", "%d outputs searched; leaked: %s",
-		len(search.places), strings.Join(append(leaked, "none")[:max(1, len(leaked))], ", "))
+	report("secrets: a canary in each place a key travels", "%d canaries (proxy, run, unreachable, echo, HAR); %d outputs searched; leaked: %s",
+		len(secIssued), len(search.places), strings.Join(append(leaked, "none")[:max(1, len(leaked))], ", "))
 }
 
 // secScreen opens `modelwire replay` in tmux on db's first session, opens
@@ -521,4 +540,30 @@ func secScreen(t *testing.T, home, db string) (string, bool) {
 		poll(func(s string) bool { return strings.Contains(s, "[redacted]") }, 3*time.Second)
 	}
 	return all + "\n" + screen, true
+}
+
+// secHAR is a devtools HAR of one OpenAI chat call whose key travelled in
+// the Authorization header, a cookie and the query, and whose response
+// echoed it in a header and the body.
+func secHAR() []byte {
+	key, cookie, q := secCanary("harbearer"), secCanary("harcookie"), secCanary("harquery")
+	answer := fmt.Sprintf(`{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"O-2048 checked; your key is %s"},"finish_reason":"stop"}]}`, key)
+	har := map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "devtools", "version": "1"},
+		"entries": []any{map[string]any{
+			"startedDateTime": "2026-01-02T03:04:05.000Z", "time": 10,
+			"request": map[string]any{"method": "POST", "url": "https://api.openai.com/v1/chat/completions?api_key=" + q, "httpVersion": "HTTP/1.1",
+				"headers": []any{
+					map[string]any{"name": "Authorization", "value": "Bearer " + key},
+					map[string]any{"name": "Cookie", "value": "session=" + cookie},
+					map[string]any{"name": "Content-Type", "value": "application/json"}},
+				"queryString": []any{map[string]any{"name": "api_key", "value": q}}, "cookies": []any{},
+				"postData":    map[string]any{"mimeType": "application/json", "text": `{"model":"m","messages":[{"role":"user","content":"O-2048"}]}`},
+				"headersSize": -1, "bodySize": -1},
+			"response": map[string]any{"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": []any{},
+				"headers":     []any{map[string]any{"name": "Content-Type", "value": "application/json"}, map[string]any{"name": "X-Echo", "value": key}},
+				"content":     map[string]any{"size": len(answer), "mimeType": "application/json", "text": answer},
+				"redirectURL": "", "headersSize": -1, "bodySize": -1},
+			"cache": map[string]any{}, "timings": map[string]any{"send": 1, "wait": 5, "receive": 4}}}}}
+	b, _ := json.MarshalIndent(har, "", "  ")
+	return b
 }
