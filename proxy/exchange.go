@@ -291,7 +291,6 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 		} else if n > maxRecorded {
 			step.Events = []adapters.Event{adapters.Diag(adapters.DiagReadError, fmt.Sprintf("%d bytes forwarded; the first %d recorded", n, maxRecorded))}
 		}
-		x.scrub.step(&step)
 		timings.Terminal = sinceMS(x.sent, time.Now())
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: timings.Terminal, Timings: &timings})
 	case !success:
@@ -301,7 +300,6 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 		st := adapters.NewStream(prot)
 		evs := st.Reducer().Apply([]adapters.Event{{Type: adapters.EvTerminal, Status: adapters.StatusFailed, StopReason: adapters.StopError, Error: apiErr}})
 		step := adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: data}, Events: evs}
-		x.scrub.step(&step)
 		timings.Terminal = sinceMS(x.sent, time.Now())
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: timings.Terminal, Timings: &timings})
 		s := st.Summary()
@@ -359,7 +357,6 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		if rerr != nil && len(b) == 0 {
 			step.Events = append([]adapters.Event{adapters.Diag(adapters.DiagReadError, rerr.Error())}, step.Events...)
 		}
-		x.scrub.step(&step)
 		off := sinceMS(x.sent, now)
 		timings.FirstEvent, timings.Terminal = off, off
 		if hasText(step.Events) {
@@ -384,7 +381,6 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		if timings.Terminal == 0 && st.Reducer().Done() {
 			timings.Terminal = off
 		}
-		x.scrub.step(&step)
 		x.responseIDs(step.Events)
 		u := session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off}
 		if step.Index < 0 {

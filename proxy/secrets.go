@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/session"
 )
@@ -24,9 +23,10 @@ import (
 //     name (redact.Text, redact.Header), and redacts the key-named members
 //     of the request body (redact.JSONMembers).
 //
-// Steps and summaries are sealed where they are made; every update is
-// sealed again as it is emitted (session.SealUpdate). The exchange is
-// forwarded unchanged: only the copies are scrubbed.
+// Every update is sealed as it is emitted (session.SealUpdate), its
+// step and summary included; a summary handed to hold mode's decider is
+// sealed before. The exchange is forwarded unchanged: only the copies are
+// scrubbed.
 
 // scrubber removes one request's secrets from what is recorded.
 type scrubber struct{ known *redact.Known }
@@ -50,9 +50,6 @@ func (s *scrubber) text(t string) string { return s.known.Text(t) }
 
 // all scrubs a text by the rules and of known secrets (URLs, errors).
 func (s *scrubber) all(t string) string { return s.known.All(t) }
-
-// step scrubs a step in place: its raw event and its events' text.
-func (s *scrubber) step(st *adapters.Step) { session.SealStep(st, s.known) }
 
 // update scrubs everything an update carries.
 func (s *scrubber) update(u *session.Update) { session.SealUpdate(u, s.known) }
