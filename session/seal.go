@@ -27,8 +27,9 @@ func sealFor(p Provider) *redact.Known {
 // (what it points to is copied, never changed): URLs, headers, error
 // texts, the request shown, validation details and messages by the rules
 // of package redact and of the known values k; a step's raw event and
-// events, a summary, a response body of the known values (a provider
-// that echoes a key). Every front end that records or shows updates
+// events, a summary, a response body, tool calls, decisions, tool
+// results and the output of the known values (a provider that echoes a
+// key). Every front end that records or shows updates
 // (the session engine, the proxy) calls it on each one before it leaves.
 func SealUpdate(u *Update, k *redact.Known) {
 	u.URL, u.Err, u.Message = k.All(u.URL), k.All(u.Err), k.All(u.Message)
@@ -80,6 +81,26 @@ func SealUpdate(u *Update, k *redact.Known) {
 		s := *u.Summary
 		SealSummary(&s, k)
 		u.Summary = &s
+	}
+	// A model that repeats a key it saw puts it in a tool call, and a
+	// tool that reads one returns it.
+	if u.Proposal != nil {
+		pr := *u.Proposal
+		pr.Arguments = k.Bytes(pr.Arguments)
+		u.Proposal = &pr
+	}
+	if u.Decision != nil {
+		d := *u.Decision
+		d.Arguments, d.Reason = k.Bytes(d.Arguments), k.Text(d.Reason)
+		u.Decision = &d
+	}
+	if u.Result != nil {
+		r := *u.Result
+		r.Content = k.Text(r.Content)
+		u.Result = &r
+	}
+	if len(u.Output) > 0 {
+		u.Output = k.Bytes(u.Output)
 	}
 }
 
