@@ -14,6 +14,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/diff"
 	"github.com/modelwire/modelwire/proxy"
+	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
@@ -172,7 +173,7 @@ func recordedRequest(a store.Attempt) (*adapters.HTTPRequest, error) {
 	path := u.Path
 	q := u.Query()
 	for k, vs := range q {
-		if slices.ContainsFunc(vs, func(v string) bool { return strings.Contains(v, store.Redacted) }) {
+		if redact.IsSecretName(k) || slices.ContainsFunc(vs, func(v string) bool { return strings.Contains(v, store.Redacted) }) {
 			q.Del(k)
 		}
 	}
@@ -181,9 +182,11 @@ func recordedRequest(a store.Attempt) (*adapters.HTTPRequest, error) {
 	}
 	h := map[string]string{}
 	for k, vs := range a.RequestHeader {
+		if redact.IsSecretName(k) {
+			continue
+		}
 		switch strings.ToLower(k) {
-		case "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie",
-			"host", "content-length", "accept-encoding", "connection", "transfer-encoding", "keep-alive", "te", "upgrade":
+		case "host", "content-length", "accept-encoding", "connection", "transfer-encoding", "keep-alive", "te", "upgrade":
 			continue
 		}
 		if len(vs) == 0 || strings.Contains(vs[0], store.Redacted) {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
 	application "github.com/modelwire/modelwire/app"
+	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
@@ -125,9 +126,9 @@ func displayHeaders(w *adapters.HTTPRequest, protocol string) map[string]string 
 	session.Provider{Key: "[redacted]"}.Authorize(h, protocol)
 	out := map[string]string{}
 	for k := range h {
-		v := h.Get(k)
-		if k == "Authorization" {
-			v = "Bearer [redacted]"
+		v := redact.HeaderValue(k, h.Get(k))
+		if k == "Authorization" && !strings.Contains(v, " ") {
+			v = "Bearer " + redact.Redacted
 		}
 		out[strings.ToLower(k)] = v
 	}

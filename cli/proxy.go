@@ -21,6 +21,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	application "github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/proxy"
+	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
@@ -209,7 +210,7 @@ func proxyUpstream(ctx context.Context, f proxyFlags, faults *sim.Faults) (upstr
 		if f.upstream == "" {
 			return "", "", "the provider each path names", nil
 		}
-		return f.upstream, "", f.upstream, nil
+		return f.upstream, "", redact.Text(f.upstream), nil // userinfo and key= are not for the banner
 	}
 	sc, err := samples.Lookup("refund")
 	if err != nil {

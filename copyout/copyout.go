@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/redact"
 )
 
 // Request is what a snippet needs: the request as it was sent (its key
@@ -72,9 +73,6 @@ func keyHeader(protocol string) string {
 	return "authorization"
 }
 
-// secretHeaders are never copied out as they were.
-var secretHeaders = map[string]bool{"authorization": true, "x-api-key": true, "x-goog-api-key": true, "api-key": true}
-
 // transportHeaders are the HTTP client's own, not the request's.
 var transportHeaders = map[string]bool{"content-length": true, "accept-encoding": true, "user-agent": true, "host": true, "connection": true}
 
@@ -90,7 +88,7 @@ func (r Request) headers(keyValue func(name string) string) [][2]string {
 		hs[k] = v
 	}
 	for k := range hs {
-		if secretHeaders[k] {
+		if redact.IsSecretName(k) { // never copied out as they were
 			delete(hs, k)
 		}
 	}
@@ -104,16 +102,23 @@ func (r Request) headers(keyValue func(name string) string) [][2]string {
 	return out
 }
 
-// cleanURL drops a key= query parameter (Gemini's), which the key header
-// replaces.
+// cleanURL drops secret query parameters (Gemini's key=, a gateway's
+// token=), which the key header replaces, and the URL's userinfo.
 func (r Request) cleanURL() string {
 	u, err := url.Parse(r.URL)
 	if err != nil {
-		return r.URL
+		return redact.Text(r.URL)
 	}
+	u.User = nil
 	q := u.Query()
-	if q.Has("key") {
-		q.Del("key")
+	drop := false
+	for k := range q {
+		if redact.IsSecretName(k) {
+			q.Del(k)
+			drop = true
+		}
+	}
+	if drop {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()

@@ -79,13 +79,13 @@ func (p *Proxy) begin(r *http.Request, body []byte, whole bool) *exchange {
 	}
 	x := &exchange{p: p, req: req, method: r.Method, headDone: make(chan struct{}), summary: make(chan adapters.Summary, 1),
 		tail: make(chan session.Update, 4)}
-	x.scrub = newScrubber(secretsOf(r.Header, r.URL))
 	x.upstream = p.upstreamFor(protocol, r.URL.Path, r.Header)
 	if x.upstream != "" {
 		x.target = target(x.upstream, r.URL)
 	}
-	x.path = store.Redact(r.URL.RequestURI())
-	x.recHeader = store.Redact(r.Header.Clone())
+	x.scrub = newScrubber(r.Header, r.URL, x.target)
+	x.path = x.scrub.all(r.URL.RequestURI())
+	x.recHeader = x.scrub.known.Header(r.Header)
 	if whole {
 		x.recBody = x.scrub.request(body)
 	}
@@ -181,6 +181,7 @@ func (x *exchange) emit(u session.Update) {
 		u.At = time.Now()
 	}
 	u.SessionID = x.conv.id
+	x.scrub.update(&u)
 	if j := x.conv.j; j != nil {
 		if err := x.journal(j, u); err != nil {
 			x.p.recordErr(err)
@@ -215,8 +216,8 @@ func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText 
 		req := &adapters.HTTPRequest{Method: x.method, Path: x.path, Headers: redactedHeaders(x.recHeader), Body: jsonOrNil(x.recBody)}
 		x.emit(session.Update{Kind: session.UpAssembled, Turn: x.turn, Request: req})
 	}
-	u := session.Update{Kind: session.UpAttempt, Turn: x.turn, Attempt: x.attempt, URL: store.Redact(x.target), HTTPStatus: status,
-		Header: store.Redact(h), Err: errText}
+	u := session.Update{Kind: session.UpAttempt, Turn: x.turn, Attempt: x.attempt, URL: x.target, HTTPStatus: status,
+		Header: h, Err: errText} // emit scrubs them
 	if status != 0 {
 		u.Timings = &session.Timings{FirstByte: sinceMS(x.sent, firstByte)}
 	}
@@ -244,10 +245,10 @@ func (x *exchange) meta() store.SessionMeta {
 	} else if t := oneLine(x.scrub.text(x.req.firstUser), 60); t != "" {
 		title += " · " + t
 	}
-	params, _ := jsonMarshal(map[string]any{"stream": x.req.stream, "history": history, "upstream": store.Redact(x.upstream),
+	params, _ := jsonMarshal(map[string]any{"stream": x.req.stream, "history": history, "upstream": x.scrub.all(x.upstream),
 		"hold_tools": p.opts.Hold != nil})
 	return store.SessionMeta{Title: title, Protocol: x.protocolName(), Provider: provider, Model: x.req.model,
-		BaseURL: x.upstream, Source: "proxy", Version: p.opts.Version,
+		BaseURL: x.scrub.all(x.upstream), Source: "proxy", Version: p.opts.Version,
 		Manifest: store.Manifest{Parameters: params, Tools: validJSON(x.req.tools), OutputSchema: validJSON(x.req.schema)}}
 }
 
@@ -290,7 +291,6 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 		} else if n > maxRecorded {
 			step.Events = []adapters.Event{adapters.Diag(adapters.DiagReadError, fmt.Sprintf("%d bytes forwarded; the first %d recorded", n, maxRecorded))}
 		}
-		x.scrub.step(&step)
 		timings.Terminal = sinceMS(x.sent, time.Now())
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: timings.Terminal, Timings: &timings})
 	case !success:
@@ -300,7 +300,6 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 		st := adapters.NewStream(prot)
 		evs := st.Reducer().Apply([]adapters.Event{{Type: adapters.EvTerminal, Status: adapters.StatusFailed, StopReason: adapters.StopError, Error: apiErr}})
 		step := adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: data}, Events: evs}
-		x.scrub.step(&step)
 		timings.Terminal = sinceMS(x.sent, time.Now())
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: timings.Terminal, Timings: &timings})
 		s := st.Summary()
@@ -315,7 +314,7 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 	}
 	o.cancelled, o.forwarded = sp.wasCancelled(), sp.forwarded()
 	if sum != nil {
-		scrubSummary(x.scrub, sum)
+		session.SealSummary(sum, x.scrub.known)
 	}
 	o.sum = sum
 	x.noteResponse(sum)
@@ -358,7 +357,6 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		if rerr != nil && len(b) == 0 {
 			step.Events = append([]adapters.Event{adapters.Diag(adapters.DiagReadError, rerr.Error())}, step.Events...)
 		}
-		x.scrub.step(&step)
 		off := sinceMS(x.sent, now)
 		timings.FirstEvent, timings.Terminal = off, off
 		if hasText(step.Events) {
@@ -383,7 +381,6 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		if timings.Terminal == 0 && st.Reducer().Done() {
 			timings.Terminal = off
 		}
-		x.scrub.step(&step)
 		x.responseIDs(step.Events)
 		u := session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off}
 		if step.Index < 0 {
@@ -477,24 +474,6 @@ func transportText(err error, forwarded int64) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("the stream broke after %d bytes: %v", forwarded, err)
-}
-
-// scrubSummary removes the request's secrets from what the workbench
-// shows of a response.
-func scrubSummary(s *scrubber, sum *adapters.Summary) {
-	if len(s.strs) == 0 {
-		return
-	}
-	sum.Text, sum.Reasoning = s.text(sum.Text), s.text(sum.Reasoning)
-	if sum.Refusal != nil {
-		r := s.text(*sum.Refusal)
-		sum.Refusal = &r
-	}
-	if sum.Error != nil {
-		e := *sum.Error
-		e.Message = s.text(e.Message)
-		sum.Error = &e
-	}
 }
 
 // lazyReader opens its reader on first use (gzip.NewReader reads the

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
@@ -301,7 +302,7 @@ func (p *Proxy) recordErr(err error) {
 	n := p.errs
 	p.errMu.Unlock()
 	if n <= 5 || n%100 == 0 {
-		p.log.Error("recording an exchange", "err", err, "count", n)
+		p.log.Error("recording an exchange", "err", redact.Text(err.Error()), "count", n)
 	}
 }
 

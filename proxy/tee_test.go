@@ -80,7 +80,7 @@ func TestSpoolOverrun(t *testing.T) {
 func TestOverrunIsRecorded(t *testing.T) {
 	sp := newSpool(1 << 20)
 	x := &exchange{p: New(Options{}), conv: &conversation{verdicts: map[int]verdict{}}, req: request{protocol: adapters.OpenAIChat},
-		turn: 1, attempt: 1, headDone: make(chan struct{}), summary: make(chan adapters.Summary, 1), scrub: newScrubber(nil)}
+		turn: 1, attempt: 1, headDone: make(chan struct{}), summary: make(chan adapters.Summary, 1), scrub: newScrubber(nil, nil, "")}
 	var ups []session.Update
 	x.p.opts.Observe = func(u session.Update) { ups = append(ups, u) }
 	x.p.wg.Add(1)

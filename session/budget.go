@@ -146,7 +146,7 @@ func (s *Session) budget(ctx context.Context, req *adapters.Request, wire *adapt
 	if path, body, ok := countRequest(s.cfg.Protocol, req.Model, wire); ok && s.cfg.Provider.hasCountEndpoint(s.cfg.Protocol) {
 		n, err := s.count(ctx, wire, path, body)
 		if err != nil {
-			b.CountError = err.Error()
+			b.CountError = s.seal.All(err.Error())
 		} else {
 			b.CountedBy = path[strings.LastIndexAny(path, "/:")+1:]
 			b.Counted = n

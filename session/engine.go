@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -206,8 +207,11 @@ type Session struct {
 	journal  Journal
 	observe  Observer
 	decider  Decider
-	id       string
-	now      func() time.Time
+	// seal holds the secrets this session sends (its key, its base URL's
+	// userinfo and key parameters), removed from every update it emits.
+	seal *redact.Known
+	id   string
+	now  func() time.Time
 	// sleep waits between retries; tests replace it (and now) to check
 	// the delays without waiting them out.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -249,7 +253,8 @@ func New(cfg Config, journal Journal, observe Observer, decider Decider) (*Sessi
 	if observe == nil {
 		observe = func(Update) {}
 	}
-	return &Session{cfg: cfg, protocol: p, journal: journal, observe: observe, decider: decider, now: time.Now, sleep: sleepCtx}, nil
+	return &Session{cfg: cfg, protocol: p, journal: journal, observe: observe, decider: decider, now: time.Now, sleep: sleepCtx,
+		seal: sealFor(cfg.Provider)}, nil
 }
 
 // emit records an update, then shows it.
@@ -258,6 +263,7 @@ func (s *Session) emit(u Update) error {
 		u.At = s.now()
 	}
 	u.SessionID = s.id
+	SealUpdate(&u, s.seal)
 	if s.journal != nil {
 		if err := s.journal.Record(u); err != nil {
 			return fmt.Errorf("recording the session: %w", err)
@@ -638,7 +644,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	timings := &Timings{}
 	resp, herr := s.cfg.Client.Do(hreq)
 	if herr != nil {
-		msg := describeTransport(actx, herr)
+		msg := s.seal.All(describeTransport(actx, herr))
 		return nil, 0, retryAdvice{}, nil, msg, s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, Err: msg, Header: hreq.Header})
 	}
 	defer resp.Body.Close()
@@ -673,7 +679,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	if !strings.HasPrefix(ct, "text/event-stream") {
 		body, rerr := io.ReadAll(resp.Body)
 		if rerr != nil {
-			transportErr = "reading the body: " + describeTransport(actx, rerr)
+			transportErr = "reading the body: " + s.seal.All(describeTransport(actx, rerr))
 		}
 		wd.event()
 		timings.FirstEvent = since()
@@ -719,7 +725,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		return nil, status, retryAdvice{}, nil, "", err
 	}
 	if cause := context.Cause(actx); cause != nil && !errors.Is(cause, context.Canceled) {
-		transportErr = describeTransport(actx, cause)
+		transportErr = s.seal.All(describeTransport(actx, cause))
 	} else if d := readErrorDiag(st); d != "" {
 		transportErr = "the stream broke: " + d
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/redact"
 )
 
 // HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/), the subset
@@ -630,10 +631,18 @@ func harExchange(p harPlan, offset time.Duration) HARExchange {
 	firstByte := sent + time.Duration(pos(t.Wait)*float64(time.Millisecond))
 	end := firstByte + time.Duration(pos(t.Receive)*float64(time.Millisecond))
 	mt, _, _ := mime.ParseMediaType(e.Response.Content.MimeType)
+	// A browser's HAR holds the keys as sent, and a provider may have
+	// echoed them: the request's secrets are sealed out of the bodies and
+	// the response's headers too (the URL and the request's headers are
+	// redacted by name when stored).
+	u, _ := url.Parse(e.Request.URL)
+	known := redact.Collect(reqH, u)
+	reqBody = redact.JSONMembers(known.Bytes(reqBody))
 	x := HARExchange{Entry: p.index, Turn: p.turn, Attempt: p.attempt, Started: p.started, Offset: offset,
 		Request: AttemptMeta{Protocol: p.protocol, Method: e.Request.Method, URL: e.Request.URL, Header: reqH, Body: reqBody,
 			Stream: stream, RetryReason: p.retry},
-		Sent: sent, FirstByte: firstByte, End: end, Status: e.Response.Status, Header: respH, MimeType: mt, Body: p.body}
+		Sent: sent, FirstByte: firstByte, End: end, Status: e.Response.Status, Header: known.Header(respH), MimeType: mt,
+		Body: known.Bytes(p.body)}
 	if e.Modelwire != nil {
 		x.entries = e.Modelwire.Entries
 	}

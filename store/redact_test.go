@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -59,19 +60,24 @@ const planted = "sk-PLANTED-d6f1c0ffee"
 func TestNoSecretOnDisk(t *testing.T) {
 	db, path := openTemp(t)
 	meta := refundMeta()
-	meta.BaseURL = "https://proxy.example/v1?key=" + planted
+	meta.BaseURL = "https://gw:" + planted + "@proxy.example/v1?key=" + planted
+	meta.Manifest.Parameters = json.RawMessage(`{"upstream":"https://u:` + planted + `@gw/v1?a=1&token=` + planted + `"}`)
 	w, err := db.CreateSession(meta)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec, err := w.StartAttempt(1, AttemptMeta{
 		Method: "POST",
-		URL:    "https://generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse&key=" + planted,
+		URL:    "https://u:" + planted + "@generativelanguage.googleapis.com/v1beta/models/m:streamGenerateContent?alt=sse&k%65y=" + planted + "&auth=" + planted,
 		Header: http.Header{
 			"Authorization":  {"Bearer " + planted},
 			"X-Api-Key":      {planted},
 			"X-Goog-Api-Key": {planted},
 			"Api-Key":        {planted},
+			// The gateways' and anyone's: a name that says key or token.
+			"X-Portkey-Api-Key":         {planted},
+			"Ocp-Apim-Subscription-Key": {planted},
+			"X-My-Secret-Token":         {planted},
 		},
 		Body:        []byte(`{"contents":[]}`),
 		RetryReason: "401 for key=" + planted,
@@ -81,6 +87,11 @@ func TestNoSecretOnDisk(t *testing.T) {
 	}
 	rec.Response(401, http.Header{"Set-Cookie": {"k=" + planted}, "Www-Authenticate": {"Bearer " + planted}})
 	rec.Finish(errors.New(`Post "https://x/v1?key=` + planted + `": 401 Unauthorized`))
+	// A validation detail quoting a transport error, which quotes the URL.
+	if err := w.RecordValidation(1, []Validation{{Layer: "transport", Status: "fail",
+		Detail: `cannot reach the upstream: Post "http://u:` + planted + `@127.0.0.1:1/v1?token=` + planted + `": connection refused`}}); err != nil {
+		t.Fatal(err)
+	}
 	w.Finish(StatusFailed)
 
 	// grep reads each file that must exist at that moment: a missing file

@@ -122,6 +122,9 @@ func (db *DB) createSession(m SessionMeta, id string, status Status) (*SessionWr
 	if created.IsZero() {
 		created = time.Now()
 	}
+	if p := Redact(string(m.Manifest.Parameters)); p != string(m.Manifest.Parameters) {
+		m.Manifest.Parameters = json.RawMessage(p) // an upstream's userinfo or key= in the parameters
+	}
 	man, err := m.Manifest.withHashes()
 	if err != nil {
 		return nil, err
@@ -855,6 +858,14 @@ func (s *SessionWriter) RecordValidation(turn int, results []Validation) error {
 }
 
 func (s *SessionWriter) recordValidation(turn int, results []Validation, at time.Time, off time.Duration, body []byte) error {
+	// A detail may quote a transport error, which quotes the URL.
+	results = append([]Validation{}, results...)
+	for i := range results {
+		results[i].Detail = Redact(results[i].Detail)
+	}
+	if body != nil {
+		body = []byte(Redact(string(body)))
+	}
 	for _, v := range results {
 		if v.Status != "pass" && v.Status != "fail" && v.Status != "skip" {
 			return fmt.Errorf("store: validation layer %q: status %q, want pass, fail or skip", v.Layer, v.Status)
@@ -862,7 +873,7 @@ func (s *SessionWriter) recordValidation(turn int, results []Validation, at time
 	}
 	if body == nil {
 		var err error
-		if body, err = encodeEntry(validationEvent{Type: EntryValidation, Turn: turn, Results: append([]Validation{}, results...), At: at.UTC()}); err != nil {
+		if body, err = encodeEntry(validationEvent{Type: EntryValidation, Turn: turn, Results: results, At: at.UTC()}); err != nil {
 			return err
 		}
 	}

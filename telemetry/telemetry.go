@@ -18,6 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -60,7 +61,7 @@ func TracesURL(endpoint string) (string, error) {
 	if u.User != nil || u.RawQuery != "" {
 		// Credentials belong in OTEL_EXPORTER_OTLP_HEADERS, never in a URL that
 		// error messages repeat.
-		return "", fmt.Errorf("endpoint %q: no credentials or query in the URL (use OTEL_EXPORTER_OTLP_HEADERS)", u.Redacted())
+		return "", fmt.Errorf("endpoint %q: no credentials or query in the URL (use OTEL_EXPORTER_OTLP_HEADERS)", redact.Text(u.String()))
 	}
 	if !strings.HasSuffix(u.Path, "/v1/traces") {
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
@@ -217,5 +218,5 @@ func Display(endpoint string) string {
 		return "the configured endpoint"
 	}
 	u.RawQuery, u.Fragment = "", ""
-	return u.Redacted()
+	return redact.Text(u.String())
 }

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -309,12 +310,9 @@ func displayHeaders(w *adapters.HTTPRequest, protocol string) map[string]string 
 	}
 	out := map[string]string{}
 	for k := range h {
-		v := h.Get(k)
-		switch strings.ToLower(k) {
-		case "authorization":
-			v = "Bearer [redacted]"
-		case "x-api-key", "x-goog-api-key", "api-key", "cookie":
-			v = "[redacted]"
+		v := redact.HeaderValue(k, h.Get(k))
+		if strings.EqualFold(k, "authorization") && !strings.Contains(v, " ") {
+			v = "Bearer " + redact.Redacted
 		}
 		out[strings.ToLower(k)] = v
 	}
