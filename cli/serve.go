@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,7 +83,7 @@ differs. Proxied sessions play back the same way.`,
 			for protocol, env := range sim.KeyEnv() {
 				keys[protocol] = os.Getenv(env)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := notifyStop(cmd.Context())
 			defer stop()
 			if scenarios != "" {
 				if st, err := os.Stat(scenarios); err != nil || !st.IsDir() {

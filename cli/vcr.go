@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,7 +41,7 @@ func serveSession(app *App, cmd *cobra.Command, addr, prefix, speed string) erro
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(app.Out, "modelwire replaying session %s (%s, %s speed) on %s\n  OpenAI base URL:    %s/v1\n  Anthropic base URL: %s\n  Gemini base URL:    %s\n  DeepSeek base URL:  %s\nA request the recording never saw gets 409 naming the first field that differs. Ctrl-C stops it.\n",
 		tape.SessionID, tape.Protocol, speed, url, url, url, url, url)
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyStop(cmd.Context())
 	defer stop()
 	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
