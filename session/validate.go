@@ -342,8 +342,7 @@ func runChecks(sc *Scenario, obj json.RawMessage, obs *Observations) ([]CheckRes
 		}
 		env[name] = v
 	}
-	sc.computeFacts(env)
-	var out []CheckResult
+	out := sc.computeFacts(env)
 	for i, c := range sc.Checks {
 		if i < len(sc.checkPrograms) && sc.checkPrograms[i] != nil {
 			out = append(out, runExprCheck(c, sc.checkPrograms[i], env))
