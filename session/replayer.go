@@ -342,7 +342,9 @@ type turnRecord struct {
 func (r *Replayer) records() {
 	atts := r.sess.Attempts
 	if len(atts) > 0 {
-		r.turns = make([]turnRecord, 0, atts[len(atts)-1].Turn)
+		// A capacity, not a length: the turn is a stored number, and the
+		// attempts are what the session holds.
+		r.turns = make([]turnRecord, 0, min(atts[len(atts)-1].Turn, len(atts)))
 	}
 	// The records are read, never changed: turns that ended alike share
 	// their terminal event, and the timings are one slice.
