@@ -103,7 +103,7 @@ func runExprCheck(c Check, prog *vm.Program, env map[string]any) CheckResult {
 	}
 	values := strings.Join(shown, ", ")
 	switch pass, isBool := out.(bool); {
-	case errors.Is(err, ErrExprBound):
+	case errors.Is(err, ErrExprBound), errors.Is(err, ErrExprCancelled):
 		res.Detail = fmt.Sprintf("check %s: %v", c.ID, err)
 	case err != nil:
 		res.Detail = fmt.Sprintf("cannot evaluate %s: %v", c.Expr, err)

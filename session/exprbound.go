@@ -40,7 +40,12 @@ const (
 const (
 	tickName   = "__modelwire_tick"
 	budgetName = "__modelwire_budget"
+	// stopName holds the run's cancellation (Observations.Stop).
+	stopName = "__modelwire_stop"
 )
+
+// ErrExprCancelled is an evaluation stopped because the run was.
+var ErrExprCancelled = errors.New("expression stopped: the run was cancelled")
 
 // ErrExprBound is what a stopped evaluation's error wraps.
 var ErrExprBound = errors.New("expression stopped")
@@ -83,6 +88,13 @@ func tickFn(params ...any) (any, error) {
 	env, _ := params[1].(map[string]any)
 	if b, ok := env[budgetName].(*exprBudget); ok && time.Now().After(b.deadline) {
 		return nil, fmt.Errorf("%w: it ran longer than %s", ErrExprBound, ExprTimeout)
+	}
+	if stop, ok := env[stopName].(<-chan struct{}); ok && stop != nil {
+		select {
+		case <-stop:
+			return nil, ErrExprCancelled
+		default:
+		}
 	}
 	if err := checkSize(v); err != nil {
 		return nil, err

@@ -47,3 +47,21 @@ func TestExprBounds(t *testing.T) {
 		t.Errorf("a tree of %d nodes compiled", 2*MaxExprNodes)
 	}
 }
+
+// Ctrl-C stops an expression still evaluating at once, not at its time
+// bound: the run's cancellation reaches the tick.
+func TestExprStopsOnCancel(t *testing.T) {
+	prog, err := compileExpr(`let a = 1..999; all(a, all(a, all(a, true)))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	env := exprEnv(nil, &Observations{})
+	env[stopName] = (<-chan struct{})(stop)
+	time.AfterFunc(100*time.Millisecond, func() { close(stop) })
+	start := time.Now()
+	_, err = runExpr(prog, env)
+	if !errors.Is(err, ErrExprCancelled) || time.Since(start) > ExprTimeout/2 {
+		t.Errorf("%v after %s", err, time.Since(start))
+	}
+}

@@ -336,6 +336,7 @@ func runChecks(sc *Scenario, obj json.RawMessage, obs *Observations) ([]CheckRes
 	var answer any
 	_ = json.Unmarshal(obj, &answer)
 	env := exprEnv(answer, obs)
+	env[stopName] = obs.Stop
 	for name, v := range sc.ReadPrompt(obs.Prompt) {
 		if c, ok := v.(int64); ok {
 			v = int(c) // expr's own integer
