@@ -46,7 +46,8 @@ symlink out, regular files of at most 1 MiB).
 A server open to a room is bounded: each request's body must arrive within
 --body-timeout (default 30s; headers within 10s, an idle connection closes
 after 2m), and at most --max-conns connections (default 256) are open at once;
-more wait to be accepted. SIGTERM and SIGHUP stop it as Ctrl-C does.
+more wait to be accepted (with --session too). SIGTERM and SIGHUP stop it as
+Ctrl-C does.
 
 With --session ID it simulates nothing: it plays that stored session back (a VCR).
 Each request is matched to a recorded turn by its path and body (key order and
@@ -62,8 +63,11 @@ differs. Proxied sessions play back the same way.`,
   modelwire serve --session 1m8p --speed full`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if bodyTimeout <= 0 || maxConns <= 0 {
+				return usageErr("--body-timeout and --max-conns must be positive")
+			}
 			if session != "" {
-				return serveSession(app, cmd, addr, session, speed)
+				return serveSession(app, cmd, addr, session, speed, bodyTimeout, maxConns)
 			}
 			sc, err := samples.Lookup(scenario)
 			if err != nil {
@@ -89,9 +93,6 @@ differs. Proxied sessions play back the same way.`,
 				if st, err := os.Stat(scenarios); err != nil || !st.IsDir() {
 					return usageErr("--scenarios %s: not a directory", scenarios)
 				}
-			}
-			if bodyTimeout <= 0 || maxConns <= 0 {
-				return usageErr("--body-timeout and --max-conns must be positive")
 			}
 			url, err := application.StartSimulator(ctx, addr, sim.Options{Scenario: sc, Faults: faults,
 				Delay: time.Duration(delayMS) * time.Millisecond, Pace: pace, RequireKey: requireKey, Keys: keys,

@@ -170,15 +170,7 @@ func route(method, path string) (string, bool) {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.opts.BodyTimeout > 0 {
-		// The deadline covers reading the body only: it is lifted once
-		// the handler is done reading, so a long stream back is not cut
-		// (http.Server.ReadTimeout would also cancel the request's
-		// context mid-stream).
-		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
-		r.Body = &liftDeadline{ReadCloser: r.Body, rc: rc}
-	}
+	bodyDeadline(w, r, s.opts.BodyTimeout)
 	if name, ok := countRoute(r.Method, r.URL.Path); ok {
 		simp, ok := s.simulated(w, r, name)
 		if !ok {
@@ -584,10 +576,8 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if s.opts.MaxConns > 0 {
-		ln = netutil.LimitListener(ln, s.opts.MaxConns)
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout}
+	// The body deadline is set in ServeHTTP (tests call it directly).
+	srv, ln := BoundedServer(ln, s, 0, s.opts.MaxConns)
 	go func() { _ = srv.Serve(ln) }()
 	go func() {
 		<-ctx.Done()
@@ -598,12 +588,53 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 	return "http://" + ln.Addr().String(), nil
 }
 
-// liftDeadline is a request body read under BodyTimeout; lift ends the
-// deadline once the body is read.
+// bodyDeadline puts r's body under a read deadline d from now (none when
+// d <= 0). The deadline covers reading the body only: it is lifted once
+// the body is read to its end, so a long stream back is not cut
+// (http.Server.ReadTimeout would also cancel the request's context
+// mid-stream).
+func bodyDeadline(w http.ResponseWriter, r *http.Request, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(d))
+	r.Body = &liftDeadline{ReadCloser: r.Body, rc: rc}
+}
+
+// BoundedServer is an http.Server and listener for h bounded as a
+// server open to a room must be (the simulator's own, and serve
+// --session's VCR): headers within 10s, each body within bodyTimeout,
+// idle connections closed after 2m, at most maxConns open at once
+// (either <= 0: none).
+func BoundedServer(ln net.Listener, h http.Handler, bodyTimeout time.Duration, maxConns int) (*http.Server, net.Listener) {
+	if maxConns > 0 {
+		ln = netutil.LimitListener(ln, maxConns)
+	}
+	if bodyTimeout > 0 {
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			bodyDeadline(w, r, bodyTimeout)
+			inner.ServeHTTP(w, r)
+		})
+	}
+	return &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout}, ln
+}
+
+// liftDeadline is a request body read under a deadline; lift ends the
+// deadline once the body is read (at its end, or when the reader says).
 type liftDeadline struct {
 	io.ReadCloser
 	rc   *http.ResponseController
 	done bool
+}
+
+func (l *liftDeadline) Read(p []byte) (int, error) {
+	n, err := l.ReadCloser.Read(p)
+	if err == io.EOF {
+		l.lift()
+	}
+	return n, err
 }
 
 func (l *liftDeadline) lift() {
