@@ -32,7 +32,7 @@ import (
 // unless o says otherwise.
 func StartSimulator(ctx context.Context, addr string, o sim.Options) (string, error) {
 	if o.Lookup == nil {
-		o.Lookup = samples.Lookup
+		o.Lookup = samples.LookupIn("")
 	}
 	base, err := sim.New(o).Start(ctx, addr)
 	if err != nil {

@@ -3,10 +3,8 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -75,7 +73,7 @@ Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,
 				defer pprof.StopCPUProfile()
 			}
 			o.Progress = app.Err
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := notifyStop(cmd.Context())
 			defer stop()
 			rows, err := bench.Run(ctx, o)
 			if len(rows) > 0 {

@@ -9,11 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -97,7 +94,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyStop(ctx)
 	defer stop()
 	// A log reader that goes away (`modelwire proxy | head`) must not take
 	// the application's streams and their recording down with it.
@@ -168,6 +165,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 			}
 		}
 	}
+	px.Stopping(context.Cause(ctx))
 	// Stop taking requests; give those in flight a moment, then cut them.
 	sctx, cancelShutdown := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancelShutdown()

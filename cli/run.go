@@ -167,7 +167,7 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 		return usageErr("%v", err)
 	}
 
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	ctx, stop := notifyStop(ctx)
 	defer stop()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

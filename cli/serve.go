@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,8 +15,9 @@ import (
 func init() { register(newServeCmd) }
 
 func newServeCmd(app *App) *cobra.Command {
-	var addr, scenario, fault, session, speed string
-	var delayMS int
+	var addr, scenario, fault, session, speed, scenarios string
+	var delayMS, maxConns int
+	var bodyTimeout time.Duration
 	var pace float64
 	var requireKey bool
 	cmd := &cobra.Command{
@@ -36,8 +35,19 @@ Endpoints: POST /v1/responses, /v1/chat/completions, /chat/completions (DeepSeek
 /v1/messages, /v1beta/models/{model}:generateContent and
 /v1beta/models/{model}:streamGenerateContent (?alt=sse for SSE, else one JSON
 array); GET /v1/models (Anthropic's with an anthropic-version header), /models
-(DeepSeek) and /v1beta/models list the scenario's model. A request header
-X-Modelwire-Scenario picks another scenario for that request.
+(DeepSeek) and /v1beta/models list the scenario's model; POST
+/v1beta/interactions, /v1/messages/count_tokens and
+/v1beta/models/{model}:countTokens. --require-key holds on every one of them.
+A request header X-Modelwire-Scenario picks another scenario for that request:
+a built-in one (refund/fenced), or a file inside the directory --scenarios
+names (mine.json) — never any other path (no absolute path, no "..", no
+symlink out, regular files of at most 1 MiB).
+
+A server open to a room is bounded: each request's body must arrive within
+--body-timeout (default 30s; headers within 10s, an idle connection closes
+after 2m), and at most --max-conns connections (default 256) are open at once;
+more wait to be accepted (with --session too). SIGTERM and SIGHUP stop it as
+Ctrl-C does.
 
 With --session ID it simulates nothing: it plays that stored session back (a VCR).
 Each request is matched to a recorded turn by its path and body (key order and
@@ -53,8 +63,11 @@ differs. Proxied sessions play back the same way.`,
   modelwire serve --session 1m8p --speed full`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if bodyTimeout <= 0 || maxConns <= 0 {
+				return usageErr("--body-timeout and --max-conns must be positive")
+			}
 			if session != "" {
-				return serveSession(app, cmd, addr, session, speed)
+				return serveSession(app, cmd, addr, session, speed, bodyTimeout, maxConns)
 			}
 			sc, err := samples.Lookup(scenario)
 			if err != nil {
@@ -71,13 +84,19 @@ differs. Proxied sessions play back the same way.`,
 				return err
 			}
 			keys := map[string]string{}
-			for protocol, env := range sim.KeyEnv {
+			for protocol, env := range sim.KeyEnv() {
 				keys[protocol] = os.Getenv(env)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := notifyStop(cmd.Context())
 			defer stop()
+			if scenarios != "" {
+				if st, err := os.Stat(scenarios); err != nil || !st.IsDir() {
+					return usageErr("--scenarios %s: not a directory", scenarios)
+				}
+			}
 			url, err := application.StartSimulator(ctx, addr, sim.Options{Scenario: sc, Faults: faults,
-				Delay: time.Duration(delayMS) * time.Millisecond, Pace: pace, RequireKey: requireKey, Keys: keys})
+				Delay: time.Duration(delayMS) * time.Millisecond, Pace: pace, RequireKey: requireKey, Keys: keys,
+				Lookup: samples.LookupIn(scenarios), BodyTimeout: bodyTimeout, MaxConns: maxConns})
 			if err != nil {
 				return usageErr("cannot listen on %s: %v", addr, err)
 			}
@@ -99,6 +118,9 @@ differs. Proxied sessions play back the same way.`,
 	cmd.Flags().IntVar(&delayMS, "delay-ms", 0, "pause between stream events, in ms")
 	cmd.Flags().Float64Var(&pace, "pace", 0, "stream content at this many words a second (0: as fast as it goes)")
 	cmd.Flags().BoolVar(&requireKey, "require-key", false, "answer requests without a key (or with another than $OPENAI_API_KEY etc., where set) with the provider's auth error")
+	cmd.Flags().StringVar(&scenarios, "scenarios", "", "directory whose scenario files a request may name in X-Modelwire-Scenario (default: built-in scenarios only)")
+	cmd.Flags().DurationVar(&bodyTimeout, "body-timeout", sim.DefaultBodyTimeout, "longest wait for one request's body")
+	cmd.Flags().IntVar(&maxConns, "max-conns", sim.DefaultMaxConns, "most connections open at once")
 	cmd.Flags().StringVar(&session, "session", "", "play this recorded session back as the provider (a VCR) instead of simulating")
 	cmd.Flags().StringVar(&speed, "speed", "recorded", "with --session: recorded (each event at its recorded time) or full")
 	completeWith(cmd, "fault", sim.FaultNames())

@@ -83,6 +83,9 @@ with --force.`,
 				if output, err = exportPath(output, id, format, force); err != nil {
 					return err
 				}
+				if err := refuseDatabase(output, app.DB); err != nil {
+					return err
+				}
 			}
 			write := func(w io.Writer) error {
 				if isSnippet(format) {
@@ -130,6 +133,51 @@ func exportPath(output, id, format string, force bool) (string, error) {
 		return "", err
 	}
 	return output, nil
+}
+
+// refuseDatabase refuses an output that is the database the command
+// reads, or one of SQLite's files beside it (-wal, -shm, -journal),
+// --force or not: the same file by os.SameFile when it exists, else the
+// same resolved path.
+func refuseDatabase(output, db string) error {
+	if db == "" {
+		return nil
+	}
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		if samePath(output, db+suffix) {
+			what := "the database"
+			if suffix != "" {
+				what = "the database's " + suffix[1:] + " file"
+			}
+			return usageErr("-o %s is %s this command reads (%s); nothing was written", output, what, db)
+		}
+	}
+	return nil
+}
+
+// samePath: a and b name the same file (os.SameFile when both exist),
+// or, when one does not exist yet, the same absolute path with the
+// directory's symlinks resolved.
+func samePath(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	if errA == nil || errB == nil { // one exists, the other not
+		return false
+	}
+	resolve := func(p string) string {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+			return filepath.Join(dir, filepath.Base(abs))
+		}
+		return abs
+	}
+	return resolve(a) == resolve(b)
 }
 
 // writeFileAtomic writes path through a temporary file in the same

@@ -313,6 +313,9 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 		o.transportErr = transportText(err, sp.forwarded())
 	}
 	o.cancelled, o.forwarded = sp.wasCancelled(), sp.forwarded()
+	if o.cancelled {
+		o.stopped = x.p.stopReason()
+	}
 	if sum != nil {
 		session.SealSummary(sum, x.scrub.known)
 	}

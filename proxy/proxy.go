@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelwire/modelwire/redact"
@@ -81,6 +82,27 @@ type Proxy struct {
 	holdMu sync.Mutex     // one hold decision at a time
 	errMu  sync.Mutex
 	errs   int // recording errors logged
+
+	// stopping is why the proxy is stopping (a signal's cause), set by
+	// Stopping before the server cuts the exchanges in flight.
+	stopping atomic.Pointer[string]
+}
+
+// Stopping tells the proxy it is being stopped and why (the signal):
+// exchanges cut from here on record that reason instead of a client that
+// went away.
+func (p *Proxy) Stopping(why error) {
+	if why != nil {
+		s := why.Error()
+		p.stopping.Store(&s)
+	}
+}
+
+func (p *Proxy) stopReason() string {
+	if s := p.stopping.Load(); s != nil {
+		return *s
+	}
+	return ""
 }
 
 // New builds a proxy.

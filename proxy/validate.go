@@ -24,6 +24,9 @@ type outcome struct {
 	// forwarded bytes.
 	cancelled bool
 	forwarded int64
+	// stopped is why the proxy itself was stopping when the copy was cut
+	// (a signal), "" when it was not.
+	stopped string
 }
 
 // judge runs the five layers on one exchange. The proxy sees one response
@@ -48,6 +51,8 @@ func judge(o outcome) []session.LayerResult {
 		if o.sum != nil && o.sum.Error != nil {
 			tr.Detail += ": " + o.sum.Error.Error()
 		}
+	case o.cancelled && o.stopped != "" && (o.sum == nil || o.sum.Terminal == adapters.StatusUnknown):
+		tr.Status, tr.Detail = session.Fail, fmt.Sprintf("HTTP %d, then cancelled: the proxy stopped (%s) after %d bytes", o.status, o.stopped, o.forwarded)
 	case o.cancelled && (o.sum == nil || o.sum.Terminal == adapters.StatusUnknown):
 		tr.Status, tr.Detail = session.Fail, fmt.Sprintf("HTTP %d, then cancelled: the client went away after %d bytes", o.status, o.forwarded)
 	case o.cancelled:

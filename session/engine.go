@@ -380,6 +380,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		res.History = append(res.History, mt)
 	}
 	res.Obs.Prompt = s.promptSent(res.Requests)
+	res.Obs.Stop = ctx.Done()
 	layers, output := Validate(sc, outcome, res.Obs)
 	// A fork that re-sends an application's requests never regenerates:
 	// asking again is the application's choice, not modelwire's.

@@ -2,13 +2,13 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/vm"
 )
 
@@ -30,10 +30,6 @@ import (
 type Fact struct {
 	Name string `json:"name"`
 	Expr string `json:"expr"`
-}
-
-func compileExpr(src string) (*vm.Program, error) {
-	return expr.Compile(src, expr.AllowUndefinedVariables())
 }
 
 // exprEnv is what an expression of the scenario sees for one answer.
@@ -74,24 +70,31 @@ func exprEnv(answer any, obs *Observations) map[string]any {
 
 // computeFacts adds each fact to env in order; a fact that cannot be
 // computed is nil, so checks can tell "unknown" from a value.
-func (sc *Scenario) computeFacts(env map[string]any) {
+// A fact stopped by a bound is not merely unknown: it is returned as a
+// failing result, so the domain layer says which fact ran away.
+func (sc *Scenario) computeFacts(env map[string]any) []CheckResult {
+	var stopped []CheckResult
 	for i, f := range sc.Facts {
-		v, err := expr.Run(sc.factPrograms[i], env)
+		v, err := runExpr(sc.factPrograms[i], env)
 		if err != nil {
 			v = nil
+			if errors.Is(err, ErrExprBound) {
+				stopped = append(stopped, CheckResult{ID: "fact " + f.Name, Detail: fmt.Sprintf("fact %s: %v", f.Name, err)})
+			}
 		}
 		env[f.Name] = v
 	}
+	return stopped
 }
 
 // runExprCheck evaluates one expression check: it passes when the
 // expression is true; the detail shows the values it names.
 func runExprCheck(c Check, prog *vm.Program, env map[string]any) CheckResult {
 	res := CheckResult{ID: c.ID}
-	out, err := expr.Run(prog, env)
+	out, err := runExpr(prog, env)
 	var shown []string
 	for _, s := range c.Show {
-		v, err := expr.Eval(s, env)
+		v, err := evalExpr(s, env)
 		if err != nil {
 			v = "?"
 		}
@@ -100,6 +103,8 @@ func runExprCheck(c Check, prog *vm.Program, env map[string]any) CheckResult {
 	}
 	values := strings.Join(shown, ", ")
 	switch pass, isBool := out.(bool); {
+	case errors.Is(err, ErrExprBound), errors.Is(err, ErrExprCancelled):
+		res.Detail = fmt.Sprintf("check %s: %v", c.ID, err)
 	case err != nil:
 		res.Detail = fmt.Sprintf("cannot evaluate %s: %v", c.Expr, err)
 	case !isBool:

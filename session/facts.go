@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
 )
@@ -73,7 +72,7 @@ type factWork struct {
 
 // eval evaluates a piece of the expression (nil when it cannot be).
 func (x *factWork) eval(n ast.Node) any {
-	v, err := expr.Eval(n.String(), x.env)
+	v, err := evalExpr(n.String(), x.env)
 	if err != nil {
 		return nil
 	}

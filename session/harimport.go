@@ -57,14 +57,16 @@ func importHARConversation(db *store.DB, c store.HARConversation, lookup func(st
 		return "", err
 	}
 	failedTurns := map[int]bool{}
+	verdicts := map[int][]LayerResult{}
 	var end time.Time
 	for i := range c.Exchanges {
 		x := &c.Exchanges[i]
-		failed, err := importHARExchange(j, x, lookup)
+		layers, err := importHARExchange(j, x, lookup)
 		if err != nil {
 			return fail(fmt.Errorf("log.entries[%d]: %w", x.Entry, err))
 		}
-		failedTurns[x.Turn] = failed
+		failedTurns[x.Turn] = layers != nil
+		verdicts[x.Turn] = layers
 		if done := x.Started.Add(x.End); done.After(end) {
 			end = done
 		}
@@ -74,10 +76,16 @@ func importHARConversation(db *store.DB, c store.HARConversation, lookup func(st
 	}
 	status := c.Status
 	if status == "" {
+		// A foreign HAR: each turn whose last attempt failed is judged
+		// as the proxy judges an exchange (which layer, and why), so the
+		// session lists as failed at that layer.
 		status = store.StatusDone
-		for _, failed := range failedTurns {
+		for turn, failed := range failedTurns {
 			if failed {
 				status = store.StatusFailed
+				if err := j.RecordVerdict(turn, verdicts[turn]); err != nil {
+					return fail(err)
+				}
 			}
 		}
 	}
@@ -87,16 +95,19 @@ func importHARConversation(db *store.DB, c store.HARConversation, lookup func(st
 // importHARExchange records one exchange as an attempt: its response body
 // decoded with the protocol's adapter (an HTTP error as the API error it
 // carries, a stream event by event, a whole body as one step), every
-// event placed at the first byte. It reports whether the attempt failed.
-func importHARExchange(j *StoreJournal, x *store.HARExchange, lookup func(string) (adapters.Protocol, error)) (bool, error) {
+// event placed at the first byte. When the attempt failed it returns the
+// verdict (nil when it did not): an HTTP error at the transport layer; a
+// response that ended failed, or never ended (a stream cut before its
+// terminal event), at the protocol layer.
+func importHARExchange(j *StoreJournal, x *store.HARExchange, lookup func(string) (adapters.Protocol, error)) ([]LayerResult, error) {
 	proto, err := lookup(x.Request.Protocol)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	u := Update{Kind: UpAttempt, Turn: x.Turn, Attempt: x.Attempt, URL: x.Request.URL, HTTPStatus: x.Status, Header: x.Header}
 	if err := j.ImportAttempt(u, x.Request, AttemptTimes{Started: x.Started, Offset: x.Offset, Sent: x.Sent,
 		FirstByte: x.FirstByte, End: x.End}); err != nil {
-		return false, err
+		return nil, err
 	}
 	at := float64(x.FirstByte) / float64(time.Millisecond)
 	step := func(s adapters.Step) error {
@@ -116,13 +127,36 @@ func importHARExchange(j *StoreJournal, x *store.HARExchange, lookup func(string
 		err = step(adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(x.Body)}, Events: st.FeedBody(x.Body)})
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if err := j.Record(Update{Kind: UpResponse, Turn: x.Turn, Attempt: x.Attempt}); err != nil {
-		return false, err
+	var layers []LayerResult
+	term := st.Reducer().Terminal()
+	switch {
+	case failed:
+		layers = importVerdict(Fail, fmt.Sprintf("HTTP %d", x.Status), Skip, "")
+	case term == nil || term.Status == adapters.StatusUnknown:
+		layers = importVerdict(Pass, fmt.Sprintf("HTTP %d", x.Status), Fail, "no terminal event: the response was cut before it ended")
+	case term.Status == adapters.StatusFailed:
+		why := "the response ended failed"
+		if term.Error != nil {
+			why += ": " + term.Error.Error()
+		}
+		layers = importVerdict(Pass, fmt.Sprintf("HTTP %d", x.Status), Fail, why)
 	}
-	if term := st.Reducer().Terminal(); term != nil && term.Status == adapters.StatusFailed {
-		failed = true
+	u = Update{Kind: UpResponse, Turn: x.Turn, Attempt: x.Attempt}
+	if layers != nil && layers[1].Status == Fail {
+		u.Err = layers[1].Detail
 	}
-	return failed, nil
+	if err := j.Record(u); err != nil {
+		return nil, err
+	}
+	return layers, nil
+}
+
+// importVerdict is the five layers of an imported exchange: transport and
+// protocol judged, the rest skipped (the file does not say how the
+// application reads the answer).
+func importVerdict(transport Verdict, tdetail string, protocol Verdict, pdetail string) []LayerResult {
+	return []LayerResult{{Layer: LayerTransport, Status: transport, Detail: tdetail}, {Layer: LayerProtocol, Status: protocol, Detail: pdetail},
+		{Layer: LayerParse, Status: Skip}, {Layer: LayerSchema, Status: Skip}, {Layer: LayerDomain, Status: Skip}}
 }

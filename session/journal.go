@@ -207,6 +207,18 @@ func (j *StoreJournal) Record(u Update) error {
 	return nil
 }
 
+// RecordVerdict records the layers' verdict on one turn (an imported
+// exchange's, as the proxy records one per exchange).
+func (j *StoreJournal) RecordVerdict(turn int, layers []LayerResult) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	vs := make([]store.Validation, len(layers))
+	for i, l := range layers {
+		vs[i] = store.Validation{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
+	}
+	return j.w.RecordValidation(turn, vs)
+}
+
 // RecordAttempt records an HTTP attempt with its request as the caller
 // knows it (the proxy has each exchange's own request, stream flag and
 // retry reason).

@@ -168,6 +168,15 @@ func (r *Replayer) index() error {
 		firsts = append(firsts, first{e.seq, e.turn})
 	}
 	slices.SortFunc(firsts, func(a, b first) int { return a.seq - b.seq })
+	// turnStarts is indexed by turn: a turn number beyond what the session
+	// holds (a database written by something else; imports refuse it)
+	// would size it, so it is refused here instead.
+	limit := len(r.sess.Attempts) + len(r.session) + 1
+	for _, f := range firsts {
+		if f.turn > limit {
+			return fmt.Errorf("session %s names turn %d but holds %d attempts: not a session modelwire wrote", r.sess.ID, f.turn, len(r.sess.Attempts))
+		}
+	}
 	for _, f := range firsts {
 		for len(r.turnStarts) < f.turn {
 			r.turnStarts = append(r.turnStarts, f.seq)
@@ -345,7 +354,9 @@ type turnRecord struct {
 func (r *Replayer) records() {
 	atts := r.sess.Attempts
 	if len(atts) > 0 {
-		r.turns = make([]turnRecord, 0, atts[len(atts)-1].Turn)
+		// A capacity, not a length: the turn is a stored number, and the
+		// attempts are what the session holds.
+		r.turns = make([]turnRecord, 0, min(atts[len(atts)-1].Turn, len(atts)))
 	}
 	// The records are read, never changed: turns that ended alike share
 	// their terminal event, and the timings are one slice.

@@ -30,6 +30,10 @@ type ObservedResult struct {
 type Observations struct {
 	Results []ObservedResult `json:"results"`
 	Prompt  Prompt           `json:"-"`
+	// Stop, when set, is the run's cancellation (ctx.Done()): a scenario
+	// expression still evaluating against these observations stops at
+	// once when it closes (Ctrl-C), not only at its time bound.
+	Stop <-chan struct{} `json:"-"`
 }
 
 // EvidenceIDs collects every "evidence_id" string in successful results.

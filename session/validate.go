@@ -336,14 +336,14 @@ func runChecks(sc *Scenario, obj json.RawMessage, obs *Observations) ([]CheckRes
 	var answer any
 	_ = json.Unmarshal(obj, &answer)
 	env := exprEnv(answer, obs)
+	env[stopName] = obs.Stop
 	for name, v := range sc.ReadPrompt(obs.Prompt) {
 		if c, ok := v.(int64); ok {
 			v = int(c) // expr's own integer
 		}
 		env[name] = v
 	}
-	sc.computeFacts(env)
-	var out []CheckResult
+	out := sc.computeFacts(env)
 	for i, c := range sc.Checks {
 		if i < len(sc.checkPrograms) && sc.checkPrograms[i] != nil {
 			out = append(out, runExprCheck(c, sc.checkPrograms[i], env))

@@ -299,7 +299,7 @@ func TestUnknownParameters(t *testing.T) {
 func TestRequireKey(t *testing.T) {
 	base := start(t, "", sim.Options{RequireKey: true, Keys: map[string]string{
 		adapters.OpenAIResponses: "sk-right", adapters.OpenAIChat: "sk-right", adapters.AnthropicMessages: "sk-ant-right",
-		adapters.DeepSeekChat: "sk-ds-right", adapters.Gemini: "AIza-right",
+		adapters.DeepSeekChat: "sk-ds-right", adapters.Gemini: "AIza-right", adapters.GeminiInteractions: "AIza-right",
 	}})
 	anth := func(k string) map[string]string {
 		h := map[string]string{"anthropic-version": "2023-06-01"}
@@ -333,6 +333,12 @@ func TestRequireKey(t *testing.T) {
 		{"anthropic", "/v1/messages", `{"model":"refund-model","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`, "sk-ant-right", anth, 401, 401,
 			"x-api-key header is required", `"message":"invalid x-api-key"`},
 		{"gemini", "/v1beta/models/refund-model:generateContent", geminiBody, "AIza-right", goog, 403, 400, "PERMISSION_DENIED", "API_KEY_INVALID"},
+		// issue 29: Interactions reads x-goog-api-key, and the count
+		// endpoints are no way around the key.
+		{"interactions", "/v1beta/interactions", `{"model":"refund-model","input":"hi"}`, "AIza-right", goog, 403, 401, "unregistered callers", "API key not valid"},
+		{"anthropic count", "/v1/messages/count_tokens", `{"model":"refund-model","messages":[{"role":"user","content":"hi"}]}`, "sk-ant-right", anth, 401, 401,
+			"x-api-key header is required", `"message":"invalid x-api-key"`},
+		{"gemini count", "/v1beta/models/refund-model:countTokens", geminiBody, "AIza-right", goog, 403, 400, "PERMISSION_DENIED", "API_KEY_INVALID"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -348,6 +354,11 @@ func TestRequireKey(t *testing.T) {
 			}
 		})
 	}
+	t.Run("interactions ignores a bearer token", func(t *testing.T) {
+		if r := do(t, "POST", base+"/v1beta/interactions", bearer("wrong-key"), `{"model":"refund-model","input":"hi"}`); r.status != 403 {
+			t.Errorf("bearer: %d %s", r.status, r.body)
+		}
+	})
 	t.Run("query key and models", func(t *testing.T) {
 		if r := do(t, "GET", base+"/v1beta/models?key=AIza-right", nil, ""); r.status != 200 {
 			t.Errorf("?key=: %d %s", r.status, r.body)

@@ -20,6 +20,8 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
@@ -61,7 +63,24 @@ type Options struct {
 	// for previous_response_id (0: DefaultKeepResponses). An older one is
 	// not found, as a provider's expired response is.
 	KeepResponses int
+	// BodyTimeout bounds reading one request's body, from the end of its
+	// headers (0: DefaultBodyTimeout; negative: none). A client that
+	// trickles its body holds a connection no longer than this.
+	BodyTimeout time.Duration
+	// MaxConns bounds the connections the server holds open at once (0:
+	// DefaultMaxConns; negative: none); more wait to be accepted.
+	MaxConns int
 }
+
+// Defaults for what a server open to a room must bound.
+const (
+	DefaultBodyTimeout = 30 * time.Second
+	DefaultMaxConns    = 256
+	// headerTimeout bounds reading a request's headers.
+	headerTimeout = 10 * time.Second
+	// idleTimeout closes a kept-alive connection that sends nothing.
+	idleTimeout = 2 * time.Minute
+)
 
 // DefaultKeepResponses bounds the responses a server keeps: a workshop's
 // day is a few thousand, and a server left running must not grow without
@@ -110,6 +129,12 @@ func New(opts Options) *Server {
 	if opts.StallFor == 0 {
 		opts.StallFor = 30 * time.Second
 	}
+	if opts.BodyTimeout == 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
 	return &Server{opts: opts, responses: map[string]storedResponse{}, issued: map[string]bool{}, suffixed: map[string]int{}}
 }
 
@@ -145,10 +170,18 @@ func route(method, path string) (string, bool) {
 
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	bodyDeadline(w, r, s.opts.BodyTimeout)
 	if name, ok := countRoute(r.Method, r.URL.Path); ok {
-		p, _ := registry.Lookup(name)
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 32<<20))
-		countTokens(w, name, p.(adapters.Simulated), body)
+		simp, ok := s.simulated(w, r, name)
+		if !ok {
+			return
+		}
+		body, serr := readBody(r, simp)
+		if serr != nil {
+			writeError(w, serr)
+			return
+		}
+		countTokens(w, name, simp, body)
 		return
 	}
 	if protocol, id, ok := modelsRoute(r.Method, r.URL.Path, r.Header); ok {
@@ -190,7 +223,21 @@ func readBody(r *http.Request, simp adapters.Simulated) ([]byte, *adapters.SimEr
 		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	}
 	if err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			// The deadline stays: the connection is closed, not
+			// drained of a body that is not coming.
+			e := simp.ErrorResponse(http.StatusRequestTimeout, "invalid_request_error", "simulator: the request body did not arrive in time")
+			e.Header = e.Header.Clone()
+			if e.Header == nil {
+				e.Header = http.Header{}
+			}
+			e.Header.Set("Connection", "close")
+			return nil, e
+		}
 		return nil, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "simulator: reading the request body: "+err.Error())
+	}
+	if l, ok := r.Body.(*liftDeadline); ok {
+		l.lift()
 	}
 	if len(body) > maxBody {
 		return nil, simp.ErrorResponse(http.StatusRequestEntityTooLarge, "request_too_large", "Request exceeds the maximum allowed number of bytes.")
@@ -431,7 +478,7 @@ func (s *Server) simulated(w http.ResponseWriter, r *http.Request, protocol stri
 		return nil, false
 	}
 	if s.opts.RequireKey {
-		if e := checkKey(simp, protocol, presentedKey(protocol, r), s.opts.Keys[protocol]); e != nil {
+		if e := checkKey(simp, protocol, r, s.opts.Keys[protocol]); e != nil {
 			writeError(w, e)
 			return nil, false
 		}
@@ -529,7 +576,8 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	// The body deadline is set in ServeHTTP (tests call it directly).
+	srv, ln := BoundedServer(ln, s, 0, s.opts.MaxConns)
 	go func() { _ = srv.Serve(ln) }()
 	go func() {
 		<-ctx.Done()
@@ -538,4 +586,60 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 		_ = srv.Shutdown(sctx)
 	}()
 	return "http://" + ln.Addr().String(), nil
+}
+
+// bodyDeadline puts r's body under a read deadline d from now (none when
+// d <= 0). The deadline covers reading the body only: it is lifted once
+// the body is read to its end, so a long stream back is not cut
+// (http.Server.ReadTimeout would also cancel the request's context
+// mid-stream).
+func bodyDeadline(w http.ResponseWriter, r *http.Request, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(d))
+	r.Body = &liftDeadline{ReadCloser: r.Body, rc: rc}
+}
+
+// BoundedServer is an http.Server and listener for h bounded as a
+// server open to a room must be (the simulator's own, and serve
+// --session's VCR): headers within 10s, each body within bodyTimeout,
+// idle connections closed after 2m, at most maxConns open at once
+// (either <= 0: none).
+func BoundedServer(ln net.Listener, h http.Handler, bodyTimeout time.Duration, maxConns int) (*http.Server, net.Listener) {
+	if maxConns > 0 {
+		ln = netutil.LimitListener(ln, maxConns)
+	}
+	if bodyTimeout > 0 {
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			bodyDeadline(w, r, bodyTimeout)
+			inner.ServeHTTP(w, r)
+		})
+	}
+	return &http.Server{Handler: h, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout}, ln
+}
+
+// liftDeadline is a request body read under a deadline; lift ends the
+// deadline once the body is read (at its end, or when the reader says).
+type liftDeadline struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (l *liftDeadline) Read(p []byte) (int, error) {
+	n, err := l.ReadCloser.Read(p)
+	if err == io.EOF {
+		l.lift()
+	}
+	return n, err
+}
+
+func (l *liftDeadline) lift() {
+	if !l.done {
+		l.done = true
+		_ = l.rc.SetReadDeadline(time.Time{})
+	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -405,6 +406,12 @@ func (db *DB) ReadHAR(r io.Reader, name string) ([]HARConversation, ImportResult
 		} else if e.Response.Content.Encoding != "" {
 			return nil, res, bad("response.content.encoding %q is not supported (only base64)", e.Response.Content.Encoding)
 		}
+		// A recorder that kept the bytes as they came off the wire keeps
+		// them compressed (Content-Encoding: gzip): the body is what they
+		// decompress to.
+		if body, err = gunzipHAR(body); err != nil {
+			return nil, res, bad("response.content: %v", err)
+		}
 		p := harPlan{index: i, entry: e, protocol: protocol, provider: providerOfHost(u.Hostname()), body: body, started: started,
 			baseURL: baseURLOf(u, protocol)}
 		if e.Request.PostData != nil {
@@ -421,6 +428,9 @@ func (db *DB) ReadHAR(r io.Reader, name string) ([]HARConversation, ImportResult
 	}
 	var convs []HARConversation
 	for _, plans := range linkHAR(plans) {
+		if err := checkHARNumbers(plans, name); err != nil {
+			return nil, res, err
+		}
 		convs = append(convs, harConversation(plans))
 	}
 	return convs, res, nil
@@ -693,4 +703,52 @@ func invalidUTF8At(b []byte) int {
 		i += n
 	}
 	return len(b)
+}
+
+// maxHARBody bounds a response body a HAR entry decompresses to.
+const maxHARBody = 64 << 20
+
+// gunzipHAR decompresses a gzip body (by its magic bytes), at most
+// maxHARBody; any other body is returned as it is.
+func gunzipHAR(body []byte) ([]byte, error) {
+	if len(body) < 2 || body[0] != 0x1f || body[1] != 0x8b {
+		return body, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("a gzip body that does not open: %v", err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, maxHARBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("a gzip body that does not decompress: %v", err)
+	}
+	if len(out) > maxHARBody {
+		return nil, fmt.Errorf("a gzip body that decompresses to more than %d MiB", maxHARBody>>20)
+	}
+	return out, nil
+}
+
+// checkHARNumbers holds a conversation's turn and attempt numbers (a
+// modelwire export's _modelwire.turn and .attempt, and the turns of its
+// session-level entries) to what the file holds for it: every turn has
+// an entry, so none can exceed the conversation's entries. A crafted turn
+// of 2·10⁹ would otherwise be stored, and every reader that sizes its
+// tables by the turns would try to allocate them.
+func checkHARNumbers(plans []harPlan, name string) error {
+	n := len(plans)
+	for _, p := range plans {
+		if p.turn > n || p.attempt > n || p.turn < 1 || p.attempt < 1 {
+			return &InputError{File: name, Entry: p.index, Msg: fmt.Sprintf(
+				"_modelwire turn %d, attempt %d: the session has %d entries in this file, so neither can exceed %d", p.turn, p.attempt, n, n)}
+		}
+		if x := p.entry.Modelwire; x != nil {
+			for _, se := range x.Entries {
+				if t := gjson.GetBytes(se.Entry, "turn").Int(); t < 0 || t > int64(n) {
+					return &InputError{File: name, Entry: p.index, Msg: fmt.Sprintf(
+						"_modelwire.entries names turn %d; the session has %d entries in this file", t, n)}
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -199,6 +199,8 @@ type jsonlSession struct {
 	meta     exportSession
 	attempts []exportAttempt
 	line     int // of the session line
+	// maxStepTurn is the largest turn a session-level step names.
+	maxStepTurn int
 }
 
 // ImportJSONL imports the sessions of a JSONL export. The whole file is
@@ -343,6 +345,9 @@ func scanJSONL(r io.Reader, name string, fn func(line int, kind string, raw []by
 				return nil, bad(line, "export format %d; this modelwire reads format %d", h.Format, ExportFormat)
 			}
 		case "session":
+			if err := checkNumbers(cur, name); err != nil {
+				return nil, err
+			}
 			var s exportSession
 			if err := strictUnmarshal(b, &s); err != nil {
 				return nil, bad(line, "bad session: %v", err)
@@ -413,6 +418,7 @@ func scanJSONL(r io.Reader, name string, fn func(line int, kind string, raw []by
 				return nil, bad(line, "step %d: raw and raw_index go together", st.Seq)
 			}
 			if st.Attempt == 0 {
+				cur.maxStepTurn = max(cur.maxStepTurn, st.Turn)
 				if st.Raw != nil || len(st.Events) != 1 {
 					return nil, bad(line, "step %d: a session-level step has one event and no raw event", st.Seq)
 				}
@@ -453,10 +459,37 @@ func scanJSONL(r io.Reader, name string, fn func(line int, kind string, raw []by
 			break
 		}
 	}
+	if err := checkNumbers(cur, name); err != nil {
+		return nil, err
+	}
 	if len(sessions) == 0 {
 		return nil, &InputError{File: name, Entry: -1, Msg: "the file holds no session"}
 	}
 	return sessions, nil
+}
+
+// checkNumbers holds a session's turn and attempt numbers to what the
+// file holds for it: every turn from 1 to the last has an attempt (a
+// fork's copied turns included), so no turn or attempt number can exceed
+// the number of attempt lines, nor can a session-level entry's turn. A
+// crafted turn of 2·10⁹ would otherwise be stored, and every reader that
+// sizes its tables by the turns would try to allocate them.
+func checkNumbers(s *jsonlSession, name string) error {
+	if s == nil {
+		return nil
+	}
+	n := len(s.attempts)
+	for _, a := range s.attempts {
+		if a.Turn > n || a.Attempt > n {
+			return &InputError{File: name, Line: s.line, Entry: -1, Msg: fmt.Sprintf(
+				"attempt %d.%d: the session has %d attempt lines, so no turn or attempt number can exceed %d", a.Turn, a.Attempt, n, n)}
+		}
+	}
+	if s.maxStepTurn > max(n, 1) {
+		return &InputError{File: name, Line: s.line, Entry: -1, Msg: fmt.Sprintf(
+			"a session-level entry names turn %d; the session has %d attempt lines", s.maxStepTurn, n)}
+	}
+	return nil
 }
 
 // strictUnmarshal rejects unknown fields, so a typo is an error rather

@@ -141,9 +141,34 @@ func OpenWith(path string, o Options) (*DB, error) {
 			return fail(err)
 		}
 	} else if err := pool.Ping(); err != nil {
-		return fail(err)
+		if !unwritableDir(err) {
+			return fail(err)
+		}
+		// A WAL database in a directory this process cannot write: SQLite
+		// cannot make the -shm file even to read. Nobody else can write
+		// there either, so the file is read as immutable.
+		pool.Close()
+		if pool, err = sql.Open("sqlite", dsn(abs, append(params, "immutable=1")...)); err != nil {
+			return nil, &OpenError{Path: path, Kind: ErrCannotOpen, Err: err}
+		}
+		pool.SetMaxOpenConns(8)
+		db.sql = pool
+		if err := pool.Ping(); err != nil {
+			return fail(err)
+		}
 	}
 	return db, nil
+}
+
+// unwritableDir: err is SQLite unable to make a file beside the database
+// (SQLITE_READONLY_DIRECTORY, or CANTOPEN for the -shm).
+func unwritableDir(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code() == sqlite3.SQLITE_READONLY_DIRECTORY || se.Code()&0xff == sqlite3.SQLITE_CANTOPEN ||
+		se.Code() == sqlite3.SQLITE_READONLY_CANTINIT
 }
 
 // Path is the path the database was opened with.
@@ -239,12 +264,20 @@ func checkSchema(path, abs string) (int, error) {
 	if err != nil {
 		return 0, &OpenError{Path: path, Kind: ErrCannotOpen, Err: err}
 	}
-	defer ro.Close()
+	defer func() { ro.Close() }()
 	var app, version, tables int
-	row := ro.QueryRow(`SELECT (SELECT application_id FROM pragma_application_id),
+	const q = `SELECT (SELECT application_id FROM pragma_application_id),
 		(SELECT user_version FROM pragma_user_version),
-		(SELECT count(*) FROM sqlite_schema)`)
-	if err := row.Scan(&app, &version, &tables); err != nil {
+		(SELECT count(*) FROM sqlite_schema)`
+	err = ro.QueryRow(q).Scan(&app, &version, &tables)
+	if err != nil && unwritableDir(err) { // see OpenWith: read it as immutable
+		ro.Close()
+		if ro, err = sql.Open("sqlite", dsn(abs, "mode=ro", "immutable=1")); err != nil {
+			return 0, &OpenError{Path: path, Kind: ErrCannotOpen, Err: err}
+		}
+		err = ro.QueryRow(q).Scan(&app, &version, &tables)
+	}
+	if err != nil {
 		return 0, classify(path, err)
 	}
 	switch {

@@ -591,6 +591,9 @@ func decodeHeader(s string) http.Header {
 	return h
 }
 
+// maxHint bounds a capacity taken from a stored count.
+const maxHint = 4096
+
 // attempts reads a session's attempts in the order they were recorded;
 // hint is how many there may be (its turns).
 func (db *DB) attempts(ctx context.Context, sid int64, interrupted bool, hint int) ([]Attempt, error) {
@@ -602,6 +605,9 @@ func (db *DB) attempts(ctx context.Context, sid int64, interrupted bool, hint in
 		return nil, err
 	}
 	defer rows.Close()
+	// The hint is the stored turn count: a number from the file, not a
+	// length, so it only sizes a first allocation within reason.
+	hint = min(max(hint, 0), maxHint)
 	out := make([]Attempt, 0, hint)
 	aids := make([]int64, 0, hint)
 	for rows.Next() {

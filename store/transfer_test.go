@@ -306,7 +306,9 @@ func TestHARImportExport(t *testing.T) {
 		{adapters.OpenAIChat, "openai", "gpt-x", StatusDone, "Hello, 世界", "completed"},
 		{adapters.AnthropicMessages, "anthropic", "gpt-x", StatusDone, "plain answer", "completed"},
 		{adapters.Gemini, "gemini", "gemini-x", StatusFailed, "", "failed"},
-		{adapters.DeepSeekChat, "deepseek", "gpt-x", StatusDone, "深", "unknown"},
+		// cut before its terminal event: failed at the protocol layer
+		// (issue 29; it used to import as done)
+		{adapters.DeepSeekChat, "deepseek", "gpt-x", StatusFailed, "深", "unknown"},
 	}
 	for i, id := range res.Sessions {
 		s, err := db.GetSession(id)
