@@ -432,7 +432,50 @@ func (db *DB) GetSession(id string) (*Session, error) {
 	if s.Validations, err = db.validations(ctx, sid, -1); err != nil {
 		return nil, err
 	}
+	if err := db.checkTurns(ctx, sid, &s); err != nil {
+		return nil, err
+	}
 	return &s, nil
+}
+
+// checkTurns refuses a session whose rows name a turn it cannot hold.
+// Every turn has at least its assembly entry in the timeline, so no turn
+// number exceeds the entries stored; readers index turns densely (a
+// replay's records, a diff's pairs), and a crafted turn of 2·10⁹ would
+// otherwise have them allocate gigabytes. The stored counts (turns,
+// events) are checked the same way: they are what the file says, the
+// chunks are what it holds.
+func (db *DB) checkTurns(ctx context.Context, sid int64, s *Session) error {
+	var held int
+	if err := db.sql.QueryRowContext(ctx, `SELECT coalesce(max(last_seq), 0) FROM chunks WHERE sid = ?`, sid).Scan(&held); err != nil {
+		return err
+	}
+	bound := max(held, len(s.Attempts)+len(s.Calls)+len(s.Validations))
+	bad := func(what string, turn int) error {
+		return &DamagedError{ID: s.ID, Detail: fmt.Sprintf("%s names turn %d, but the session holds %d entries", what, turn, held)}
+	}
+	for _, a := range s.Attempts {
+		if a.Turn < 0 || a.Turn > bound {
+			return bad("an attempt", a.Turn)
+		}
+	}
+	for _, c := range s.Calls {
+		if c.Turn < 0 || c.Turn > bound {
+			return bad("a tool call", c.Turn)
+		}
+	}
+	for _, v := range s.Validations {
+		if v.Turn < 0 || v.Turn > bound {
+			return bad("a validation", v.Turn)
+		}
+	}
+	if s.Turns < 0 || s.Turns > bound {
+		return bad("its turn count", s.Turns)
+	}
+	if s.Events < 0 || s.Events > held {
+		return &DamagedError{ID: s.ID, Detail: fmt.Sprintf("its entry count is %d, but %d entries are stored", s.Events, held)}
+	}
+	return nil
 }
 
 // An attempt's record is read as two columns: its request body, and the
@@ -602,6 +645,9 @@ func (db *DB) attempts(ctx context.Context, sid int64, interrupted bool, hint in
 		return nil, err
 	}
 	defer rows.Close()
+	// The hint is the session's stored turn count: what the file says,
+	// not what it holds, so it only sizes a small first allocation.
+	hint = min(max(hint, 0), 1<<10)
 	out := make([]Attempt, 0, hint)
 	aids := make([]int64, 0, hint)
 	for rows.Next() {
