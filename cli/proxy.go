@@ -34,6 +34,8 @@ func init() { register(newProxyCmd) }
 type proxyFlags struct {
 	listen, upstream, fault string
 	tui, hold, otelContent  bool
+	// maxDecoded (MiB) and maxInflate bound what the recorder decodes.
+	maxDecoded, maxInflate int64
 }
 
 func newProxyCmd(app *App) *cobra.Command {
@@ -82,6 +84,10 @@ provider's error format, saying the operator rejected the call).`,
 	fl.StringVar(&f.fault, "fault", "", "faults for --upstream sim, comma-separated (NAME or NAME:always)")
 	fl.BoolVar(&f.tui, "tui", false, "show the exchanges live in the workbench")
 	fl.BoolVar(&f.hold, "hold-tools", false, "hold responses that propose tool calls for approval (changes what the application sees)")
+	fl.Int64Var(&f.maxDecoded, "max-decoded", proxy.DefaultMaxDecoded>>20,
+		"MiB: a whole response body larger than this once decompressed is forwarded untouched and recorded as too large to decode")
+	fl.Int64Var(&f.maxInflate, "max-inflate", proxy.DefaultMaxInflate,
+		"a compressed response inflating more than this many times its size (past 1 MiB) is forwarded untouched and recorded as too large to decode")
 	fl.BoolVar(&f.otelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the traces")
 	completeWith(cmd, "fault", sim.FaultNames())
 	return cmd
@@ -131,7 +137,8 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	}
 	defer closeLog()
 
-	opts := proxy.Options{Upstream: upstream, Provider: provider, DB: db, Version: Version, Log: log}
+	opts := proxy.Options{Upstream: upstream, Provider: provider, DB: db, Version: Version, Log: log,
+		MaxDecoded: f.maxDecoded << 20, MaxInflate: f.maxInflate}
 	rec := proxyObservers(app, f, db, log, &opts)
 	if live := newLiveExporter(db, f.otelContent, log); live != nil {
 		defer live.close()
@@ -188,6 +195,9 @@ func checkProxyFlags(app *App, f proxyFlags) (*sim.Faults, error) {
 	faults, err := sim.ParseFaults(f.fault)
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	if f.maxDecoded < 1 || f.maxDecoded > 1<<20 || f.maxInflate < 1 {
+		return nil, usageErr("--max-decoded (MiB) and --max-inflate must be positive")
 	}
 	if f.upstream != "" && f.upstream != "sim" {
 		u, err := url.Parse(f.upstream)

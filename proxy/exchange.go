@@ -271,9 +271,11 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 	switch enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip", "x-gzip":
-		body = &lazyReader{open: func() (io.Reader, error) { return gzip.NewReader(sp) }}
+		in := &countingReader{r: sp}
+		body = x.inflated(in, &lazyReader{open: func() (io.Reader, error) { return gzip.NewReader(in) }})
 	case "deflate": // HTTP's deflate is the zlib format
-		body = &lazyReader{open: func() (io.Reader, error) { return zlib.NewReader(sp) }}
+		in := &countingReader{r: sp}
+		body = x.inflated(in, &lazyReader{open: func() (io.Reader, error) { return zlib.NewReader(in) }})
 	default:
 		decodeErr = "the body is " + enc + "-encoded, which the recorder does not decode: forwarded, not decoded"
 	}
@@ -349,7 +351,24 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		stream = len(head) > 0 && adapters.LooksLikeStream(head)
 	}
 	if !stream {
-		b, rerr := io.ReadAll(body)
+		// A whole body is decoded at once, so it is read whole: at most
+		// MaxDecoded bytes of it; a larger one (or a decompression bomb)
+		// is recorded as too large to decode, and the rest is left for
+		// the caller to drain (the client has it all).
+		b, rerr := io.ReadAll(io.LimitReader(body, x.p.opts.MaxDecoded+1))
+		var big *tooLargeError
+		if int64(len(b)) > x.p.opts.MaxDecoded || errors.As(rerr, &big) {
+			why := fmt.Sprintf("the body is larger than %d bytes decoded (--max-decoded): too large to decode; forwarded, not decoded", x.p.opts.MaxDecoded)
+			if big != nil {
+				why = big.Error()
+			}
+			b = nil
+			step := adapters.Step{Index: 0, Events: []adapters.Event{adapters.Diag(adapters.DiagReadError, why)}}
+			off := sinceMS(x.sent, time.Now())
+			timings.Terminal = off
+			x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off, Timings: timings})
+			return st.Summary()
+		}
 		now := time.Now()
 		if !sp.arrived().IsZero() {
 			now = sp.arrived()
@@ -495,6 +514,56 @@ func scrubSummary(s *scrubber, sum *adapters.Summary) {
 		e.Message = s.text(e.Message)
 		sum.Error = &e
 	}
+}
+
+// countingReader counts the bytes read through it (the compressed side
+// of a decompressor).
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// tooLargeError ends a decompression that inflated past its bound.
+type tooLargeError struct{ in, out, ratio int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("the body inflated from %d to over %d bytes, more than %d times (--max-inflate): a decompression bomb, too large to decode; forwarded, not decoded",
+		e.in, e.out, e.ratio)
+}
+
+// inflateGuard stops a decompressor whose output outgrows its input by
+// more than the ratio (past inflateFloor): the recorder never inflates a
+// bomb, whether the body is whole or a stream.
+type inflateGuard struct {
+	in    *countingReader
+	r     io.Reader
+	out   int64
+	ratio int64
+	err   error
+}
+
+// inflated guards a decompressor reading from in.
+func (x *exchange) inflated(in *countingReader, r io.Reader) io.Reader {
+	return &inflateGuard{in: in, r: r, ratio: x.p.opts.MaxInflate}
+}
+
+func (g *inflateGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	g.out += int64(n)
+	if g.out > inflateFloor && g.out > g.ratio*g.in.n {
+		g.err = &tooLargeError{in: g.in.n, out: g.out, ratio: g.ratio}
+		return n, g.err
+	}
+	return n, err
 }
 
 // lazyReader opens its reader on first use (gzip.NewReader reads the

@@ -47,6 +47,16 @@ type Options struct {
 	Hold session.Decider
 	// Client forwards the requests; nil builds one (NewClient).
 	Client *http.Client
+	// MaxDecoded bounds a whole (non-stream) response body as the
+	// recorder decodes it, after decompression: a larger one is forwarded
+	// untouched and recorded as too large to decode. 0 means
+	// DefaultMaxDecoded.
+	MaxDecoded int64
+	// MaxInflate bounds how many times its compressed size a gzip or
+	// deflate body may inflate to (past the first MiB): beyond it the
+	// body is a decompression bomb, forwarded untouched and recorded as
+	// too large to decode. 0 means DefaultMaxInflate.
+	MaxInflate int64
 	// Version is recorded with each session.
 	Version string
 	Log     *slog.Logger
@@ -91,6 +101,12 @@ func New(opts Options) *Proxy {
 	if c == nil {
 		c = NewClient()
 	}
+	if opts.MaxDecoded <= 0 {
+		opts.MaxDecoded = DefaultMaxDecoded
+	}
+	if opts.MaxInflate <= 0 {
+		opts.MaxInflate = DefaultMaxInflate
+	}
 	p := &Proxy{opts: opts, client: c, log: opts.Log, byResponse: map[string]*conversation{},
 		slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
 	p.cond = sync.NewCond(&p.mu)
@@ -117,6 +133,17 @@ func NewClient() *http.Client {
 	}
 	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
+
+// The bounds on what the recorder decodes (Options.MaxDecoded,
+// Options.MaxInflate): a response is never held whole past them, whatever
+// the upstream sends.
+const (
+	DefaultMaxDecoded = 64 << 20
+	DefaultMaxInflate = 200
+	// inflateFloor is what any compressed body may inflate to, whatever
+	// its ratio (a tiny body of repeated JSON compresses very well).
+	inflateFloor = 1 << 20
+)
 
 // maxBody bounds the request body read into memory; a larger one is
 // forwarded as it streams in and recorded without its body.
