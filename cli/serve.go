@@ -18,7 +18,8 @@ func init() { register(newServeCmd) }
 
 func newServeCmd(app *App) *cobra.Command {
 	var addr, scenario, fault, session, speed string
-	var delayMS int
+	var delayMS, keepN int
+	var keepMiB int64
 	var pace float64
 	var requireKey bool
 	cmd := &cobra.Command{
@@ -70,6 +71,9 @@ differs. Proxied sessions play back the same way.`,
 			if err := checkPace(pace); err != nil {
 				return err
 			}
+			if keepN < 1 || keepMiB < 1 || keepMiB > 1<<20 {
+				return usageErr("--keep-responses and --keep-mib must be positive")
+			}
 			keys := map[string]string{}
 			for protocol, env := range sim.KeyEnv {
 				keys[protocol] = os.Getenv(env)
@@ -77,7 +81,8 @@ differs. Proxied sessions play back the same way.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			url, err := application.StartSimulator(ctx, addr, sim.Options{Scenario: sc, Faults: faults,
-				Delay: time.Duration(delayMS) * time.Millisecond, Pace: pace, RequireKey: requireKey, Keys: keys})
+				Delay: time.Duration(delayMS) * time.Millisecond, Pace: pace, RequireKey: requireKey, Keys: keys,
+				KeepResponses: keepN, KeepBytes: keepMiB << 20})
 			if err != nil {
 				return usageErr("cannot listen on %s: %v", addr, err)
 			}
@@ -99,6 +104,8 @@ differs. Proxied sessions play back the same way.`,
 	cmd.Flags().IntVar(&delayMS, "delay-ms", 0, "pause between stream events, in ms")
 	cmd.Flags().Float64Var(&pace, "pace", 0, "stream content at this many words a second (0: as fast as it goes)")
 	cmd.Flags().BoolVar(&requireKey, "require-key", false, "answer requests without a key (or with another than $OPENAI_API_KEY etc., where set) with the provider's auth error")
+	cmd.Flags().IntVar(&keepN, "keep-responses", sim.DefaultKeepResponses, "keep this many of the latest responses for previous_response_id (older ones are unknown, as expired)")
+	cmd.Flags().Int64Var(&keepMiB, "keep-mib", sim.DefaultKeepBytes>>20, "MiB: keep at most this much of the latest responses' chains (prompts, tool results) for previous_response_id")
 	cmd.Flags().StringVar(&session, "session", "", "play this recorded session back as the provider (a VCR) instead of simulating")
 	cmd.Flags().StringVar(&speed, "speed", "recorded", "with --session: recorded (each event at its recorded time) or full")
 	completeWith(cmd, "fault", sim.FaultNames())
