@@ -236,7 +236,19 @@ func marksOf(callIDs []string, text string) []string {
 			out = append(out, id)
 		}
 	}
-	if r := []rune(strings.TrimSpace(text)); len(r) >= 12 {
+	// The first 40 runes: never the whole text as runes (a long
+	// response's text is megabytes, four bytes a rune).
+	head := strings.TrimSpace(text)
+	if i := 0; len(head) > 160 {
+		for k := range head {
+			if i == 40 {
+				head = head[:k]
+				break
+			}
+			i++
+		}
+	}
+	if r := []rune(head); len(r) >= 12 {
 		var b strings.Builder
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false) // as canonical writes it

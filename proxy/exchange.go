@@ -387,6 +387,11 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off, Timings: timings})
 		return st.Summary()
 	}
+	// A stream is decoded and stored event by event, but what it reduces
+	// to (its text, held by the reducers until the end) grows with it: past
+	// MaxDecoded bytes the recorder stops, the step ends with a read_error
+	// saying so, and the rest is forwarded, not recorded.
+	body = &streamCap{r: body, max: x.p.opts.MaxDecoded}
 	_ = adapters.ReadStream(prot, st, body, func(step adapters.Step) error {
 		at := sp.arrived()
 		if step.Index < 0 || at.IsZero() {
@@ -524,6 +529,26 @@ type countingReader struct {
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// streamCap ends a stream's recording past max bytes.
+type streamCap struct {
+	r        io.Reader
+	n, max   int64
+	exceeded bool
+}
+
+func (c *streamCap) Read(p []byte) (int, error) {
+	if c.n >= c.max {
+		c.exceeded = true
+		return 0, fmt.Errorf("the stream passed %d bytes decoded (--max-decoded): too large to record whole; the rest was forwarded, not recorded", c.max)
+	}
+	if int64(len(p)) > c.max-c.n {
+		p = p[:c.max-c.n]
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
