@@ -36,6 +36,7 @@ type proxyFlags struct {
 	tui, hold, otelContent  bool
 	// maxDecoded (MiB) and maxInflate bound what the recorder decodes.
 	maxDecoded, maxInflate int64
+	requestBudget          int64 // MiB of request bodies held at once
 }
 
 func newProxyCmd(app *App) *cobra.Command {
@@ -88,6 +89,8 @@ provider's error format, saying the operator rejected the call).`,
 		"MiB: a whole response body larger than this once decompressed is forwarded untouched and recorded as too large to decode")
 	fl.Int64Var(&f.maxInflate, "max-inflate", proxy.DefaultMaxInflate,
 		"a compressed response inflating more than this many times its size (past 1 MiB) is forwarded untouched and recorded as too large to decode")
+	fl.Int64Var(&f.requestBudget, "request-budget", proxy.DefaultRequestBudget>>20,
+		"MiB of request bodies read, decoded and recorded at once; a request that does not fit waits its turn")
 	fl.BoolVar(&f.otelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the traces")
 	completeWith(cmd, "fault", sim.FaultNames())
 	return cmd
@@ -138,7 +141,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	defer closeLog()
 
 	opts := proxy.Options{Upstream: upstream, Provider: provider, DB: db, Version: Version, Log: log,
-		MaxDecoded: f.maxDecoded << 20, MaxInflate: f.maxInflate}
+		MaxDecoded: f.maxDecoded << 20, MaxInflate: f.maxInflate, RequestBudget: f.requestBudget << 20}
 	rec := proxyObservers(app, f, db, log, &opts)
 	if live := newLiveExporter(db, f.otelContent, log); live != nil {
 		defer live.close()
@@ -196,8 +199,8 @@ func checkProxyFlags(app *App, f proxyFlags) (*sim.Faults, error) {
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	if f.maxDecoded < 1 || f.maxDecoded > 1<<20 || f.maxInflate < 1 {
-		return nil, usageErr("--max-decoded (MiB) and --max-inflate must be positive")
+	if f.maxDecoded < 1 || f.maxDecoded > 1<<20 || f.maxInflate < 1 || f.requestBudget < 1 || f.requestBudget > 1<<20 {
+		return nil, usageErr("--max-decoded, --request-budget (MiB) and --max-inflate must be positive")
 	}
 	if f.upstream != "" && f.upstream != "sim" {
 		u, err := url.Parse(f.upstream)

@@ -38,8 +38,11 @@ type exchange struct {
 	// What is recorded of the request: redacted headers, scrubbed body.
 	recHeader http.Header
 	recBody   []byte
-	scrub     *scrubber
-	sent      time.Time
+	// share is the body's part of the request budget: the recorder gives
+	// its half back once the attempt, with its body, is recorded.
+	share *bodyShare
+	scrub *scrubber
+	sent  time.Time
 
 	// prevHead is closed once the previous exchange of the conversation
 	// recorded its head; headDone once this one has.
@@ -221,6 +224,9 @@ func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText 
 		u.Timings = &session.Timings{FirstByte: sinceMS(x.sent, firstByte)}
 	}
 	x.emit(u)
+	x.recBody = nil // recorded: the budget's share goes back
+	x.share.done()
+	x.share = nil
 }
 
 // meta describes a new conversation's session.
@@ -627,6 +633,7 @@ func jsonMarshal(v any) ([]byte, error) {
 }
 
 func oneLine(s string, n int) string {
+	s = headOf(s, 8*n) // the fields of the first few lines, not of a whole body
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n]) + "…"

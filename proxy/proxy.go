@@ -57,6 +57,10 @@ type Options struct {
 	// body is a decompression bomb, forwarded untouched and recorded as
 	// too large to decode. 0 means DefaultMaxInflate.
 	MaxInflate int64
+	// RequestBudget bounds the request bodies held in memory at once,
+	// from their read until they are sent and recorded (see budget); 0
+	// means DefaultRequestBudget.
+	RequestBudget int64
 	// Version is recorded with each session.
 	Version string
 	Log     *slog.Logger
@@ -85,6 +89,8 @@ type Proxy struct {
 	// left to it, the copy goes on at its pace while the recorders, fed by
 	// their spools, catch up in turn.
 	slots chan struct{}
+	// bodies bounds the request bodies held at once (RequestBudget).
+	bodies *budget
 
 	wg     sync.WaitGroup // recording goroutines
 	holdMu sync.Mutex     // one hold decision at a time
@@ -107,8 +113,11 @@ func New(opts Options) *Proxy {
 	if opts.MaxInflate <= 0 {
 		opts.MaxInflate = DefaultMaxInflate
 	}
+	if opts.RequestBudget <= 0 {
+		opts.RequestBudget = DefaultRequestBudget
+	}
 	p := &Proxy{opts: opts, client: c, log: opts.Log, byResponse: map[string]*conversation{},
-		slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
+		slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), bodies: newBudget(opts.RequestBudget)}
 	p.cond = sync.NewCond(&p.mu)
 	return p
 }
@@ -140,6 +149,8 @@ func NewClient() *http.Client {
 const (
 	DefaultMaxDecoded = 64 << 20
 	DefaultMaxInflate = 200
+	// DefaultRequestBudget is Options.RequestBudget's default.
+	DefaultRequestBudget = 64 << 20
 	// inflateFloor is what any compressed body may inflate to, whatever
 	// its ratio (a tiny body of repeated JSON compresses very well).
 	inflateFloor = 1 << 20
@@ -157,17 +168,43 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusMethodNotAllowed, "modelwire proxy: CONNECT is not supported; set the application's base URL to the proxy instead")
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	// A body of a declared length is budgeted before it is read, one of
+	// unknown length once read: either way no more than RequestBudget of
+	// bodies are decoded and recorded at once.
+	var share *bodyShare
+	var buf *bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		n = min(n, maxBody+1)
+		if !p.bodies.acquire(r.Context(), n) {
+			return // the client went away while it waited
+		}
+		share = &bodyShare{b: p.bodies, n: n, left: 2}
+		buf = bytes.NewBuffer(make([]byte, 0, n+1))
+	} else {
+		buf = new(bytes.Buffer)
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
+	body := buf.Bytes()
 	if err != nil {
+		share.done()
+		share.done()
 		http.Error(w, "modelwire proxy: reading the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if share == nil && len(body) > 0 {
+		if !p.bodies.acquire(r.Context(), int64(len(body))) {
+			return
+		}
+		share = &bodyShare{b: p.bodies, n: int64(len(body)), left: 2}
+	}
+	defer share.done() // the handler's part: the body has gone upstream
 	var bodyReader io.Reader = bytes.NewReader(body)
 	whole := len(body) <= maxBody
 	if !whole {
 		bodyReader = io.MultiReader(bytes.NewReader(body), r.Body)
 	}
 	x := p.begin(r, body, whole)
+	x.share = share
 	p.wg.Add(1)
 	if x.target == "" {
 		msg := fmt.Sprintf("modelwire proxy: no upstream for %s %s (not a path modelwire knows); pass --upstream", r.Method, r.URL.Path)
