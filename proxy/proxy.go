@@ -150,7 +150,7 @@ const (
 	DefaultMaxDecoded = 64 << 20
 	DefaultMaxInflate = 200
 	// DefaultRequestBudget is Options.RequestBudget's default.
-	DefaultRequestBudget = 64 << 20
+	DefaultRequestBudget = 32 << 20
 	// inflateFloor is what any compressed body may inflate to, whatever
 	// its ratio (a tiny body of repeated JSON compresses very well).
 	inflateFloor = 1 << 20
@@ -197,7 +197,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		share = &bodyShare{b: p.bodies, n: int64(len(body)), left: 2}
 	}
-	defer share.done() // the handler's part: the body has gone upstream
+	// The handler's part of the share goes back once the body has gone
+	// upstream (the response has begun), not when the response ends: a
+	// long stream or a held response keeps no request body in the budget.
+	sent := sync.OnceFunc(share.done)
+	defer sent()
 	var bodyReader io.Reader = bytes.NewReader(body)
 	whole := len(body) <= maxBody
 	if !whole {
@@ -228,6 +232,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	x.sent = time.Now()
 	resp, err := p.client.Do(out)
+	sent()
 	if err != nil {
 		if r.Context().Err() != nil {
 			x.noResponse("cancelled: the client went away before the response")

@@ -33,7 +33,7 @@ const (
 	// memProxyCap is the proxy's peak RSS under a hostile response:
 	// --max-decoded (64 MiB) decoded, the spool (64 MiB) behind the client,
 	// the decoded copies of one body, and the runtime.
-	memProxyCap = 640 << 20
+	memProxyCap = 768 << 20
 	// memStreamGrowth is how much the proxy's peak may grow between the
 	// first half of a long stream and its end.
 	memStreamGrowth = 96 << 20
