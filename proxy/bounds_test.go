@@ -1,0 +1,154 @@
+package proxy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
+)
+
+// boundsProxy runs a proxy in front of h and returns its URL and the
+// read_error diagnostics it recorded (once closed).
+func boundsProxy(t *testing.T, h http.Handler, opts Options) (string, func() []string) {
+	t.Helper()
+	up := httptest.NewServer(h)
+	t.Cleanup(up.Close)
+	var mu sync.Mutex
+	var diags []string
+	opts.Upstream = up.URL + "/v1"
+	opts.Observe = func(u session.Update) {
+		if u.Kind != session.UpStep || u.Step == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ev := range u.Step.Events {
+			if ev.Type == adapters.EvDiagnostic {
+				diags = append(diags, ev.Detail)
+			}
+		}
+	}
+	p := New(opts)
+	srv := httptest.NewServer(p)
+	return srv.URL, func() []string {
+		srv.Close()
+		_ = p.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		return diags
+	}
+}
+
+func boundsPost(t *testing.T, url, body string) []byte {
+	t.Helper()
+	c := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	resp, err := c.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const boundsReq = `{"model":"m","messages":[{"role":"user","content":"hello there"}]}`
+
+// A whole body past MaxDecoded, or a gzip body past MaxInflate, reaches
+// the client whole and is recorded as too large to decode.
+func TestDecodeBounds(t *testing.T) {
+	plain := []byte(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		strings.Repeat("a", 3<<20) + `"},"finish_reason":"stop"}]}`)
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	_, _ = zw.Write(make([]byte, 64<<20))
+	_ = zw.Close()
+	for _, tc := range []struct {
+		name string
+		body []byte
+		gzip bool
+		max  int64
+		want string
+	}{{"plain", plain, false, 1 << 20, "--max-decoded"}, {"bomb", zipped.Bytes(), true, 0, "--max-inflate"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, done := boundsProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if tc.gzip {
+					w.Header().Set("Content-Encoding", "gzip")
+				}
+				_, _ = w.Write(tc.body)
+			}), Options{MaxDecoded: tc.max})
+			if got := boundsPost(t, url, boundsReq); !bytes.Equal(got, tc.body) {
+				t.Fatalf("the client got %d bytes, want the %d sent", len(got), len(tc.body))
+			}
+			diags := done()
+			if len(diags) != 1 || !strings.Contains(diags[0], "too large to decode") || !strings.Contains(diags[0], tc.want) {
+				t.Fatalf("recorded %q, want one diagnostic naming %s", diags, tc.want)
+			}
+		})
+	}
+}
+
+// A stream past MaxDecoded is recorded up to there; the client gets it all.
+func TestStreamBound(t *testing.T) {
+	event := `data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"` + strings.Repeat("b", 200) + `"}}]}` + "\n\n"
+	var sent bytes.Buffer
+	for sent.Len() < 3<<20 {
+		sent.WriteString(event)
+	}
+	sent.WriteString("data: [DONE]\n\n")
+	url, done := boundsProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(sent.Bytes())
+	}), Options{MaxDecoded: 1 << 20})
+	if got := boundsPost(t, url, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hello there"}]}`); !bytes.Equal(got, sent.Bytes()) {
+		t.Fatalf("the client got %d bytes, want %d", len(got), sent.Len())
+	}
+	diags := done()
+	found := false
+	for _, d := range diags {
+		found = found || strings.Contains(d, "too large to record whole")
+	}
+	if !found {
+		t.Fatalf("recorded %q, want the stream's bound named", diags)
+	}
+}
+
+// The budget lets a request through alone whatever its size, and makes
+// one that does not fit wait for room.
+func TestBudget(t *testing.T) {
+	b := newBudget(10)
+	ctx := context.Background()
+	if !b.acquire(ctx, 25) { // larger than the whole budget: alone
+		t.Fatal("a request larger than the budget did not go alone")
+	}
+	got := make(chan bool, 1)
+	go func() { got <- b.acquire(ctx, 1) }()
+	select {
+	case <-got:
+		t.Fatal("a request went past a full budget")
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.release(25)
+	if !<-got {
+		t.Fatal("the waiting request did not get room")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { got <- b.acquire(cctx, 10) }()
+	time.Sleep(10 * time.Millisecond)
+	cancel()
+	if <-got {
+		t.Fatal("a cancelled wait got room")
+	}
+}
