@@ -439,20 +439,22 @@ func (db *DB) GetSession(id string) (*Session, error) {
 }
 
 // checkTurns refuses a session whose rows name a turn it cannot hold.
-// Every turn has at least its assembly entry in the timeline, so no turn
-// number exceeds the entries stored; readers index turns densely (a
-// replay's records, a diff's pairs), and a crafted turn of 2·10⁹ would
-// otherwise have them allocate gigabytes. The stored counts (turns,
-// events) are checked the same way: they are what the file says, the
-// chunks are what it holds.
+// Turns are numbered from 1 and every turn has a row (its attempt, a
+// fork's copied ones included), so no turn number exceeds the rows read;
+// readers index turns densely (a replay's records and turn starts), and a
+// crafted turn of 2·10⁹ would otherwise have them allocate gigabytes. The
+// stored counts (turns, events) are checked the same way: they are what
+// the file says, the rows and chunks are what it holds. (The chunks'
+// entry numbers are the file's word too, so they bound only the count of
+// entries, never a turn.)
 func (db *DB) checkTurns(ctx context.Context, sid int64, s *Session) error {
 	var held int
 	if err := db.sql.QueryRowContext(ctx, `SELECT coalesce(max(last_seq), 0) FROM chunks WHERE sid = ?`, sid).Scan(&held); err != nil {
 		return err
 	}
-	bound := max(held, len(s.Attempts)+len(s.Calls)+len(s.Validations))
+	bound := len(s.Attempts) + len(s.Calls) + len(s.Validations)
 	bad := func(what string, turn int) error {
-		return &DamagedError{ID: s.ID, Detail: fmt.Sprintf("%s names turn %d, but the session holds %d entries", what, turn, held)}
+		return &DamagedError{ID: s.ID, Detail: fmt.Sprintf("%s names turn %d, but the session holds %d records of its turns", what, turn, bound)}
 	}
 	for _, a := range s.Attempts {
 		if a.Turn < 0 || a.Turn > bound {
