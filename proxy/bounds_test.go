@@ -152,3 +152,27 @@ func TestBudget(t *testing.T) {
 		t.Fatal("a cancelled wait got room")
 	}
 }
+
+// Hold mode holds a response in memory: one past MaxDecoded is refused as
+// a rejection is (fail closed), never passed on unapproved.
+func TestHoldBound(t *testing.T) {
+	d := &fakeDecider{answer: approveAll}
+	body := []byte(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		strings.Repeat("c", 3<<20) + `"},"finish_reason":"stop"}]}`)
+	url, done := boundsProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}), Options{MaxDecoded: 1 << 20, Hold: d})
+	c := &http.Client{}
+	resp, err := c.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(
+		`{"model":"m","messages":[{"role":"user","content":"hello there"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	done()
+	if resp.StatusCode != holdStatus || resp.Header.Get("X-Modelwire-Hold") != "rejected" || !strings.Contains(string(got), "cannot be held") {
+		t.Fatalf("got HTTP %d %q, want the hold rejection naming the bound", resp.StatusCode, got)
+	}
+}
