@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -96,6 +97,9 @@ provider's error format, saying the operator rejected the call).`,
 	return cmd
 }
 
+// proxySoftLimit is the proxy's soft memory limit (debug.SetMemoryLimit).
+const proxySoftLimit = 512 << 20
+
 func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	faults, err := checkProxyFlags(app, f)
 	if err != nil {
@@ -107,6 +111,13 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// What the bounds leave live is a few hundred MiB at worst; the garbage
+	// a large body leaves behind would double it before the collector ran.
+	// A soft limit has it run sooner (GOMEMLIMIT overrides; a live heap over
+	// the limit is never refused, only collected more often).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(proxySoftLimit)
+	}
 	// A log reader that goes away (`modelwire proxy | head`) must not take
 	// the application's streams and their recording down with it.
 	survivePipeClose(app.Out)
