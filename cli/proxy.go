@@ -37,6 +37,7 @@ type proxyFlags struct {
 	tui, hold, otelContent  bool
 	// maxDecoded (MiB) and maxInflate bound what the recorder decodes.
 	maxDecoded, maxInflate int64
+	maxStreamText          int64 // MiB
 	requestBudget          int64 // MiB of request bodies held at once
 }
 
@@ -88,6 +89,8 @@ provider's error format, saying the operator rejected the call).`,
 	fl.BoolVar(&f.hold, "hold-tools", false, "hold responses that propose tool calls for approval (changes what the application sees)")
 	fl.Int64Var(&f.maxDecoded, "max-decoded", proxy.DefaultMaxDecoded>>20,
 		"MiB: a whole response body larger than this once decompressed is forwarded untouched and recorded as too large to decode")
+	fl.Int64Var(&f.maxStreamText, "max-stream-text", proxy.DefaultMaxStreamText>>20,
+		"MiB: a stream is recorded until its content (text, reasoning, arguments) passes this; the rest is forwarded, not recorded")
 	fl.Int64Var(&f.maxInflate, "max-inflate", proxy.DefaultMaxInflate,
 		"a compressed response inflating more than this many times its size (past 1 MiB) is forwarded untouched and recorded as too large to decode")
 	fl.Int64Var(&f.requestBudget, "request-budget", proxy.DefaultRequestBudget>>20,
@@ -152,7 +155,8 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	defer closeLog()
 
 	opts := proxy.Options{Upstream: upstream, Provider: provider, DB: db, Version: Version, Log: log,
-		MaxDecoded: f.maxDecoded << 20, MaxInflate: f.maxInflate, RequestBudget: f.requestBudget << 20}
+		MaxDecoded: f.maxDecoded << 20, MaxInflate: f.maxInflate, RequestBudget: f.requestBudget << 20,
+		MaxStreamText: f.maxStreamText << 20}
 	rec := proxyObservers(app, f, db, log, &opts)
 	if live := newLiveExporter(db, f.otelContent, log); live != nil {
 		defer live.close()
@@ -210,8 +214,9 @@ func checkProxyFlags(app *App, f proxyFlags) (*sim.Faults, error) {
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	if f.maxDecoded < 1 || f.maxDecoded > 1<<20 || f.maxInflate < 1 || f.requestBudget < 1 || f.requestBudget > 1<<20 {
-		return nil, usageErr("--max-decoded, --request-budget (MiB) and --max-inflate must be positive")
+	if f.maxDecoded < 1 || f.maxDecoded > 1<<20 || f.maxInflate < 1 || f.requestBudget < 1 || f.requestBudget > 1<<20 ||
+		f.maxStreamText < 1 || f.maxStreamText > 1<<20 {
+		return nil, usageErr("--max-decoded, --max-stream-text, --request-budget (MiB) and --max-inflate must be positive")
 	}
 	if f.upstream != "" && f.upstream != "sim" {
 		u, err := url.Parse(f.upstream)

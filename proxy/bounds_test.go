@@ -100,7 +100,7 @@ func TestDecodeBounds(t *testing.T) {
 	}
 }
 
-// A stream past MaxDecoded is recorded up to there; the client gets it all.
+// A stream whose content passes MaxStreamText is recorded up to there; the client gets it all.
 func TestStreamBound(t *testing.T) {
 	event := `data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"` + strings.Repeat("b", 200) + `"}}]}` + "\n\n"
 	var sent bytes.Buffer
@@ -111,7 +111,7 @@ func TestStreamBound(t *testing.T) {
 	url, done := boundsProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write(sent.Bytes())
-	}), Options{MaxDecoded: 1 << 20})
+	}), Options{MaxStreamText: 1 << 20})
 	if got := boundsPost(t, url, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hello there"}]}`); !bytes.Equal(got, sent.Bytes()) {
 		t.Fatalf("the client got %d bytes, want %d", len(got), sent.Len())
 	}

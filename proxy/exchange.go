@@ -394,11 +394,15 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		return st.Summary()
 	}
 	// A stream is decoded and stored event by event, but what it reduces
-	// to (its text, held by the reducers until the end) grows with it: past
-	// MaxDecoded bytes the recorder stops, the step ends with a read_error
-	// saying so, and the rest is forwarded, not recorded.
-	body = &streamCap{r: body, max: x.p.opts.MaxDecoded}
+	// to (its text and arguments, held by the reducers until the end) grows
+	// with it: once its content passes MaxStreamText bytes the recorder stops,
+	// the stream ends with a read_error saying so, and the rest is
+	// forwarded, not recorded. (Its SSE bytes are not counted: a long
+	// stream of small deltas reduces to little.)
+	capped := &streamCap{r: body, max: x.p.opts.MaxStreamText}
+	body = capped
 	_ = adapters.ReadStream(prot, st, body, func(step adapters.Step) error {
+		capped.count(step.Events)
 		at := sp.arrived()
 		if step.Index < 0 || at.IsZero() {
 			at = time.Now()
@@ -540,24 +544,28 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// streamCap ends a stream's recording past max bytes.
+// streamCap ends a stream's recording once the content its events
+// carried (count) passes max bytes.
 type streamCap struct {
-	r        io.Reader
-	n, max   int64
-	exceeded bool
+	r      io.Reader
+	n, max int64
+}
+
+// count adds the content of a step's events.
+func (c *streamCap) count(evs []adapters.Event) {
+	for i := range evs {
+		c.n += int64(len(evs[i].Delta))
+		if f := evs[i].Final; f != nil {
+			c.n += int64(len(*f))
+		}
+	}
 }
 
 func (c *streamCap) Read(p []byte) (int, error) {
-	if c.n >= c.max {
-		c.exceeded = true
-		return 0, fmt.Errorf("the stream passed %d bytes decoded (--max-decoded): too large to record whole; the rest was forwarded, not recorded", c.max)
+	if c.n > c.max {
+		return 0, fmt.Errorf("the stream's content passed %d bytes (--max-stream-text): too large to record whole; the rest was forwarded, not recorded", c.max)
 	}
-	if int64(len(p)) > c.max-c.n {
-		p = p[:c.max-c.n]
-	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
+	return c.r.Read(p)
 }
 
 // tooLargeError ends a decompression that inflated past its bound.

@@ -52,6 +52,10 @@ type Options struct {
 	// untouched and recorded as too large to decode. 0 means
 	// DefaultMaxDecoded.
 	MaxDecoded int64
+	// MaxStreamText bounds the content (text, reasoning, arguments) a
+	// stream's recording reduces: past it the rest of the stream is
+	// forwarded, not recorded. 0 means DefaultMaxStreamText.
+	MaxStreamText int64
 	// MaxInflate bounds how many times its compressed size a gzip or
 	// deflate body may inflate to (past the first MiB): beyond it the
 	// body is a decompression bomb, forwarded untouched and recorded as
@@ -110,6 +114,9 @@ func New(opts Options) *Proxy {
 	if opts.MaxDecoded <= 0 {
 		opts.MaxDecoded = DefaultMaxDecoded
 	}
+	if opts.MaxStreamText <= 0 {
+		opts.MaxStreamText = DefaultMaxStreamText
+	}
 	if opts.MaxInflate <= 0 {
 		opts.MaxInflate = DefaultMaxInflate
 	}
@@ -149,6 +156,10 @@ func NewClient() *http.Client {
 const (
 	DefaultMaxDecoded = 64 << 20
 	DefaultMaxInflate = 200
+	// DefaultMaxStreamText is far past any model's output (128k tokens are
+	// about half a MiB of text), and what the reducers hold of it stays
+	// well inside the proxy's bound.
+	DefaultMaxStreamText = 16 << 20
 	// DefaultRequestBudget is Options.RequestBudget's default.
 	DefaultRequestBudget = 32 << 20
 	// inflateFloor is what any compressed body may inflate to, whatever

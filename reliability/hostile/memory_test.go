@@ -35,7 +35,7 @@ const (
 	// the decoded copies of one body, and the runtime.
 	memProxyCap = 768 << 20
 	// memStreamGrowth is how much the proxy's peak may grow between the
-	// first half of a long stream and its end.
+	// middle of a long stream and its end.
 	memStreamGrowth = 96 << 20
 	// memCommandCap bounds a command reading a crafted database.
 	memCommandCap = 1 << 30
@@ -203,9 +203,10 @@ func TestMemoryPlainBody(t *testing.T) {
 }
 
 func TestMemoryLongStream(t *testing.T) {
-	// Past --max-decoded (64 MiB) the recorder stops; the sample at half
-	// the stream is past it, so the second half must leave RSS flat.
-	total := size(256<<20, 1<<30)
+	// Once the content passes --max-stream-text (16 MiB, reached after
+	// ~25 MiB of these events) the recorder stops; the sample at half the
+	// stream is past it, so the second half must leave RSS flat.
+	total := size(128<<20, 1<<30)
 	delta := strings.Repeat("lorem ipsum ", 20)
 	event := `data: {"id":"chatcmpl-long","object":"chat.completion.chunk","model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"` + delta + `"}}]}` + "\n\n"
 	events := total / int64(len(event))
