@@ -176,3 +176,30 @@ func TestHoldBound(t *testing.T) {
 		t.Fatalf("got HTTP %d %q, want the hold rejection naming the bound", resp.StatusCode, got)
 	}
 }
+
+// A body of unknown length past the first MiB waits for the budget and
+// still goes upstream whole.
+func TestChunkedBodyBudgeted(t *testing.T) {
+	var got int64
+	url, done := boundsProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}), Options{RequestBudget: 1 << 20})
+	body := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("d", 3<<20) + `"}]}`
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = io.Copy(pw, strings.NewReader(body)) // no Content-Length: chunked
+		pw.Close()
+	}()
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	done()
+	if resp.StatusCode != 200 || got != int64(len(body)) {
+		t.Fatalf("HTTP %d, the upstream got %d bytes of %d", resp.StatusCode, got, len(body))
+	}
+}

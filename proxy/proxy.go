@@ -167,6 +167,10 @@ const (
 	inflateFloor = 1 << 20
 )
 
+// unbudgeted is how much of a body of unknown length is read before it
+// waits for the request budget.
+const unbudgeted = 1 << 20
+
 // maxBody bounds the request body read into memory; a larger one is
 // forwarded as it streams in and recorded without its body.
 const maxBody = 64 << 20
@@ -192,15 +196,27 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		share = &bodyShare{b: p.bodies, n: n, left: 2}
 		buf = bytes.NewBuffer(make([]byte, 0, n+1))
 	} else {
+		// Unknown length: the first MiB is read unbudgeted (most bodies end
+		// there); a longer one waits for the budget before reading on.
 		buf = new(bytes.Buffer)
+		if _, err := buf.ReadFrom(io.LimitReader(r.Body, unbudgeted)); err == nil && buf.Len() == unbudgeted {
+			if !p.bodies.acquire(r.Context(), maxBody+1) {
+				return
+			}
+			share = &bodyShare{b: p.bodies, n: maxBody + 1, left: 2}
+		}
 	}
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1-int64(buf.Len())))
 	body := buf.Bytes()
 	if err != nil {
 		share.done()
 		share.done()
 		http.Error(w, "modelwire proxy: reading the request body: "+err.Error(), http.StatusBadRequest)
 		return
+	}
+	if share != nil && share.n > int64(len(body)) { // what was reserved and not read goes back now
+		p.bodies.release(share.n - int64(len(body)))
+		share.n = int64(len(body))
 	}
 	if share == nil && len(body) > 0 {
 		if !p.bodies.acquire(r.Context(), int64(len(body))) {
