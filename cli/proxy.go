@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +34,10 @@ func init() { register(newProxyCmd) }
 type proxyFlags struct {
 	listen, upstream, fault string
 	tui, hold, otelContent  bool
+	// maxDecoded (MiB) and maxInflate bound what the recorder decodes.
+	maxDecoded, maxInflate int64
+	maxStreamText          int64 // MiB
+	requestBudget          int64 // MiB of request bodies held at once
 }
 
 func newProxyCmd(app *App) *cobra.Command {
@@ -80,10 +86,21 @@ provider's error format, saying the operator rejected the call).`,
 	fl.StringVar(&f.fault, "fault", "", "faults for --upstream sim, comma-separated (NAME or NAME:always)")
 	fl.BoolVar(&f.tui, "tui", false, "show the exchanges live in the workbench")
 	fl.BoolVar(&f.hold, "hold-tools", false, "hold responses that propose tool calls for approval (changes what the application sees)")
+	fl.Int64Var(&f.maxDecoded, "max-decoded", proxy.DefaultMaxDecoded>>20,
+		"MiB: a whole response body larger than this once decompressed is forwarded untouched and recorded as too large to decode")
+	fl.Int64Var(&f.maxStreamText, "max-stream-text", proxy.DefaultMaxStreamText>>20,
+		"MiB: a stream is recorded until its content (text, reasoning, arguments) passes this; the rest is forwarded, not recorded")
+	fl.Int64Var(&f.maxInflate, "max-inflate", proxy.DefaultMaxInflate,
+		"a compressed response inflating more than this many times its size (past 1 MiB) is forwarded untouched and recorded as too large to decode")
+	fl.Int64Var(&f.requestBudget, "request-budget", proxy.DefaultRequestBudget>>20,
+		"MiB of request bodies read, decoded and recorded at once; a request that does not fit waits its turn")
 	fl.BoolVar(&f.otelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the traces")
 	completeWith(cmd, "fault", sim.FaultNames())
 	return cmd
 }
+
+// proxySoftLimit is the proxy's soft memory limit (debug.SetMemoryLimit).
+const proxySoftLimit = 512 << 20
 
 func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	faults, err := checkProxyFlags(app, f)
@@ -96,6 +113,13 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	}
 	ctx, stop := notifyStop(ctx)
 	defer stop()
+	// What the bounds leave live is a few hundred MiB at worst; the garbage
+	// a large body leaves behind would double it before the collector ran.
+	// A soft limit has it run sooner (GOMEMLIMIT overrides; a live heap over
+	// the limit is never refused, only collected more often).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(proxySoftLimit)
+	}
 	// A log reader that goes away (`modelwire proxy | head`) must not take
 	// the application's streams and their recording down with it.
 	survivePipeClose(app.Out)
@@ -129,7 +153,9 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	}
 	defer closeLog()
 
-	opts := proxy.Options{Upstream: upstream, Provider: provider, DB: db, Version: Version, Log: log}
+	opts := proxy.Options{Upstream: upstream, Provider: provider, DB: db, Version: Version, Log: log,
+		MaxDecoded: f.maxDecoded << 20, MaxInflate: f.maxInflate, RequestBudget: f.requestBudget << 20,
+		MaxStreamText: f.maxStreamText << 20}
 	rec := proxyObservers(app, f, db, log, &opts)
 	if live := newLiveExporter(db, f.otelContent, log); live != nil {
 		defer live.close()
@@ -187,6 +213,10 @@ func checkProxyFlags(app *App, f proxyFlags) (*sim.Faults, error) {
 	faults, err := sim.ParseFaults(f.fault)
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	if f.maxDecoded < 1 || f.maxDecoded > 1<<20 || f.maxInflate < 1 || f.requestBudget < 1 || f.requestBudget > 1<<20 ||
+		f.maxStreamText < 1 || f.maxStreamText > 1<<20 {
+		return nil, usageErr("--max-decoded, --max-stream-text, --request-budget (MiB) and --max-inflate must be positive")
 	}
 	if f.upstream != "" && f.upstream != "sim" {
 		u, err := url.Parse(f.upstream)

@@ -16,7 +16,8 @@ func init() { register(newServeCmd) }
 
 func newServeCmd(app *App) *cobra.Command {
 	var addr, scenario, fault, session, speed, scenarios string
-	var delayMS, maxConns int
+	var delayMS, maxConns, keepN int
+	var keepMiB int64
 	var bodyTimeout time.Duration
 	var pace float64
 	var requireKey bool
@@ -83,6 +84,9 @@ differs. Proxied sessions play back the same way.`,
 			if err := checkPace(pace); err != nil {
 				return err
 			}
+			if keepN < 1 || keepMiB < 1 || keepMiB > 1<<20 {
+				return usageErr("--keep-responses and --keep-mib must be positive")
+			}
 			keys := map[string]string{}
 			for protocol, env := range sim.KeyEnv() {
 				keys[protocol] = os.Getenv(env)
@@ -96,7 +100,8 @@ differs. Proxied sessions play back the same way.`,
 			}
 			url, err := application.StartSimulator(ctx, addr, sim.Options{Scenario: sc, Faults: faults,
 				Delay: time.Duration(delayMS) * time.Millisecond, Pace: pace, RequireKey: requireKey, Keys: keys,
-				Lookup: samples.LookupIn(scenarios), BodyTimeout: bodyTimeout, MaxConns: maxConns})
+				Lookup: samples.LookupIn(scenarios), BodyTimeout: bodyTimeout, MaxConns: maxConns,
+				KeepResponses: keepN, KeepBytes: keepMiB << 20})
 			if err != nil {
 				return usageErr("cannot listen on %s: %v", addr, err)
 			}
@@ -121,6 +126,8 @@ differs. Proxied sessions play back the same way.`,
 	cmd.Flags().StringVar(&scenarios, "scenarios", "", "directory whose scenario files a request may name in X-Modelwire-Scenario (default: built-in scenarios only)")
 	cmd.Flags().DurationVar(&bodyTimeout, "body-timeout", sim.DefaultBodyTimeout, "longest wait for one request's body")
 	cmd.Flags().IntVar(&maxConns, "max-conns", sim.DefaultMaxConns, "most connections open at once")
+	cmd.Flags().IntVar(&keepN, "keep-responses", sim.DefaultKeepResponses, "keep this many of the latest responses for previous_response_id (older ones are unknown, as expired)")
+	cmd.Flags().Int64Var(&keepMiB, "keep-mib", sim.DefaultKeepBytes>>20, "MiB: keep at most this much of the latest responses' chains (prompts, tool results) for previous_response_id")
 	cmd.Flags().StringVar(&session, "session", "", "play this recorded session back as the provider (a VCR) instead of simulating")
 	cmd.Flags().StringVar(&speed, "speed", "recorded", "with --session: recorded (each event at its recorded time) or full")
 	completeWith(cmd, "fault", sim.FaultNames())

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"strings"
 	"time"
@@ -58,7 +59,7 @@ type conversation struct {
 	lastHead chan struct{}
 
 	// Linking state, guarded by Proxy.mu.
-	last       []string
+	last       [][32]byte // the last request's history, item by item hashed (never the items: they are megabytes)
 	lastKey    [32]byte
 	lastAt     time.Time
 	lastFailed string // why the last exchange failed ("" when it did not, or is still running)
@@ -86,7 +87,7 @@ func (p *Proxy) link(req request, now time.Time, mayWait bool) (c *conversation,
 	}
 	defer func() {
 		if c != nil {
-			c.last, c.lastKey, c.lastAt, c.lastFailed = req.history, req.key, now, ""
+			c.last, c.lastKey, c.lastAt, c.lastFailed = hashItems(req.history), req.key, now, ""
 		}
 	}()
 	// 1. A retry of a failed request.
@@ -204,13 +205,23 @@ func (c *conversation) failed() bool {
 	return false
 }
 
-func prefix(a, b []string) bool {
+// prefix reports whether the hashed items a begin b.
+func prefix(a [][32]byte, b []string) bool {
 	for i := range a {
-		if a[i] != b[i] {
+		if a[i] != sha256.Sum256([]byte(b[i])) {
 			return false
 		}
 	}
 	return true
+}
+
+// hashItems hashes each item of a history.
+func hashItems(items []string) [][32]byte {
+	out := make([][32]byte, len(items))
+	for i, it := range items {
+		out[i] = sha256.Sum256([]byte(it))
+	}
+	return out
 }
 
 // quotes reports whether the added items mention one of the marks.
@@ -236,7 +247,19 @@ func marksOf(callIDs []string, text string) []string {
 			out = append(out, id)
 		}
 	}
-	if r := []rune(strings.TrimSpace(text)); len(r) >= 12 {
+	// The first 40 runes: never the whole text as runes (a long
+	// response's text is megabytes, four bytes a rune).
+	head := strings.TrimSpace(text)
+	if i := 0; len(head) > 160 {
+		for k := range head {
+			if i == 40 {
+				head = head[:k]
+				break
+			}
+			i++
+		}
+	}
+	if r := []rune(head); len(r) >= 12 {
 		var b strings.Builder
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false) // as canonical writes it

@@ -38,8 +38,11 @@ type exchange struct {
 	// What is recorded of the request: redacted headers, scrubbed body.
 	recHeader http.Header
 	recBody   []byte
-	scrub     *scrubber
-	sent      time.Time
+	// share is the body's part of the request budget: the recorder gives
+	// its half back once the attempt, with its body, is recorded.
+	share *bodyShare
+	scrub *scrubber
+	sent  time.Time
 
 	// prevHead is closed once the previous exchange of the conversation
 	// recorded its head; headDone once this one has.
@@ -222,6 +225,9 @@ func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText 
 		u.Timings = &session.Timings{FirstByte: sinceMS(x.sent, firstByte)}
 	}
 	x.emit(u)
+	x.recBody = nil // recorded: the budget's share goes back
+	x.share.done()
+	x.share = nil
 }
 
 // meta describes a new conversation's session.
@@ -272,9 +278,11 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 	switch enc := strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip", "x-gzip":
-		body = &lazyReader{open: func() (io.Reader, error) { return gzip.NewReader(sp) }}
+		in := &countingReader{r: sp}
+		body = x.inflated(in, &lazyReader{open: func() (io.Reader, error) { return gzip.NewReader(in) }})
 	case "deflate": // HTTP's deflate is the zlib format
-		body = &lazyReader{open: func() (io.Reader, error) { return zlib.NewReader(sp) }}
+		in := &countingReader{r: sp}
+		body = x.inflated(in, &lazyReader{open: func() (io.Reader, error) { return zlib.NewReader(in) }})
 	default:
 		decodeErr = "the body is " + enc + "-encoded, which the recorder does not decode: forwarded, not decoded"
 	}
@@ -351,7 +359,24 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		stream = len(head) > 0 && adapters.LooksLikeStream(head)
 	}
 	if !stream {
-		b, rerr := io.ReadAll(body)
+		// A whole body is decoded at once, so it is read whole: at most
+		// MaxDecoded bytes of it; a larger one (or a decompression bomb)
+		// is recorded as too large to decode, and the rest is left for
+		// the caller to drain (the client has it all).
+		b, rerr := io.ReadAll(io.LimitReader(body, x.p.opts.MaxDecoded+1))
+		var big *tooLargeError
+		if int64(len(b)) > x.p.opts.MaxDecoded || errors.As(rerr, &big) {
+			why := fmt.Sprintf("the body is larger than %d bytes decoded (--max-decoded): too large to decode; forwarded, not decoded", x.p.opts.MaxDecoded)
+			if big != nil {
+				why = big.Error()
+			}
+			b = nil
+			step := adapters.Step{Index: 0, Events: []adapters.Event{adapters.Diag(adapters.DiagReadError, why)}}
+			off := sinceMS(x.sent, time.Now())
+			timings.Terminal = off
+			x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off, Timings: timings})
+			return st.Summary()
+		}
 		now := time.Now()
 		if !sp.arrived().IsZero() {
 			now = sp.arrived()
@@ -369,7 +394,16 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off, Timings: timings})
 		return st.Summary()
 	}
+	// A stream is decoded and stored event by event, but what it reduces
+	// to (its text and arguments, held by the reducers until the end) grows
+	// with it: once its content passes MaxStreamText bytes the recorder stops,
+	// the stream ends with a read_error saying so, and the rest is
+	// forwarded, not recorded. (Its SSE bytes are not counted: a long
+	// stream of small deltas reduces to little.)
+	capped := &streamCap{r: body, max: x.p.opts.MaxStreamText}
+	body = capped
 	_ = adapters.ReadStream(prot, st, body, func(step adapters.Step) error {
+		capped.count(step.Events)
 		at := sp.arrived()
 		if step.Index < 0 || at.IsZero() {
 			at = time.Now()
@@ -479,6 +513,80 @@ func transportText(err error, forwarded int64) string {
 	return fmt.Sprintf("the stream broke after %d bytes: %v", forwarded, err)
 }
 
+// countingReader counts the bytes read through it (the compressed side
+// of a decompressor).
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// streamCap ends a stream's recording once the content its events
+// carried (count) passes max bytes.
+type streamCap struct {
+	r      io.Reader
+	n, max int64
+}
+
+// count adds the content of a step's events.
+func (c *streamCap) count(evs []adapters.Event) {
+	for i := range evs {
+		c.n += int64(len(evs[i].Delta))
+		if f := evs[i].Final; f != nil {
+			c.n += int64(len(*f))
+		}
+	}
+}
+
+func (c *streamCap) Read(p []byte) (int, error) {
+	if c.n > c.max {
+		return 0, fmt.Errorf("the stream's content passed %d bytes (--max-stream-text): too large to record whole; the rest was forwarded, not recorded", c.max)
+	}
+	return c.r.Read(p)
+}
+
+// tooLargeError ends a decompression that inflated past its bound.
+type tooLargeError struct{ in, out, ratio int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("the body inflated from %d to over %d bytes, more than %d times (--max-inflate): a decompression bomb, too large to decode; forwarded, not decoded",
+		e.in, e.out, e.ratio)
+}
+
+// inflateGuard stops a decompressor whose output outgrows its input by
+// more than the ratio (past inflateFloor): the recorder never inflates a
+// bomb, whether the body is whole or a stream.
+type inflateGuard struct {
+	in    *countingReader
+	r     io.Reader
+	out   int64
+	ratio int64
+	err   error
+}
+
+// inflated guards a decompressor reading from in.
+func (x *exchange) inflated(in *countingReader, r io.Reader) io.Reader {
+	return &inflateGuard{in: in, r: r, ratio: x.p.opts.MaxInflate}
+}
+
+func (g *inflateGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	g.out += int64(n)
+	if g.out > inflateFloor && g.out > g.ratio*g.in.n {
+		g.err = &tooLargeError{in: g.in.n, out: g.out, ratio: g.ratio}
+		return n, g.err
+	}
+	return n, err
+}
+
 // lazyReader opens its reader on first use (gzip.NewReader reads the
 // header, which must happen on the recording goroutine).
 type lazyReader struct {
@@ -515,6 +623,7 @@ func jsonMarshal(v any) ([]byte, error) {
 }
 
 func oneLine(s string, n int) string {
+	s = headOf(s, 8*n) // the fields of the first few lines, not of a whole body
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n]) + "…"

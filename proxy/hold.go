@@ -37,11 +37,21 @@ func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange, resp *
 	var buf bytes.Buffer
 	chunk := make([]byte, 32<<10)
 	var readErr error
+	tooLarge := ""
 	for {
 		n, err := resp.Body.Read(chunk)
 		if n > 0 {
 			buf.Write(chunk[:n])
 			sp.write(chunk[:n], time.Now())
+		}
+		if int64(buf.Len()) > p.opts.MaxDecoded {
+			// Held whole, a response is held in memory: past --max-decoded
+			// it cannot be, and an unapproved one must not pass either.
+			// Refused, as a rejection is (fail closed).
+			tooLarge = fmt.Sprintf("the response passed %d bytes (--max-decoded) and cannot be held for approval", p.opts.MaxDecoded)
+			readErr = errors.New(tooLarge)
+			buf = bytes.Buffer{}
+			break
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -60,7 +70,7 @@ func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange, resp *
 	}
 	sp.close(readErr)
 	sum := <-x.summary
-	if readErr != nil {
+	if readErr != nil && tooLarge == "" {
 		// The upstream broke off: the client gets what came, cut the same way.
 		close(x.tail)
 		x.markFailed("the stream broke: " + readErr.Error())
@@ -69,8 +79,8 @@ func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange, resp *
 		_, _ = w.Write(buf.Bytes())
 		panic(http.ErrAbortHandler)
 	}
-	rejected := ""
-	if len(sum.ToolCalls) > 0 {
+	rejected := tooLarge
+	if rejected == "" && len(sum.ToolCalls) > 0 {
 		rejected = p.decide(r, x, sum.ToolCalls)
 	}
 	if rejected == "" {

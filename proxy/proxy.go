@@ -49,6 +49,24 @@ type Options struct {
 	Hold session.Decider
 	// Client forwards the requests; nil builds one (NewClient).
 	Client *http.Client
+	// MaxDecoded bounds a whole (non-stream) response body as the
+	// recorder decodes it, after decompression: a larger one is forwarded
+	// untouched and recorded as too large to decode. 0 means
+	// DefaultMaxDecoded.
+	MaxDecoded int64
+	// MaxStreamText bounds the content (text, reasoning, arguments) a
+	// stream's recording reduces: past it the rest of the stream is
+	// forwarded, not recorded. 0 means DefaultMaxStreamText.
+	MaxStreamText int64
+	// MaxInflate bounds how many times its compressed size a gzip or
+	// deflate body may inflate to (past the first MiB): beyond it the
+	// body is a decompression bomb, forwarded untouched and recorded as
+	// too large to decode. 0 means DefaultMaxInflate.
+	MaxInflate int64
+	// RequestBudget bounds the request bodies held in memory at once,
+	// from their read until they are sent and recorded (see budget); 0
+	// means DefaultRequestBudget.
+	RequestBudget int64
 	// Version is recorded with each session.
 	Version string
 	Log     *slog.Logger
@@ -77,6 +95,8 @@ type Proxy struct {
 	// left to it, the copy goes on at its pace while the recorders, fed by
 	// their spools, catch up in turn.
 	slots chan struct{}
+	// bodies bounds the request bodies held at once (RequestBudget).
+	bodies *budget
 
 	wg     sync.WaitGroup // recording goroutines
 	holdMu sync.Mutex     // one hold decision at a time
@@ -114,8 +134,20 @@ func New(opts Options) *Proxy {
 	if c == nil {
 		c = NewClient()
 	}
+	if opts.MaxDecoded <= 0 {
+		opts.MaxDecoded = DefaultMaxDecoded
+	}
+	if opts.MaxStreamText <= 0 {
+		opts.MaxStreamText = DefaultMaxStreamText
+	}
+	if opts.MaxInflate <= 0 {
+		opts.MaxInflate = DefaultMaxInflate
+	}
+	if opts.RequestBudget <= 0 {
+		opts.RequestBudget = DefaultRequestBudget
+	}
 	p := &Proxy{opts: opts, client: c, log: opts.Log, byResponse: map[string]*conversation{},
-		slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
+		slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), bodies: newBudget(opts.RequestBudget)}
 	p.cond = sync.NewCond(&p.mu)
 	return p
 }
@@ -141,6 +173,27 @@ func NewClient() *http.Client {
 	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
+// The bounds on what the recorder decodes (Options.MaxDecoded,
+// Options.MaxInflate): a response is never held whole past them, whatever
+// the upstream sends.
+const (
+	DefaultMaxDecoded = 64 << 20
+	DefaultMaxInflate = 200
+	// DefaultMaxStreamText is far past any model's output (128k tokens are
+	// about half a MiB of text), and what the reducers hold of it stays
+	// well inside the proxy's bound.
+	DefaultMaxStreamText = 16 << 20
+	// DefaultRequestBudget is Options.RequestBudget's default.
+	DefaultRequestBudget = 32 << 20
+	// inflateFloor is what any compressed body may inflate to, whatever
+	// its ratio (a tiny body of repeated JSON compresses very well).
+	inflateFloor = 1 << 20
+)
+
+// unbudgeted is how much of a body of unknown length is read before it
+// waits for the request budget.
+const unbudgeted = 1 << 20
+
 // maxBody bounds the request body read into memory; a larger one is
 // forwarded as it streams in and recorded without its body.
 const maxBody = 64 << 20
@@ -153,17 +206,59 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusMethodNotAllowed, "modelwire proxy: CONNECT is not supported; set the application's base URL to the proxy instead")
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	// A body of a declared length is budgeted before it is read, one of
+	// unknown length once read: either way no more than RequestBudget of
+	// bodies are decoded and recorded at once.
+	var share *bodyShare
+	var buf *bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		n = min(n, maxBody+1)
+		if !p.bodies.acquire(r.Context(), n) {
+			return // the client went away while it waited
+		}
+		share = &bodyShare{b: p.bodies, n: n, left: 2}
+		buf = bytes.NewBuffer(make([]byte, 0, n+1))
+	} else {
+		// Unknown length: the first MiB is read unbudgeted (most bodies end
+		// there); a longer one waits for the budget before reading on.
+		buf = new(bytes.Buffer)
+		if _, err := buf.ReadFrom(io.LimitReader(r.Body, unbudgeted)); err == nil && buf.Len() == unbudgeted {
+			if !p.bodies.acquire(r.Context(), maxBody+1) {
+				return
+			}
+			share = &bodyShare{b: p.bodies, n: maxBody + 1, left: 2}
+		}
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1-int64(buf.Len())))
+	body := buf.Bytes()
 	if err != nil {
+		share.done()
+		share.done()
 		http.Error(w, "modelwire proxy: reading the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if share != nil && share.n > int64(len(body)) { // what was reserved and not read goes back now
+		p.bodies.release(share.n - int64(len(body)))
+		share.n = int64(len(body))
+	}
+	if share == nil && len(body) > 0 {
+		if !p.bodies.acquire(r.Context(), int64(len(body))) {
+			return
+		}
+		share = &bodyShare{b: p.bodies, n: int64(len(body)), left: 2}
+	}
+	// The handler's part of the share goes back once the body has gone
+	// upstream (the response has begun), not when the response ends: a
+	// long stream or a held response keeps no request body in the budget.
+	sent := sync.OnceFunc(share.done)
+	defer sent()
 	var bodyReader io.Reader = bytes.NewReader(body)
 	whole := len(body) <= maxBody
 	if !whole {
 		bodyReader = io.MultiReader(bytes.NewReader(body), r.Body)
 	}
 	x := p.begin(r, body, whole)
+	x.share = share
 	p.wg.Add(1)
 	if x.target == "" {
 		msg := fmt.Sprintf("modelwire proxy: no upstream for %s %s (not a path modelwire knows); pass --upstream", r.Method, r.URL.Path)
@@ -187,6 +282,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	x.sent = time.Now()
 	resp, err := p.client.Do(out)
+	sent()
 	if err != nil {
 		if r.Context().Err() != nil {
 			x.noResponse("cancelled: the client went away before the response")

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -61,9 +62,12 @@ func readRequest(protocol, path string, body []byte) request {
 	r.history = adapters.HistoryItems(protocol, root)
 	for _, item := range r.history {
 		if it := gjson.Parse(item); r.firstUser == "" && (it.Get("role").String() == "user" || it.Get("type").String() == "user_input") {
-			r.firstUser = firstText(it)
+			r.firstUser = headOf(firstText(it), 4<<10) // for a title: never the whole of a large body
 		}
 	}
+	// What the request keeps outlives the body it was read from (the
+	// session's meta, the conversation's link): no field may keep the body.
+	r.model, r.previousID = strings.Clone(r.model), strings.Clone(r.previousID)
 	return r
 }
 
@@ -202,4 +206,16 @@ func firstText(it gjson.Result) string {
 func Contract(protocol, path string, body []byte) (tools map[string]json.RawMessage, schema json.RawMessage, schemaName string) {
 	r := readRequest(protocol, path, body)
 	return r.toolSchemas, r.schema, r.schemaName
+}
+
+// headOf is s's first n bytes or so (cut at a rune), copied so that it
+// does not keep a large body alive.
+func headOf(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strings.Clone(s[:n])
 }

@@ -148,6 +148,14 @@ func (j *StoreJournal) Record(u Update) error {
 	key := [2]int{u.Turn, u.Attempt}
 	switch u.Kind {
 	case UpAssembled:
+		// Only the latest turn's request is kept (its retries record it
+		// again): a long session's earlier requests, each carrying the
+		// whole history so far, would otherwise all stay in memory.
+		for t := range j.requests {
+			if t < u.Turn {
+				delete(j.requests, t)
+			}
+		}
 		j.requests[u.Turn] = u.Request
 	case UpAttempt:
 		m := store.AttemptMeta{URL: u.URL, Stream: j.stream}
@@ -228,6 +236,9 @@ func (j *StoreJournal) RecordAttempt(u Update, m store.AttemptMeta) error {
 	if j.w == nil {
 		return errors.New("the journal has no session")
 	}
+	// The caller carries the request itself: the journal's copy of the
+	// turn's request (a body of megabytes) is not needed again.
+	delete(j.requests, u.Turn)
 	return j.attempt(u, m)
 }
 

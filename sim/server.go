@@ -70,6 +70,11 @@ type Options struct {
 	// MaxConns bounds the connections the server holds open at once (0:
 	// DefaultMaxConns; negative: none); more wait to be accepted.
 	MaxConns int
+	// KeepBytes bounds the same responses by what they hold (the chain's
+	// prompt, tool results and call names), 0: DefaultKeepBytes. The
+	// oldest give way until the rest fit; a response larger than the
+	// whole bound is not kept (continuing it is an unknown id).
+	KeepBytes int64
 }
 
 // Defaults for what a server open to a room must bound.
@@ -87,6 +92,10 @@ const (
 // end.
 const DefaultKeepResponses = 10000
 
+// DefaultKeepBytes bounds the bytes the kept responses hold: a client
+// that sends large prompts cannot grow the server past it.
+const DefaultKeepBytes = 256 << 20
+
 // Server is the simulator.
 type Server struct {
 	opts Options
@@ -94,8 +103,9 @@ type Server struct {
 
 	mu        sync.Mutex
 	responses map[string]storedResponse // Responses API ids it issued
-	kept      []string                  // their ids, a ring from kept[oldest], for the bound
+	kept      []string                  // their ids, oldest first from kept[oldest], for the bounds
 	oldest    int
+	keptBytes int64           // what the kept responses hold (storedResponse.size)
 	issued    map[string]bool // call ids it issued
 	// suffixed is, per call id a model chose, the first suffix number
 	// not yet tried, so a busy server does not probe every earlier
@@ -111,6 +121,22 @@ type storedResponse struct {
 	// left out: the APIs do not carry them over to the next response).
 	prompt []adapters.PromptPart
 	calls  map[string]string // call_id → tool name, of every call the chain issued
+	size   int64             // the bytes it holds, roughly (KeepBytes)
+}
+
+// sizeOf is roughly what a kept response holds.
+func sizeOf(r storedResponse) int64 {
+	n := int64(256)
+	for _, p := range r.prompt {
+		n += int64(len(p.Text)) + 32
+	}
+	for _, t := range r.results {
+		n += int64(len(t.Content)+len(t.CallID)+len(t.Name)) + 64
+	}
+	for k, v := range r.calls {
+		n += int64(len(k)+len(v)) + 48
+	}
+	return n
 }
 
 // chainChecker is a protocol with server-side state whose own words the
@@ -452,20 +478,47 @@ func (s *Server) remember(id string, simp adapters.Simulated, mt *adapters.Model
 			prompt = append(prompt, adapters.PromptPart{Role: p.Role, Text: strings.Clone(p.Text)})
 		}
 	}
-	if _, ok := s.responses[id]; !ok {
-		keep := s.opts.KeepResponses
-		if keep <= 0 {
-			keep = DefaultKeepResponses
-		}
-		if len(s.kept) < keep {
-			s.kept = append(s.kept, id)
-		} else { // a ring: the oldest gives way
-			delete(s.responses, s.kept[s.oldest])
-			s.kept[s.oldest] = id
-			s.oldest = (s.oldest + 1) % len(s.kept)
-		}
+	r := storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: results, calls: calls, prompt: prompt}
+	r.size = sizeOf(r)
+	s.keep(id, r)
+}
+
+// keep stores a response under both bounds (KeepResponses, KeepBytes):
+// the oldest give way until the new one fits.
+func (s *Server) keep(id string, r storedResponse) {
+	keepN, keepB := s.opts.KeepResponses, s.opts.KeepBytes
+	if keepN <= 0 {
+		keepN = DefaultKeepResponses
 	}
-	s.responses[id] = storedResponse{depth: turn + 1, stored: in.Store == nil || *in.Store, results: results, calls: calls, prompt: prompt}
+	if keepB <= 0 {
+		keepB = DefaultKeepBytes
+	}
+	if old, ok := s.responses[id]; ok { // the same id again: replaced in place
+		s.keptBytes -= old.size
+		if r.size > keepB {
+			r = storedResponse{depth: r.depth, stored: r.stored, size: 256}
+		}
+		s.responses[id] = r
+		s.keptBytes += r.size
+	} else {
+		if r.size > keepB {
+			return // larger than the whole bound: not kept
+		}
+		s.kept = append(s.kept, id)
+		s.responses[id] = r
+		s.keptBytes += r.size
+	}
+	for len(s.kept)-s.oldest > keepN || (s.keptBytes > keepB && len(s.kept)-s.oldest > 1) {
+		gone := s.kept[s.oldest]
+		s.kept[s.oldest] = ""
+		s.oldest++
+		s.keptBytes -= s.responses[gone].size
+		delete(s.responses, gone)
+	}
+	if s.oldest > 1024 && s.oldest > len(s.kept)/2 { // compact the queue
+		s.kept = append(s.kept[:0:0], s.kept[s.oldest:]...)
+		s.oldest = 0
+	}
 }
 
 // simulated is the protocol's simulator side, once the request's key

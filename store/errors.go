@@ -97,3 +97,15 @@ func (e *InputError) Error() string {
 	}
 	return fmt.Sprintf("%s: %s", name, e.Msg)
 }
+
+// DamagedError says a stored session names more than it holds (a turn or
+// a count past its entries): a file damaged or crafted. Reading it stops
+// there rather than allocate what the number asks for.
+type DamagedError struct {
+	ID     string
+	Detail string
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("session %s is damaged: %s", e.ID, e.Detail)
+}

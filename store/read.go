@@ -432,7 +432,52 @@ func (db *DB) GetSession(id string) (*Session, error) {
 	if s.Validations, err = db.validations(ctx, sid, -1); err != nil {
 		return nil, err
 	}
+	if err := db.checkTurns(ctx, sid, &s); err != nil {
+		return nil, err
+	}
 	return &s, nil
+}
+
+// checkTurns refuses a session whose rows name a turn it cannot hold.
+// Turns are numbered from 1 and every turn has a row (its attempt, a
+// fork's copied ones included), so no turn number exceeds the rows read;
+// readers index turns densely (a replay's records and turn starts), and a
+// crafted turn of 2·10⁹ would otherwise have them allocate gigabytes. The
+// stored counts (turns, events) are checked the same way: they are what
+// the file says, the rows and chunks are what it holds. (The chunks'
+// entry numbers are the file's word too, so they bound only the count of
+// entries, never a turn.)
+func (db *DB) checkTurns(ctx context.Context, sid int64, s *Session) error {
+	var held int
+	if err := db.sql.QueryRowContext(ctx, `SELECT coalesce(max(last_seq), 0) FROM chunks WHERE sid = ?`, sid).Scan(&held); err != nil {
+		return err
+	}
+	bound := len(s.Attempts) + len(s.Calls) + len(s.Validations)
+	bad := func(what string, turn int) error {
+		return &DamagedError{ID: s.ID, Detail: fmt.Sprintf("%s names turn %d, but the session holds %d records of its turns", what, turn, bound)}
+	}
+	for _, a := range s.Attempts {
+		if a.Turn < 0 || a.Turn > bound {
+			return bad("an attempt", a.Turn)
+		}
+	}
+	for _, c := range s.Calls {
+		if c.Turn < 0 || c.Turn > bound {
+			return bad("a tool call", c.Turn)
+		}
+	}
+	for _, v := range s.Validations {
+		if v.Turn < 0 || v.Turn > bound {
+			return bad("a validation", v.Turn)
+		}
+	}
+	if s.Turns < 0 || s.Turns > bound {
+		return bad("its turn count", s.Turns)
+	}
+	if s.Events < 0 || s.Events > held {
+		return &DamagedError{ID: s.ID, Detail: fmt.Sprintf("its entry count is %d, but %d entries are stored", s.Events, held)}
+	}
+	return nil
 }
 
 // An attempt's record is read as two columns: its request body, and the
