@@ -15,6 +15,12 @@ const (
 	codecS2    = 1 // each an S2 block of those bytes
 )
 
+// maxChunkDecoded bounds what one chunk row may decode to: a chunk closes
+// at maxChunkBytes, past which only one step can take it, and no step is
+// larger than a whole body the proxy or an import decodes (64 MiB by
+// default, configurable well below this).
+const maxChunkDecoded = 1 << 30
+
 // chunkCodec is the codec new chunk rows are written with.
 const chunkCodec = codecS2
 
@@ -39,6 +45,11 @@ func decodeChunkInto(dst, b []byte, codec int) ([]byte, error) {
 	case codecS2:
 		if b == nil {
 			return nil, nil
+		}
+		// The decoded length is the row's own word: a damaged or crafted
+		// row must not make a reader allocate what it claims.
+		if n, err := s2.DecodedLen(b); err == nil && n > maxChunkDecoded {
+			return nil, fmt.Errorf("store: a chunk is damaged: it claims %d bytes decoded, more than the %d any chunk holds", n, maxChunkDecoded)
 		}
 		out, err := s2.Decode(dst[:cap(dst)], b)
 		if err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -252,5 +253,19 @@ func TestDecodePlainEvent(t *testing.T) {
 		if ev, ok := decodePlainEvent([]byte(raw)); ok {
 			t.Errorf("%s read as %+v", raw, ev)
 		}
+	}
+}
+
+// A row whose S2 header claims more than any chunk holds is refused as
+// damaged before anything is allocated for it.
+func TestChunkClaimingTooMuchIsDamaged(t *testing.T) {
+	// An S2 block starts with its decoded length as a uvarint.
+	claim := binary.AppendUvarint(nil, 4<<30)
+	if _, err := decodeChunkColumn(append(claim, 0, 0, 0), codecS2); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("a 4 GiB claim: %v", err)
+	}
+	b := compressChunk(nil, []byte("a step"))
+	if out, err := decodeChunkColumn(b, codecS2); err != nil || string(out) != "a step" {
+		t.Fatalf("a real chunk: %q %v", out, err)
 	}
 }
