@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -54,10 +53,10 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 	opts.Theme, opts.NoColor, opts.ASCII, opts.Pace, opts.Log = app.Theme, noColor, app.ASCII, app.Pace, log
 	opts.Backend = workbenchEngine(db, app.OtelContent, log)
 	opts.Library, opts.Catalog = application.Library{DB: db}, application.Catalog{}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	// A closed terminal's SIGHUP and a SIGTERM end the workbench as q
+	// does: the running session is stored as interrupted, with its events.
+	ctx, stop := notifyStop(cmd.Context())
+	defer stop()
 	if err := ui.Run(ctx, opts); err != nil {
 		return failedErr("the workbench stopped: %v", err)
 	}

@@ -91,3 +91,30 @@ func TestE2ESessionHygiene(t *testing.T) {
 		}
 	})
 }
+
+// TestE2ESignalsEndTheWorkbench: a closed terminal (SIGHUP) or a service
+// manager (SIGTERM) ends the workbench as q does — the running session is
+// stored as interrupted, not left running.
+func TestE2ESignalsEndTheWorkbench(t *testing.T) {
+	bin := e2eBinary(t)
+	for _, sig := range []string{"HUP", "TERM"} {
+		eachTerminal(t, "mwsig"+strings.ToLower(sig), func(t *testing.T, tm *tmux, dir, db string) {
+			tm.start(bin, db, dir)
+			tm.waitFor("the walkthrough", 20*time.Second, has("⏸ assembled"))
+			tm.send("n")
+			tm.waitFor("the request sent", 20*time.Second, has("⏸ sent"))
+			out, err := tm.cmd("list-panes", "-t", tm.name, "-F", "#{pane_pid}").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := exec.Command("kill", "-"+sig, strings.TrimSpace(string(out))).Run(); err != nil {
+				t.Fatal(err)
+			}
+			tm.waitExit(10 * time.Second)
+			list := storedSessions(t, bin, db)
+			if len(list) != 1 || list[0]["status"] != "interrupted" {
+				t.Fatalf("after SIG%s: %v", sig, list)
+			}
+		})
+	}
+}
