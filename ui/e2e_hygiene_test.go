@@ -118,3 +118,4 @@ func TestE2ESignalsEndTheWorkbench(t *testing.T) {
 		})
 	}
 }
+
