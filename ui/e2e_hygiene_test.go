@@ -118,4 +118,3 @@ func TestE2ESignalsEndTheWorkbench(t *testing.T) {
 		})
 	}
 }
-
