@@ -99,8 +99,20 @@ provider's error format, saying the operator rejected the call).`,
 	return cmd
 }
 
-// proxySoftLimit is the proxy's soft memory limit (debug.SetMemoryLimit).
-const proxySoftLimit = 512 << 20
+// softMemoryLimit is the long-running commands' soft memory limit
+// (debug.SetMemoryLimit): what their bounds leave live is a few hundred
+// MiB at worst, and the garbage a large body or a runaway expression
+// leaves behind would grow the heap well past it before the collector ran
+// on a busy machine. GOMEMLIMIT overrides it; a live heap over the limit
+// is never refused, only collected more often.
+const softMemoryLimit = 512 << 20
+
+// limitMemory sets softMemoryLimit unless GOMEMLIMIT says otherwise.
+func limitMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
+}
 
 func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	faults, err := checkProxyFlags(app, f)
@@ -113,13 +125,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	}
 	ctx, stop := notifyStop(ctx)
 	defer stop()
-	// What the bounds leave live is a few hundred MiB at worst; the garbage
-	// a large body leaves behind would double it before the collector ran.
-	// A soft limit has it run sooner (GOMEMLIMIT overrides; a live heap over
-	// the limit is never refused, only collected more often).
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(proxySoftLimit)
-	}
+	limitMemory()
 	// A log reader that goes away (`modelwire proxy | head`) must not take
 	// the application's streams and their recording down with it.
 	survivePipeClose(app.Out)

@@ -168,6 +168,7 @@ func runSession(ctx context.Context, app *App, f runFlags, streamSet bool) error
 	}
 
 	ctx, stop := notifyStop(ctx)
+	limitMemory()
 	defer stop()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

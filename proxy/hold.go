@@ -113,14 +113,20 @@ func (p *Proxy) decide(r *http.Request, x *exchange, calls []adapters.ToolCall) 
 	for i, c := range calls {
 		prop := session.Proposal{Turn: x.turn, Index: i, Of: len(calls), CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Known: true, NoEdit: true}
 		prop.Violations = x.checkCall(c)
+		// Each update carries its own copy of the proposal: the recorder
+		// reads it on another goroutine while ask may still note an
+		// edit's error on prop.
 		if rejected != "" {
 			d := session.Decision{Kind: session.Rejected, Reason: "not asked: " + rejected, By: "hold"}
-			x.tail <- session.Update{Kind: session.UpDecision, Turn: x.turn, Proposal: &prop, Decision: &d}
+			sent := prop
+			x.tail <- session.Update{Kind: session.UpDecision, Turn: x.turn, Proposal: &sent, Decision: &d}
 			continue
 		}
-		x.tail <- session.Update{Kind: session.UpProposal, Turn: x.turn, Proposal: &prop}
+		asked := prop
+		x.tail <- session.Update{Kind: session.UpProposal, Turn: x.turn, Proposal: &asked}
 		d := p.ask(r, &prop)
-		x.tail <- session.Update{Kind: session.UpDecision, Turn: x.turn, Proposal: &prop, Decision: &d}
+		decided := prop
+		x.tail <- session.Update{Kind: session.UpDecision, Turn: x.turn, Proposal: &decided, Decision: &d}
 		if d.Kind != session.Approved {
 			rejected = fmt.Sprintf("the operator rejected the tool call %s (%s): %s", c.Name, c.CallID, d.Reason)
 		}
