@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelwire/modelwire/internal/suite"
 )
 
 // An input is a name and a way to make its bytes: a file on disk or a
@@ -78,7 +80,7 @@ func runWith(t *testing.T, in *input, args ...string) badOutcome {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(size(2, 10))*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
-	cmd.Env = baseEnv(t)
+	cmd.Env = suite.Env(t.TempDir())
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &errb
 	var pw *io.PipeWriter
@@ -103,9 +105,7 @@ func runWith(t *testing.T, in *input, args ...string) badOutcome {
 	if ctx.Err() != nil {
 		o.stderr = fmt.Sprintf("hung: killed after %v\n", time.Duration(size(2, 10))*time.Minute)
 	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		o.code = ee.ExitCode()
-	} else if err != nil {
+	if o.code, err = suite.ExitCode(err); err != nil {
 		t.Fatalf("running %v: %v", args, err)
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelwire/modelwire/internal/suite"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -64,7 +65,7 @@ func TestTwoWritersOneDatabase(t *testing.T) {
 				defer wg.Done()
 				cmd := exec.Command(binPath, "--db", path, "run", "--provider", "compatible", "--base-url", upstream+"/v1",
 					"--protocol", "openai-chat", "--approve", "auto", "--json", "--regenerate=false")
-				cmd.Env = baseEnv(t)
+				cmd.Env = suite.Env(t.TempDir())
 				var errb bytes.Buffer
 				cmd.Stdout, cmd.Stderr = io.Discard, &errb
 				err := cmd.Run()

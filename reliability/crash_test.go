@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelwire/modelwire/internal/suite"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -149,7 +149,7 @@ func TestKillRun(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "run.db")
 		cmd := exec.Command(binPath, "--db", path, "run", "--provider", "compatible", "--base-url", upstream+"/v1",
 			"--protocol", "openai-chat", "--approve", "auto", "--json")
-		cmd.Env = baseEnv(t)
+		cmd.Env = suite.Env(t.TempDir())
 		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -237,33 +237,27 @@ func expectedStream(t *testing.T, upstream string) []byte {
 func startProxy(t *testing.T, dbPath string, args ...string) (*exec.Cmd, string, chan error) {
 	t.Helper()
 	cmd := exec.Command(binPath, append([]string{"--db", dbPath, "proxy", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = baseEnv(t)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd.Env = suite.Env(t.TempDir())
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	base, exited := proxyUp(t, cmd, &errb)
+	return cmd, base, exited
+}
+
+// proxyUp starts cmd, a proxy whose standard error goes to errb, and
+// returns its base URL and a channel that receives its exit.
+func proxyUp(t *testing.T, cmd *exec.Cmd, errb *bytes.Buffer) (string, chan error) {
+	t.Helper()
+	line, rest, err := suite.Start(cmd, "modelwire proxy on ")
+	if err != nil {
+		t.Fatalf("the proxy did not start: %v: %s", err, errb.String())
 	}
+	base, _, _ := strings.Cut(line, " ")
 	exited := make(chan error, 1)
-	sc := bufio.NewScanner(out)
-	base := ""
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "modelwire proxy on "); ok {
-			base, _, _ = strings.Cut(rest, " ")
-			break
-		}
-	}
 	go func() {
-		_, _ = io.Copy(io.Discard, out)
+		_, _ = io.Copy(io.Discard, rest)
 		exited <- cmd.Wait()
 	}()
-	if base == "" {
-		_ = cmd.Process.Kill()
-		t.Fatalf("the proxy did not start: %s", errb.String())
-	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() }) // an error when it has already ended
-	return cmd, base, exited
+	return base, exited
 }

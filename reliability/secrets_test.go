@@ -11,10 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelwire/modelwire/internal/suite"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/sim"
 )
@@ -22,22 +22,6 @@ import (
 // canary is the key sent everywhere a key can go; it must come back from
 // nowhere.
 const canary = "sk-canary-9c1e5d7a0b3f4e28"
-
-// rawSink keeps the raw bodies an OTLP/HTTP endpoint is sent.
-type rawSink struct {
-	mu   sync.Mutex
-	body bytes.Buffer
-	n    int
-}
-
-func (s *rawSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	s.mu.Lock()
-	s.body.Write(b)
-	s.n++
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/x-protobuf")
-}
 
 // TestSecretsCanary sends a canary key in every header style and in query
 // strings and bodies through run and proxy, then looks for it in the
@@ -56,7 +40,7 @@ func TestSecretsCanary(t *testing.T) {
 	}
 	home := t.TempDir()
 	db := filepath.Join(home, "mw.db")
-	sink := &rawSink{}
+	sink := &suite.Sink{}
 	otlp := httptest.NewServer(sink)
 	defer otlp.Close()
 	var places []string // where the canary was looked for
@@ -92,15 +76,10 @@ func TestSecretsCanary(t *testing.T) {
 	// the body, on every provider path.
 	pdb := filepath.Join(home, "proxy.db")
 	cmd := exec.Command(binPath, "--db", pdb, "proxy", "--listen", "127.0.0.1:0", "--upstream", "sim")
-	cmd.Env = append(baseEnv(t), "XDG_STATE_HOME="+filepath.Join(home, "state"))
-	stdout, _ := cmd.StdoutPipe()
+	cmd.Env = suite.Env(t.TempDir(), "XDG_STATE_HOME="+filepath.Join(home, "state"))
 	var proxyErr bytes.Buffer
 	cmd.Stderr = &proxyErr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	base := readBase(t, stdout, cmd, exited)
+	base, exited := proxyUp(t, cmd, &proxyErr)
 	user := `"请核查订单 O-2048 第 L1 行的退款申请"`
 	for _, r := range []struct {
 		path, body string
@@ -157,10 +136,10 @@ func TestSecretsCanary(t *testing.T) {
 			}
 		}
 	}
-	sink.mu.Lock()
-	look(fmt.Sprintf("OTLP exports (%d requests, content on)", sink.n), sink.body.Bytes())
-	exports := sink.n
-	sink.mu.Unlock()
+	sink.Mu.Lock()
+	look(fmt.Sprintf("OTLP exports (%d requests, content on)", sink.N), sink.Body.Bytes())
+	exports := sink.N
+	sink.Mu.Unlock()
 	if exports < 5 {
 		t.Errorf("only %d OTLP exports arrived; live export and export --format otlp should send more", exports)
 	}
@@ -187,32 +166,6 @@ func TestSecretsCanary(t *testing.T) {
 		note: "places searched: DB file + WAL, JSONL, HAR, OTLP (content on), replay/run JSON, stderr, logs, screen"})
 }
 
-// readBase reads the proxy's address from its first line of output.
-func readBase(t *testing.T, stdout io.ReadCloser, cmd *exec.Cmd, exited chan error) string {
-	t.Helper()
-	buf := make([]byte, 4096)
-	var got strings.Builder
-	for !strings.Contains(got.String(), "\n") {
-		n, err := stdout.Read(buf)
-		got.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	go func() {
-		_, _ = io.Copy(io.Discard, stdout)
-		exited <- cmd.Wait()
-	}()
-	rest, ok := strings.CutPrefix(got.String(), "modelwire proxy on ")
-	if !ok {
-		_ = cmd.Process.Kill()
-		t.Fatalf("the proxy did not start: %q", got.String())
-	}
-	base, _, _ := strings.Cut(rest, " ")
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return base
-}
-
 // workbenchScreen opens `modelwire replay` in tmux on the first session
 // of db, opens the wire view (w) and returns the screen. It reports false
 // (with a log line) where tmux is missing.
@@ -224,40 +177,22 @@ func workbenchScreen(t *testing.T, db string) (string, bool) {
 	}
 	list, _, _ := runBin(t, "", nil, "--db", db, "sessions", "--json")
 	id := strings.SplitN(strings.SplitN(list, `"id":"`, 2)[1], `"`, 2)[0]
-	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tm := suite.NewTmux(t.TempDir())
 	name := fmt.Sprintf("mwsecrets%d", os.Getpid())
-	tm := func(args ...string) string {
-		out, _ := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
-		return string(out)
+	env := strings.Join(append(suite.Env(t.TempDir()), "TERM=xterm-256color"), "' '")
+	tm.Run("new-session", "-d", "-s", name, "-x", "160", "-y", "50", "env -i '"+env+"' "+binPath+" --db "+db+" replay "+id)
+	defer tm.Run("kill-server")
+	screen, ok := tm.Poll(name, func(s string) bool { return strings.Contains(s, id[:6]) || strings.Contains(s, "replay") }, 30*time.Second)
+	if !ok {
+		t.Errorf("the workbench never showed %s; screen:\n%s", "the replay", screen)
 	}
-	env := strings.Join(append(baseEnv(t), "TERM=xterm-256color"), "' '")
-	tm("new-session", "-d", "-s", name, "-x", "160", "-y", "50", "env -i '"+env+"' "+binPath+" --db "+db+" replay "+id)
-	defer tm("kill-server")
-	var screen string
-	wait := func(what string, ok func(string) bool) {
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			if screen = tm("capture-pane", "-p", "-t", name); ok(screen) {
-				return
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		t.Errorf("the workbench never showed %s; screen:\n%s", what, screen)
-	}
-	wait("the replay", func(s string) bool { return strings.Contains(s, id[:6]) || strings.Contains(s, "replay") })
 	// w opens the wire request (its headers, keys redacted). A key that
 	// arrives before the program reads its input is lost, so it is sent
 	// again until the view opens — never two keys in one write, which the
 	// terminal would deliver as one unknown key.
 	for try := 0; try < 5 && !strings.Contains(screen, "[redacted]"); try++ {
-		tm("send-keys", "-t", name, "w")
-		deadline := time.Now().Add(3 * time.Second)
-		for time.Now().Before(deadline) {
-			if screen = tm("capture-pane", "-p", "-t", name); strings.Contains(screen, "[redacted]") {
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		tm.Run("send-keys", "-t", name, "w")
+		screen, _ = tm.Poll(name, func(s string) bool { return strings.Contains(s, "[redacted]") }, 3*time.Second)
 	}
 	if !strings.Contains(screen, "[redacted]") {
 		t.Errorf("the wire view shows no redacted key header; screen:\n%s", screen)

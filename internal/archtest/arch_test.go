@@ -93,6 +93,7 @@ var allowed = map[string][]string{
 
 	"internal/e2e":        nil,
 	"internal/archtest":   nil,
+	"internal/suite":      nil,
 	"reliability":         nil,
 	"reliability/hostile": nil,
 	"docs/screens/grid":   nil,

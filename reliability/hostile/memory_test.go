@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelwire/modelwire/internal/suite"
 	_ "modernc.org/sqlite"
 )
 
@@ -41,53 +42,25 @@ const (
 	memCommandCap = 1 << 30
 )
 
-// memEnv keeps the binary's state inside the test's directories.
-func memEnv(t *testing.T) []string {
-	home := t.TempDir()
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "OTEL_") || strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_BASE_URL") ||
-			k == "MODELWIRE_DB" || k == "HOME" || strings.HasPrefix(k, "XDG_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_STATE_HOME="+filepath.Join(home, "state"), "NO_COLOR=1")
-}
-
 // memStart starts a long-running command of the binary (proxy, serve),
 // waits for the line that starts with banner and returns the process and
 // the address that follows the banner.
 func memStart(t *testing.T, banner string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(binPath, args...)
-	cmd.Env = memEnv(t)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd.Env = suite.Env(t.TempDir())
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	line, rest, err := suite.Start(cmd, banner)
+	if err != nil {
+		t.Fatalf("%v did not start: %v: %s", args, err, errb.String())
 	}
-	sc := bufio.NewScanner(out)
-	addr := ""
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), banner); ok {
-			addr, _, _ = strings.Cut(rest, " ")
-			break
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
+	addr, _, _ := strings.Cut(line, " ")
+	go func() { _, _ = io.Copy(io.Discard, rest) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	if addr == "" {
-		t.Fatalf("%v did not start: %s", args, errb.String())
-	}
 	return cmd, addr
 }
 
@@ -240,7 +213,7 @@ func TestMemoryLongStream(t *testing.T) {
 	go func() {
 		<-half
 		time.Sleep(500 * time.Millisecond) // the recorder catches up with the first half
-		earlyc <- peakRSS(cmd.Process.Pid)
+		earlyc <- suite.PeakRSS(cmd.Process.Pid)
 		close(resume)
 	}()
 	status, n, _ := memPost(t, base+"/v1/chat/completions", strings.NewReader(memChatRequest(true)))
@@ -307,7 +280,7 @@ func TestMemoryServeKeepsBytes(t *testing.T) {
 			t.Fatalf("request %d got status %d", i, status)
 		}
 	}
-	peak := peakRSS(cmd.Process.Pid)
+	peak := suite.PeakRSS(cmd.Process.Pid)
 	bound := int64(keepMiB<<20) + 256<<20
 	report("serve: many large responses kept", "%d × %s inputs, --keep-mib %d: peak RSS %s (bound %s)", requests, mib(int64(each)), keepMiB, mib(peak), mib(bound))
 	if peak > bound {
@@ -364,7 +337,7 @@ func memRun(t *testing.T, args ...string) (string, int, int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
-	cmd.Env = memEnv(t)
+	cmd.Env = suite.Env(t.TempDir())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -378,17 +351,14 @@ func memRun(t *testing.T, args ...string) (string, int, int64) {
 	for {
 		select {
 		case err := <-done:
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			}
+			code, _ := suite.ExitCode(err)
 			s := out.String()
 			if len(s) > 2000 {
 				s = s[:2000] + "…"
 			}
 			return s, code, peak
 		case <-tick.C:
-			if p := peakRSS(cmd.Process.Pid); p > peak {
+			if p := suite.PeakRSS(cmd.Process.Pid); p > peak {
 				peak = p
 			}
 			if peak > memCommandCap {
@@ -413,7 +383,7 @@ func memPeakAfter(cmd *exec.Cmd) int64 {
 	var peak int64
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		p := peakRSS(cmd.Process.Pid)
+		p := suite.PeakRSS(cmd.Process.Pid)
 		if p == 0 {
 			break
 		}
@@ -437,7 +407,7 @@ func memRecorded(t *testing.T, dbPath, want string) {
 	}
 	// The recording may be a large one: its JSON is searched as it comes.
 	cmd := exec.Command(binPath, "--db", dbPath, "replay", "--json", fields[0])
-	cmd.Env = memEnv(t)
+	cmd.Env = suite.Env(t.TempDir())
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package hostile
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -20,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelwire/modelwire/internal/suite"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/sim"
 )
@@ -104,36 +104,16 @@ func secEchoUpstream() *httptest.Server {
 	}))
 }
 
-// secEnv keeps the binary's state in the test's directories and away
-// from a developer's keys and OTel settings.
-func secEnv(home string, extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "OTEL_") || strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_BASE_URL") ||
-			k == "MODELWIRE_DB" || k == "HOME" || strings.HasPrefix(k, "XDG_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_STATE_HOME="+filepath.Join(home, "state"), "NO_COLOR=1")
-	return append(env, extra...)
-}
-
 // secRun runs the binary to its end.
 func secRun(t *testing.T, home string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(binPath, args...)
-	cmd.Env = secEnv(home, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
+	cmd.Env = suite.Env(home, env...)
+	stdout, stderr, code, err := suite.Output(cmd)
+	if err != nil {
 		t.Fatalf("running modelwire %v: %v", args, err)
 	}
-	return out.String(), errb.String(), code
+	return stdout, stderr, code
 }
 
 // secProxy is a running `modelwire proxy`.
@@ -152,19 +132,14 @@ func secStartProxy(t *testing.T, home, db, upstream string) *secProxy {
 	t.Helper()
 	p := &secProxy{exited: make(chan error, 1)}
 	p.cmd = exec.Command(binPath, "--db", db, "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream)
-	p.cmd.Env = secEnv(home)
-	stdout, _ := p.cmd.StdoutPipe()
+	p.cmd.Env = suite.Env(home)
 	p.cmd.Stderr = &secLocked{p}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
+	line, br, err := suite.Start(p.cmd, "")
+	if err != nil {
+		t.Fatalf("the proxy did not start: %v", err)
 	}
 	t.Cleanup(func() { _ = p.cmd.Process.Kill() })
-	br := bufio.NewReader(stdout)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		t.Fatalf("the proxy did not start: %q, %v", line, err)
-	}
-	p.first = line
+	p.first = line + "\n"
 	go func() {
 		_, _ = io.Copy(&secLocked{p}, br)
 		p.exited <- p.cmd.Wait()
@@ -310,22 +285,6 @@ func (s *secSearch) secEverything(home, db, otlp string) {
 	}
 }
 
-// secSink keeps what an OTLP/HTTP endpoint is sent.
-type secSink struct {
-	mu   sync.Mutex
-	body bytes.Buffer
-	n    int
-}
-
-func (s *secSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	s.mu.Lock()
-	s.body.Write(b)
-	s.n++
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/x-protobuf")
-}
-
 // secUnreachable is an address nothing listens on.
 func secUnreachable(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -353,7 +312,7 @@ func secUnreachable(t *testing.T) string {
 func TestSecretsSealedEverywhere(t *testing.T) {
 	home := t.TempDir()
 	search := &secSearch{t: t, leaks: map[string][]string{}}
-	sink := &secSink{}
+	sink := &suite.Sink{}
 	otlp := httptest.NewServer(sink)
 	defer otlp.Close()
 	up := secEchoUpstream()
@@ -462,9 +421,9 @@ func TestSecretsSealedEverywhere(t *testing.T) {
 	for _, f := range []string{db, udb, ndb, rdb, filepath.Join(home, "run-text.db"), hdb} {
 		search.secEverything(home, f, otlp.URL)
 	}
-	sink.mu.Lock()
-	search.look(fmt.Sprintf("OTLP exports (%d requests, content on)", sink.n), sink.body.Bytes())
-	sink.mu.Unlock()
+	sink.Mu.Lock()
+	search.look(fmt.Sprintf("OTLP exports (%d requests, content on)", sink.N), sink.Body.Bytes())
+	sink.Mu.Unlock()
 	_ = filepath.Walk(home, func(path string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() && (strings.HasSuffix(path, ".log") || strings.Contains(path, string(filepath.Separator)+"state"+string(filepath.Separator))) {
 			b, _ := os.ReadFile(path)
@@ -510,25 +469,13 @@ func secScreen(t *testing.T, home, db string) (string, bool) {
 		t.Errorf("sessions --json: %q", list)
 		return "", false
 	}
-	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tm := suite.NewTmux(t.TempDir())
 	name := fmt.Sprintf("mwsec%d", os.Getpid())
-	tm := func(args ...string) string {
-		out, _ := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
-		return string(out)
-	}
-	env := strings.Join(secEnv(home, "TERM=xterm-256color"), "' '")
-	tm("new-session", "-d", "-s", name, "-x", "160", "-y", "50", "env -i '"+env+"' "+binPath+" --db "+db+" replay "+sess.ID)
-	defer tm("kill-server")
-	var screen string
-	poll := func(ok func(string) bool, d time.Duration) bool {
-		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-			if screen = tm("capture-pane", "-p", "-t", name); ok(screen) {
-				return true
-			}
-		}
-		return false
-	}
-	if !poll(func(s string) bool { return strings.Contains(s, sess.ID[:6]) || strings.Contains(s, "replay") }, 30*time.Second) {
+	env := strings.Join(suite.Env(home, "TERM=xterm-256color"), "' '")
+	tm.Run("new-session", "-d", "-s", name, "-x", "160", "-y", "50", "env -i '"+env+"' "+binPath+" --db "+db+" replay "+sess.ID)
+	defer tm.Run("kill-server")
+	screen, ok := tm.Poll(name, func(s string) bool { return strings.Contains(s, sess.ID[:6]) || strings.Contains(s, "replay") }, 30*time.Second)
+	if !ok {
 		t.Errorf("the workbench never showed the replay; screen:\n%s", screen)
 		return screen, true
 	}
@@ -536,8 +483,8 @@ func secScreen(t *testing.T, home, db string) (string, bool) {
 	// w opens the wire request; a key sent before the program reads its
 	// input is lost, so it is sent again until the view changes.
 	for try := 0; try < 5 && !strings.Contains(screen, "[redacted]"); try++ {
-		tm("send-keys", "-t", name, "w")
-		poll(func(s string) bool { return strings.Contains(s, "[redacted]") }, 3*time.Second)
+		tm.Run("send-keys", "-t", name, "w")
+		screen, _ = tm.Poll(name, func(s string) bool { return strings.Contains(s, "[redacted]") }, 3*time.Second)
 	}
 	return all + "\n" + screen, true
 }

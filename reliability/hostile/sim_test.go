@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/internal/suite"
 )
 
 // simExec runs the binary to its end with extra environment, and returns
@@ -37,17 +37,11 @@ func simExec(t *testing.T, env []string, args ...string) (string, string, int) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
 	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	out, errs, code, err := suite.Output(cmd)
+	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
-	return out.String(), errb.String(), code
+	return out, errs, code
 }
 
 // simStart starts a long-running command (serve, proxy) and returns it
@@ -56,21 +50,13 @@ func simStart(t *testing.T, env []string, args ...string) (*exec.Cmd, string, *b
 	t.Helper()
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-	br := bufio.NewReader(stdout)
-	first, err := br.ReadString('\n')
+	first, br, err := suite.Start(cmd, "")
 	if err != nil {
 		t.Fatalf("%v: %v; stderr: %s", args, err, errb.String())
 	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
 	go func() { _, _ = io.Copy(io.Discard, br) }()
 	base := regexp.MustCompile(`http://127\.0\.0\.1:\d+`).FindString(first)
 	if base == "" {
@@ -398,6 +384,17 @@ var simSignalText = map[syscall.Signal]string{
 	syscall.SIGINT: "interrupt signal received", syscall.SIGTERM: "terminated signal received", syscall.SIGHUP: "hangup signal received",
 }
 
+// simLikeCtrlC checks that sig ended the command with Ctrl-C's exit code:
+// SIGINT comes first and sets want.
+func simLikeCtrlC(t *testing.T, sig syscall.Signal, code int, want *int) {
+	t.Helper()
+	if sig == syscall.SIGINT {
+		*want = code
+	} else if code != *want {
+		t.Errorf("%v: exit %d, Ctrl-C's is %d", sig, code, *want)
+	}
+}
+
 // SIGTERM and SIGHUP stop `run` as Ctrl-C does: the same exit status,
 // every event printed is stored, and the reason names the signal.
 func TestSimSignalsStopRun(t *testing.T) {
@@ -427,17 +424,8 @@ func TestSimSignalsStopRun(t *testing.T) {
 		simWaitFor(t, "deltas", func() bool { return got.count(isDelta) >= 3 })
 		_ = cmd.Process.Signal(sig)
 		<-done
-		err := cmd.Wait()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		if sig == syscall.SIGINT {
-			want = code
-		} else if code != want {
-			t.Errorf("%v: exit %d, Ctrl-C's is %d", sig, code, want)
-		}
+		code, _ := suite.ExitCode(cmd.Wait())
+		simLikeCtrlC(t, sig, code, &want)
 		printed := got.count(func(s string) bool { return strings.Contains(s, `"seq":`) })
 		s := simOnlySession(t, db)
 		stored, _, text := simReplay(t, db, s["id"].(string))
@@ -481,19 +469,10 @@ func TestSimSignalsStopProxy(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		sent := got.count(isData)
 		_ = cmd.Process.Signal(sig)
-		err = cmd.Wait()
+		code, _ := suite.ExitCode(cmd.Wait())
 		<-done
 		resp.Body.Close()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		if sig == syscall.SIGINT {
-			want = code
-		} else if code != want {
-			t.Errorf("%v: exit %d, Ctrl-C's is %d", sig, code, want)
-		}
+		simLikeCtrlC(t, sig, code, &want)
 		received := got.count(isData)
 		s := simOnlySession(t, db)
 		_, raws, text := simReplay(t, db, s["id"].(string))
@@ -529,8 +508,7 @@ func TestSimExpressionBounded(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
 	took := time.Since(start)
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+	if code, _ := suite.ExitCode(err); code != 1 {
 		t.Fatalf("run: %v; stderr %s", err, errb.String())
 	}
 	all := out.String() + errb.String()
