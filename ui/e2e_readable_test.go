@@ -100,7 +100,7 @@ func TestE2EReadable(t *testing.T) {
 		tm.send("/")
 		tm.sendText("zzz")
 		tm.send("Enter")
-		tm.waitFor("no match", 10*time.Second, has(`no session matches "zzz"`))
+		tm.waitFor("no match", 30*time.Second, has(`no session matches "zzz"`))
 		tm.send("/")
 		tm.send("BSpace", "BSpace", "BSpace", "Enter")
 		tm.send("Enter")

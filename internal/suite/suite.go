@@ -244,3 +244,22 @@ func (x *Tmux) Poll(pane string, ok func(string) bool, d time.Duration) (string,
 	}
 	return screen, false
 }
+
+// PeakWhile samples a running process's VmHWM every 10 ms until done is
+// closed, and returns the highest it saw. A child's rusage maxrss is no
+// measure of the child: Linux carries the parent's high-water mark across
+// fork and exec, so a test process holding a gigabyte reports a gigabyte
+// for every command it runs.
+func PeakWhile(pid int, done <-chan struct{}) int64 {
+	var peak int64
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		peak = max(peak, PeakRSS(pid))
+		select {
+		case <-done:
+			return peak
+		case <-t.C:
+		}
+	}
+}

@@ -506,7 +506,12 @@ func TestSimExpressionBounded(t *testing.T) {
 	cmd := exec.Command(binPath, "run", "--db", db, "--scenario", file, "--approve", "auto", "--json")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	simMust(t, cmd.Start())
+	done, peak := make(chan struct{}), make(chan int64)
+	go func() { peak <- suite.PeakWhile(cmd.Process.Pid, done) }()
+	err = cmd.Wait()
+	close(done)
+	rss := <-peak
 	took := time.Since(start)
 	if code, _ := suite.ExitCode(err); code != 1 {
 		t.Fatalf("run: %v; stderr %s", err, errb.String())
@@ -516,10 +521,6 @@ func TestSimExpressionBounded(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in the output", want)
 		}
-	}
-	rss := int64(0)
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss << 10
 	}
 	if took > time.Minute || rss > 1<<30 {
 		t.Errorf("took %s, peak RSS %s", took, mib(rss))
