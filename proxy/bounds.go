@@ -84,4 +84,3 @@ func (g *inflateGuard) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
