@@ -60,8 +60,9 @@ func readRefundObs(results []adapters.ToolResult) refundObs {
 }
 
 func refundModel(sc *session.Scenario) session.Responder {
+	var cache readings
 	return func(in *adapters.Inbound) (adapters.ModelTurn, error) {
-		r := readRefundPrompt(sc, in)
+		r := cache.read(sc, in)
 		var why whyLines
 		r.readWhy(&why)
 		if r.asksSubmit && r.readOnly {

@@ -48,3 +48,25 @@ func TestArgsAsMarshalled(t *testing.T) {
 		}
 	}
 }
+
+// The model remembers its readings of prompts it was sent before, and an
+// edited prompt is read anew.
+func TestReadingsFollowAnEdit(t *testing.T) {
+	sc, err := Lookup("refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(task string) *adapters.Inbound {
+		return &adapters.Inbound{Prompt: []adapters.PromptPart{{Role: adapters.RoleUser, Text: task}}}
+	}
+	var c readings
+	for _, want := range []int64{15000, 15000, 12000, 15000} {
+		amount := map[int64]string{15000: "150", 12000: "120"}[want]
+		if r := c.read(sc, in("核查订单 O-2048 中商品 L1 的 "+amount+" 元退款申请")); r.requested != want {
+			t.Errorf("read %d cents, want %d", r.requested, want)
+		}
+	}
+	if len(c.byID) != 2 {
+		t.Errorf("%d readings kept for two prompts", len(c.byID))
+	}
+}

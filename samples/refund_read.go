@@ -2,7 +2,10 @@ package samples
 
 import (
 	"fmt"
+	"hash/fnv"
+	"io"
 	"strings"
+	"sync"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/wire"
@@ -53,6 +56,67 @@ var (
 	jsonMention   = session.LazyRegexp(`(?i)json|schema|结构化输出`)
 	bareJSONAsk   = session.LazyRegexp(`(?i)exactly one JSON object|只输出(?:一个)?\s*JSON(?:\s*对象)?|仅输出(?:一个)?\s*JSON`)
 )
+
+// readings keeps the latest readings of the prompts the model was sent:
+// a client sends the same instructions and task with every turn, and
+// reading them (a dozen patterns over a few kilobytes) was most of a
+// simulated request's cost.
+type readings struct {
+	mu   sync.Mutex
+	byID map[uint64]reading
+}
+
+type reading struct {
+	parts []adapters.PromptPart // the prompt, to tell a hash collision
+	r     refundPrompt
+}
+
+// maxReadings bounds what the model remembers: past it, it starts over.
+const maxReadings = 256
+
+// read is the reading of in's prompt, from the cache when the same prompt
+// was read before.
+func (c *readings) read(sc *session.Scenario, in *adapters.Inbound) refundPrompt {
+	h := fnv.New64a()
+	for _, p := range in.Prompt {
+		_, _ = h.Write([]byte{byte(len(p.Role))})
+		_, _ = io.WriteString(h, string(p.Role))
+		_, _ = io.WriteString(h, p.Text)
+		_, _ = h.Write([]byte{0})
+	}
+	key := h.Sum64()
+	c.mu.Lock()
+	got, ok := c.byID[key]
+	c.mu.Unlock()
+	if ok && samePrompt(got.parts, in.Prompt) {
+		return got.r
+	}
+	r := readRefundPrompt(sc, in)
+	parts := make([]adapters.PromptPart, len(in.Prompt))
+	for i, p := range in.Prompt {
+		// The texts may share the request body's memory: a copy is kept.
+		parts[i] = adapters.PromptPart{Role: p.Role, Text: strings.Clone(p.Text)}
+	}
+	c.mu.Lock()
+	if c.byID == nil || len(c.byID) >= maxReadings {
+		c.byID = map[uint64]reading{}
+	}
+	c.byID[key] = reading{parts: parts, r: r}
+	c.mu.Unlock()
+	return r
+}
+
+func samePrompt(a, b []adapters.PromptPart) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Role != b[i].Role || a[i].Text != b[i].Text {
+			return false
+		}
+	}
+	return true
+}
 
 func readRefundPrompt(sc *session.Scenario, in *adapters.Inbound) refundPrompt {
 	p := session.Prompt(in.Prompt).Read()
