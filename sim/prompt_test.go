@@ -66,6 +66,8 @@ func TestResultsInAnyShape(t *testing.T) {
 		"output":         func(_, c string) string { return `{"output":` + c + `}` },
 		"result":         func(_, c string) string { return `{"result":` + c + `}` },
 		"name+content":   func(n, c string) string { return `{"name":"` + n + `","content":` + c + `}` },
+		"content":        func(_, c string) string { return `{"content":` + c + `}` },
+		"response":       func(n, c string) string { return `{"tool_name":"` + n + `","response":` + c + `}` },
 		"string of JSON": func(_, c string) string { b, _ := json.Marshal(c); return string(b) },
 		"text blocks":    func(_, c string) string { b, _ := json.Marshal(c); return `[{"type":"text","text":` + string(b) + `}]` },
 	}
