@@ -11,22 +11,20 @@ import (
 )
 
 // KeyEnv is, per protocol, the environment variable its official SDK
-// reads its key from (registry.Auth.Env); `serve --require-key` takes the
+// reads its key from (the descriptor's Auth.Env); `serve --require-key` takes the
 // expected keys from them.
 func KeyEnv() map[string]string {
 	m := map[string]string{}
-	for _, p := range registry.Protocols {
-		if a, ok := registry.AuthOf(p); ok {
-			m[p] = a.Env
-		}
+	for _, d := range registry.All() {
+		m[d.Name] = d.Auth.Env
 	}
 	return m
 }
 
 // presentedKey is the API key a request carries where protocol's provider
-// reads it (registry.Auth): its own header, a bearer token, a query
+// reads it (its descriptor's Auth): its own header, a bearer token, a query
 // parameter.
-func presentedKey(a registry.Auth, r *http.Request) string {
+func presentedKey(a adapters.Auth, r *http.Request) string {
 	if a.Header != "" {
 		if k := r.Header.Get(a.Header); k != "" {
 			return k
@@ -51,7 +49,8 @@ func presentedKey(a registry.Auth, r *http.Request) string {
 // characters; here they are stars, so no part of a key reaches a log or
 // the store).
 func checkKey(simp adapters.Simulated, protocol string, r *http.Request, want string) *adapters.SimError {
-	a, ok := registry.AuthOf(protocol)
+	d, ok := registry.Describe(protocol)
+	a := d.Auth
 	if !ok {
 		return simp.ErrorResponse(http.StatusUnauthorized, "authentication_error", "invalid API key")
 	}

@@ -1,0 +1,174 @@
+package registry
+
+import (
+	"github.com/tidwall/gjson"
+
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/modelwire/modelwire/adapters"
+)
+
+// TestEveryDescriptorIsWhole: a protocol registered without one of the
+// facts the rest of modelwire reads from its descriptor fails here, not
+// in a router that silently skips it.
+func TestEveryDescriptorIsWhole(t *testing.T) {
+	for _, d := range All() {
+		miss := func(field string, empty bool) {
+			if empty {
+				t.Errorf("%s: descriptor has no %s", d.Name, field)
+			}
+		}
+		miss("Name", d.Name == "")
+		miss("New", d.New == nil)
+		if d.New != nil {
+			miss("New() with the same Name", d.New().Name() != d.Name)
+			_, sim := d.New().(adapters.Simulated)
+			miss("simulator side (adapters.Simulated)", !sim)
+		}
+		miss("Provider", d.Provider == "")
+		miss("Endpoint.Host", d.Endpoint.Host == "")
+		miss("Endpoint.BaseURL", d.Endpoint.BaseURL == "")
+		miss("Endpoint.BaseURLEnv", d.Endpoint.BaseURLEnv == "")
+		miss("Endpoint.Paths", len(d.Endpoint.Paths) == 0)
+		miss("a way to ask for a stream (StreamField or StreamAction)", d.Endpoint.StreamField == "" && d.Endpoint.StreamAction == "")
+		miss("Auth.Env", d.Auth.Env == "")
+		miss("a key location (Auth.Header, Bearer or Query)", d.Auth.Header == "" && !d.Auth.Bearer && d.Auth.Query == "")
+		miss("Auth.Missing", d.Auth.Missing.Status == 0)
+		miss("Auth.Wrong", d.Auth.Wrong.Status == 0)
+		miss("HistoryField", d.HistoryField == "")
+		miss("Models.Path", d.Models.Path == "")
+		miss("Models.Shape", d.Models.Shape == "")
+		miss("SDK.Go (the bench's reference)", d.SDK.Go == "")
+		miss("Trace.ProviderName", d.Trace.ProviderName == "")
+		miss("Trace.Operation", d.Trace.Operation == "")
+		miss("ReadContract", d.ReadContract == nil)
+		if d.SDK.Client != "" {
+			miss("SDK.Call", d.SDK.Call == "")
+			miss("SDK.Known", len(d.SDK.Known) == 0)
+		}
+		if d.Count != nil {
+			miss("Count.Answer", d.Count.Answer == "")
+		}
+		caps, err := adapters.CapabilitiesFor(d.Provider, d.Name)
+		if err != nil {
+			t.Errorf("%s: no capabilities for its own provider: %v", d.Name, err)
+		}
+		if caps.ServerState != (d.ChainField != "") {
+			t.Errorf("%s: ServerState %v but ChainField %q", d.Name, caps.ServerState, d.ChainField)
+		}
+		if got, ok := Route(http.MethodPost, d.Endpoint.Paths[0], hostOf(d.Endpoint.Host)); !ok || got.Name != d.Name {
+			t.Errorf("%s: its own first path %s routes to %q", d.Name, d.Endpoint.Paths[0], got.Name)
+		}
+	}
+}
+
+func hostOf(origin string) string {
+	u, _ := url.Parse(origin)
+	return u.Hostname()
+}
+
+// TestRoutes are the paths the simulator and the proxy receive, and the
+// URLs a HAR holds, with the protocol each is.
+func TestRoutes(t *testing.T) {
+	for _, c := range []struct{ path, host, want string }{
+		{"/v1/responses", "", adapters.OpenAIResponses},
+		{"/v1/chat/completions", "", adapters.OpenAIChat},
+		{"/v1/chat/completions", "api.deepseek.com", adapters.DeepSeekChat},
+		{"/chat/completions", "", adapters.DeepSeekChat},
+		{"/v1/deepseek/chat/completions", "", adapters.DeepSeekChat},
+		{"/v1/messages", "", adapters.AnthropicMessages},
+		{"/v1beta/interactions", "", adapters.GeminiInteractions},
+		{"/v1beta/models/gemini-2.5-flash:generateContent", "", adapters.Gemini},
+		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", "", adapters.Gemini},
+		{"/v1beta/models/:generateContent", "", ""},
+		{"/v1beta/models/a/b:generateContent", "", ""},
+		{"/v1/messages/count_tokens", "", ""},
+		{"/v2/responses", "", ""},
+		{"/x/v1/responses", "", ""},
+	} {
+		got, _ := Route(http.MethodPost, c.path, c.host)
+		if got.Name != c.want {
+			t.Errorf("POST %s (host %q) = %q, want %q", c.path, c.host, got.Name, c.want)
+		}
+	}
+	if _, ok := Route(http.MethodGet, "/v1/responses", ""); ok {
+		t.Error("GET /v1/responses routed")
+	}
+	for _, c := range []struct{ url, want, base string }{
+		{"https://api.openai.com/v1/responses", adapters.OpenAIResponses, "/v1"},
+		{"https://gw.example/openai/v1/chat/completions", adapters.OpenAIChat, "/openai/v1"},
+		{"https://api.deepseek.com/v1/chat/completions", adapters.DeepSeekChat, ""},
+		{"https://api.deepseek.com/chat/completions", adapters.DeepSeekChat, ""},
+		{"https://api.anthropic.com/v1/messages", adapters.AnthropicMessages, ""},
+		{"https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", adapters.Gemini, ""},
+		{"https://generativelanguage.googleapis.com/v1beta/interactions", adapters.GeminiInteractions, ""},
+		{"https://example.com/v1/embeddings", "", ""},
+	} {
+		u, _ := url.Parse(c.url)
+		got, _ := RouteURL(u)
+		if got.Name != c.want {
+			t.Errorf("%s = %q, want %q", c.url, got.Name, c.want)
+		} else if got.Name != "" && got.BaseURLOf(u.Path) != c.base {
+			t.Errorf("%s: base path %q, want %q", c.url, got.BaseURLOf(u.Path), c.base)
+		}
+	}
+}
+
+func TestCountAndModelsRoutes(t *testing.T) {
+	if d, ok := CountRoute(http.MethodPost, "/v1/messages/count_tokens"); !ok || d.Name != adapters.AnthropicMessages {
+		t.Errorf("count_tokens = %q", d.Name)
+	}
+	if d, ok := CountRoute(http.MethodPost, "/v1beta/models/m:countTokens"); !ok || d.Name != adapters.Gemini {
+		t.Errorf(":countTokens = %q", d.Name)
+	}
+	if _, ok := CountRoute(http.MethodPost, "/v1/responses"); ok {
+		t.Error("/v1/responses is a count route")
+	}
+	anthropicHeader := http.Header{"Anthropic-Version": {"2023-06-01"}}
+	for _, c := range []struct {
+		path      string
+		h         http.Header
+		shape, id string
+	}{
+		{"/v1/models", nil, "openai", ""},
+		{"/v1/models/gpt-5", nil, "openai", "gpt-5"},
+		{"/v1/models", anthropicHeader, "anthropic", ""},
+		{"/models", nil, "openai", ""},
+		{"/v1beta/models", nil, "gemini", ""},
+		{"/v1beta/models/gemini-2.5-flash", nil, "gemini", "gemini-2.5-flash"},
+		{"/v1beta/models/gemini-2.5-flash:generateContent", nil, "", ""},
+		{"/v1/modelsx", nil, "", ""},
+	} {
+		d, id, _ := ModelsRoute(http.MethodGet, c.path, c.h)
+		if d.Models.Shape != c.shape || id != c.id {
+			t.Errorf("GET %s: shape %q id %q, want %q %q", c.path, d.Models.Shape, id, c.shape, c.id)
+		}
+	}
+	if d, _, _ := ModelsRoute(http.MethodGet, "/models", nil); d.Models.OwnedBy != "deepseek" {
+		t.Errorf("GET /models is %s's", d.Name)
+	}
+}
+
+// TestDeclared reads the model and streaming where each protocol puts
+// them, and the contract through the protocol's own reader.
+func TestDeclared(t *testing.T) {
+	g, _ := Describe(adapters.Gemini)
+	d := g.Declared("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", parse(`{"contents":[]}`))
+	if d.Model != "gemini-2.5-flash" || !d.Stream {
+		t.Errorf("gemini: %+v", d)
+	}
+	if p, ok := g.WithPathModel("/v1beta/models/a:generateContent?x=1", "b"); !ok || p != "/v1beta/models/b:generateContent?x=1" {
+		t.Errorf("WithPathModel = %q %v", p, ok)
+	}
+	r, _ := Describe(adapters.OpenAIResponses)
+	d = r.Declared("/v1/responses", parse(`{"model":"m","stream":true,"previous_response_id":"resp_1",
+		"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}],
+		"text":{"format":{"type":"json_schema","name":"out","schema":{"type":"object"}}}}`))
+	if d.Model != "m" || !d.Stream || d.PreviousID != "resp_1" || string(d.Tools["f"]) != `{"type":"object"}` || d.SchemaName != "out" {
+		t.Errorf("responses: %+v", d)
+	}
+}
+
+func parse(s string) gjson.Result { return gjson.Parse(s) }
