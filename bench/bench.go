@@ -170,7 +170,7 @@ func WriteTable(w io.Writer, rows []Row) error {
 	return tw.Flush()
 }
 
-// WriteMarkdown prints rows as a Markdown table (the README's).
+// WriteMarkdown prints rows as a Markdown table (docs/measurements.md's).
 func WriteMarkdown(w io.Writer, rows []Row) error {
 	fmt.Fprintln(w, "| group | path | ours | reference | ratio | target | status |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")

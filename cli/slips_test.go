@@ -278,19 +278,28 @@ func listSessions(t *testing.T, path string) ([]store.SessionInfo, error) {
 	return db.ListSessions(store.Filter{})
 }
 
-// Every repository file the README names in an example exists.
+// Every repository file the README, or a page of docs/ it links to, names
+// in an example exists.
 func TestREADMEExamplesNameRealFiles(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	pages, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths := regexp.MustCompile(`(?:adapters|samples|session|store|ui|themes|docs)/[\w./-]+\.\w+`).FindAllString(string(readme), -1)
-	if len(paths) < 3 {
-		t.Fatalf("found only %d paths in the README", len(paths))
-	}
-	for _, p := range paths {
-		if _, err := os.Stat(filepath.Join("..", p)); err != nil {
-			t.Errorf("README names %s, which does not exist", p)
+	pathRE := regexp.MustCompile(`(?:adapters|samples|session|store|ui|themes|docs)/[\w./-]+\.\w+`)
+	for _, page := range append([]string{filepath.Join("..", "README.md")}, pages...) {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, _ := filepath.Rel("..", page)
+		paths := pathRE.FindAllString(string(text), -1)
+		if name == "README.md" && len(paths) < 3 {
+			t.Fatalf("found only %d paths in the README", len(paths))
+		}
+		for _, p := range paths {
+			if _, err := os.Stat(filepath.Join("..", p)); err != nil {
+				t.Errorf("%s names %s, which does not exist", name, p)
+			}
 		}
 	}
 }

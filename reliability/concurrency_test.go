@@ -175,7 +175,7 @@ func TestFiftyProxiedStreams(t *testing.T) {
 // every event recorded in order, memory bounded. The upstream sends at up
 // to ~100k events/s, a thousand times a real model's pace: unpaced on
 // loopback, a stream over 64 MiB outruns the recorder, which by design
-// (see README, proxy) records up to there and marks the response, never
+// (see docs/proxy.md) records up to there and marks the response, never
 // slowing the application.
 func TestHugeProxiedStream(t *testing.T) {
 	events := size(100_000, 1_000_000)

@@ -159,7 +159,7 @@ func TestVariantEditsAreChecked(t *testing.T) {
 	}
 }
 
-// The README's example of a case of one's own: its facts come from the
+// The example of a case of one's own in docs/scenario-format.md: its facts come from the
 // task's words, its script uses them, and its checks read the same words,
 // so an edit of the task reaches the call, the answer and the verdict.
 func TestOwnCaseFollowsItsTask(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 // order, line and amount of the task, the history's claim and its label,
 // the rules the instructions state, the tools as declared, the output
 // format asked for, and the tool results it carries — by rules written in
-// the README's "the request says → the simulated model" table. Its
+// docs/simulator.md's "the request says → the simulated model" table. Its
 // variants are edits of the prompt (samples/refund.json), never flags in
 // here: the model goes wrong only when the words tell it to.
 

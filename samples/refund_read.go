@@ -16,8 +16,8 @@ import (
 // knows comes from here: the task's facts (through the scenario's reads,
 // the same reading the domain checks use), the rules the instructions
 // state, the output format the request asks for, the tools as declared
-// and the results as sent. Each rule is one row of the README's "the
-// request says → the simulated model" table.
+// and the results as sent. Each rule is one row of docs/simulator.md's
+// "the request says → the simulated model" table.
 
 // refundPrompt is one request's prompt as the model reads it.
 type refundPrompt struct {

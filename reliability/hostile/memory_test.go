@@ -28,8 +28,8 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// The documented bounds these tests hold the binary to (README, "Reliability,
-// measured"), with the headroom a Go heap needs on top.
+// The documented bounds these tests hold the binary to (docs/measurements.md,
+// "Reliability, measured"), with the headroom a Go heap needs on top.
 const (
 	// memProxyCap is the proxy's peak RSS under a hostile response:
 	// --max-decoded (64 MiB) decoded, the spool (64 MiB) behind the client,
