@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/diff"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
@@ -151,11 +152,11 @@ func (p *ForkPlan) bodyEdits(original []byte) error {
 	if _, reprotocol := p.Changed["protocol"]; reprotocol {
 		return bad("--body and --protocol: the edited body is in %s's words; change one or the other", p.Parent.Protocol)
 	}
-	edited, err := session.ParseJSON(e.Body)
+	edited, err := jsonschema.ParseJSON(e.Body)
 	if _, isObj := edited.(map[string]any); err != nil || !isObj {
 		return bad("--body %s: not a JSON object", e.BodyName)
 	}
-	orig, err := session.ParseJSON(original)
+	orig, err := jsonschema.ParseJSON(original)
 	if err != nil {
 		return bad("--body: turn %d's recorded request body is not JSON", p.Turn)
 	}
@@ -230,7 +231,7 @@ func ParseSet(set string) (diff.Op, error) {
 	if !ok || !isBody || rest == "" {
 		return diff.Op{}, fmt.Errorf("--set %q: want body.PATH=JSON, e.g. body.tools/0/description='\"…\"'", set)
 	}
-	v, err := session.ParseJSON([]byte(value))
+	v, err := jsonschema.ParseJSON([]byte(value))
 	if err != nil {
 		return diff.Op{}, fmt.Errorf("--set %s: %q is not JSON (a string needs its quotes: '\"text\"')", path, value)
 	}

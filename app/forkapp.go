@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/diff"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/proxy"
 	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/samples"
@@ -105,7 +106,7 @@ func planResend(s *store.Session, turns []store.TurnRecord, turn int, e ForkEdit
 	}
 
 	ran := func(name string, args json.RawMessage) (adapters.ToolResult, bool) {
-		want, err := session.ParseJSON(args)
+		want, err := jsonschema.ParseJSON(args)
 		if err != nil {
 			return adapters.ToolResult{}, false
 		}
@@ -224,7 +225,7 @@ func parentCalls(protocol string, turns []store.TurnRecord) []parentCall {
 			next, at = session.CarriedResults(protocol, t.Attempt.RequestBody, turns[i+1].Attempt.RequestBody, ids)
 		}
 		for k, it := range items {
-			args, _ := session.ParseJSON(it.Arguments)
+			args, _ := jsonschema.ParseJSON(it.Arguments)
 			c := parentCall{turn: t.Turn, callID: it.CallID, name: it.Name, arguments: args}
 			if i+1 < len(turns) && at[k] >= 0 {
 				c.result, c.index = &next[at[k]], at[k]

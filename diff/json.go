@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/jsonschema"
 )
 
 // Op says how a value differs.
@@ -72,7 +72,7 @@ func Values(path string, a, b any, out []Change) []Change {
 			for _, k := range unionKeys(x, y) {
 				va, inA := x[k]
 				vb, inB := y[k]
-				p := join(path, session.EscapeToken(k))
+				p := join(path, jsonschema.EscapeToken(k))
 				switch {
 				case !inA:
 					out = append(out, Change{Path: p, Op: OpAdded, B: vb})
@@ -124,7 +124,7 @@ func unwrap(v any) any {
 	if len(t) < 2 || (t[0] != '{' && t[0] != '[') {
 		return v
 	}
-	if p, err := session.ParseJSON([]byte(t)); err == nil {
+	if p, err := jsonschema.ParseJSON([]byte(t)); err == nil {
 		return p
 	}
 	return v

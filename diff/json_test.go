@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/store"
 )
 
 func parse(t *testing.T, s string) any {
 	t.Helper()
-	v, err := session.ParseJSON([]byte(s))
+	v, err := jsonschema.ParseJSON([]byte(s))
 	if err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/jsonschema"
 )
 
 // Op is one edit of a JSON document: set the value at Path (segments:
@@ -71,7 +71,7 @@ func patch(path []string, a, b any, out []Op) []Op {
 // Apply makes the edits on a JSON body and returns the new body. A path
 // whose parent is not there is an error naming it.
 func Apply(body []byte, ops []Op) ([]byte, error) {
-	doc, err := session.ParseJSON(body)
+	doc, err := jsonschema.ParseJSON(body)
 	if err != nil {
 		return nil, fmt.Errorf("the request body is not JSON: %v", err)
 	}

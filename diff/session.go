@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
@@ -256,8 +257,8 @@ func requestChanges(turn int, x, y store.TurnRecord, changedResults map[string]b
 	if pa, pb := urlPath(x.Attempt.URL), urlPath(y.Attempt.URL); pa != pb {
 		out = append(out, Change{Kind: KindRequest, Turn: turn, Path: p + "/path", Op: OpChanged, A: pa, B: pb})
 	}
-	ba, errA := session.ParseJSON(x.Attempt.RequestBody)
-	bb, errB := session.ParseJSON(y.Attempt.RequestBody)
+	ba, errA := jsonschema.ParseJSON(x.Attempt.RequestBody)
+	bb, errB := jsonschema.ParseJSON(y.Attempt.RequestBody)
 	bb = renamed(bb, rename)
 	if errA != nil || errB != nil {
 		if string(x.Attempt.RequestBody) != string(y.Attempt.RequestBody) {
@@ -304,7 +305,7 @@ func bodyOf(c Change, x, y store.TurnRecord) any {
 	if c.Op == OpRemoved {
 		body = x.Attempt.RequestBody
 	}
-	v, _ := session.ParseJSON(body)
+	v, _ := jsonschema.ParseJSON(body)
 	return v
 }
 
@@ -371,7 +372,7 @@ func walkResults(root any, path string, want func(id string, obj map[string]any)
 		}
 		switch x := unwrap(v).(type) {
 		case map[string]any:
-			v = x[session.UnescapeToken(seg)]
+			v = x[jsonschema.UnescapeToken(seg)]
 		case []any:
 			if strings.HasPrefix(seg, "[") {
 				k, id, _ := strings.Cut(strings.Trim(seg, "[]"), "=")
@@ -486,7 +487,7 @@ func raw(b json.RawMessage) any {
 	if len(b) == 0 {
 		return nil
 	}
-	v, err := session.ParseJSON(b)
+	v, err := jsonschema.ParseJSON(b)
 	if err != nil {
 		return string(b)
 	}
@@ -569,7 +570,7 @@ func Output(turns []store.TurnRecord) any {
 	if text == "" {
 		return nil
 	}
-	if v, err := session.ParseJSON([]byte(text)); err == nil {
+	if v, err := jsonschema.ParseJSON([]byte(text)); err == nil {
 		return v
 	}
 	return text

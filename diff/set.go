@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/jsonschema"
 )
 
 // Tally is how often each value of one field came out over a set of
@@ -56,7 +56,7 @@ func Set(recs []*Recording) []Tally {
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				add("output/"+session.EscapeToken(k), m[k], id)
+				add("output/"+jsonschema.EscapeToken(k), m[k], id)
 			}
 		} else {
 			add("output", out, id)

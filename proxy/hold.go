@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -157,7 +158,7 @@ func (p *Proxy) ask(r *http.Request, prop *session.Proposal) session.Decision {
 			d.By = "person"
 		}
 		if d.Kind == session.Approved && !prop.Valid() {
-			return session.Decision{Kind: session.Rejected, Reason: "approved, but the arguments fail the tool's schema: " + session.Joined(prop.Violations), By: "gate"}
+			return session.Decision{Kind: session.Rejected, Reason: "approved, but the arguments fail the tool's schema: " + jsonschema.Joined(prop.Violations), By: "gate"}
 		}
 		if d.Kind == session.Rejected && d.Reason == "" {
 			d.Reason = "rejected by the operator"
@@ -167,15 +168,15 @@ func (p *Proxy) ask(r *http.Request, prop *session.Proposal) session.Decision {
 }
 
 // checkCall checks a proposed call against the tools the request offered.
-func (x *exchange) checkCall(c adapters.ToolCall) []session.Violation {
+func (x *exchange) checkCall(c adapters.ToolCall) []jsonschema.Violation {
 	schema, offered := x.req.toolSchemas[c.Name]
 	if !offered {
-		return []session.Violation{{Message: fmt.Sprintf("the request offered no tool named %q", c.Name)}}
+		return []jsonschema.Violation{{Message: fmt.Sprintf("the request offered no tool named %q", c.Name)}}
 	}
 	if len(schema) == 0 {
 		return nil
 	}
-	s, err := session.CompileSchema(schema)
+	s, err := jsonschema.CompileSchema(schema)
 	if err != nil {
 		return nil // a schema we cannot compile checks nothing
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -115,13 +116,13 @@ func judgeSchema(o outcome, pr session.LayerResult) session.LayerResult {
 		r.Status, r.Detail = session.Fail, problem
 		return r
 	}
-	s, err := session.CompileSchema(o.req.schema)
+	s, err := jsonschema.CompileSchema(o.req.schema)
 	if err != nil {
 		r.Detail = "the request's output schema cannot be used: " + err.Error()
 		return r
 	}
 	if vs := s.Validate(obj); len(vs) > 0 {
-		r.Status, r.Detail = session.Fail, session.Joined(vs)
+		r.Status, r.Detail = session.Fail, jsonschema.Joined(vs)
 		return r
 	}
 	name := o.req.schemaName

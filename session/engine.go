@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/store"
 )
@@ -520,7 +521,7 @@ func (s *Session) decideAndRun(ctx context.Context, turn int, calls []adapters.T
 			if d.Kind == Approved && !p.Valid() {
 				// A person may approve a call that fails its schema; the
 				// tool still never runs on invalid arguments.
-				d = Decision{Kind: Rejected, Reason: "approved, but the arguments fail the tool's schema: " + Joined(p.Violations), By: "gate"}
+				d = Decision{Kind: Rejected, Reason: "approved, but the arguments fail the tool's schema: " + jsonschema.Joined(p.Violations), By: "gate"}
 			}
 		}
 		if err := s.emit(Update{Kind: UpDecision, Turn: turn, Proposal: &p, Decision: &d}); err != nil {
@@ -542,7 +543,7 @@ func (s *Session) decideAndRun(ctx context.Context, turn int, calls []adapters.T
 			if !p.Valid() && !strings.Contains(reason, "schema") {
 				// The model is told what was wrong, so it can correct
 				// the call: the gate's words, not only the person's.
-				reason += "; the arguments fail the tool's schema: " + Joined(p.Violations)
+				reason += "; the arguments fail the tool's schema: " + jsonschema.Joined(p.Violations)
 			}
 			r.Content, r.IsError = "call rejected by the application: "+reason, true
 		}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/modelwire/modelwire/jsonschema"
 )
 
 // Policy says who decides tool proposals.
@@ -45,7 +47,7 @@ type Proposal struct {
 	// Known is false for a tool the scenario does not define.
 	Known bool `json:"known"`
 	// Violations are the argument schema failures (empty when valid).
-	Violations []Violation `json:"violations,omitempty"`
+	Violations []jsonschema.Violation `json:"violations,omitempty"`
 	// EditError is set when a previous edit was refused, so the decider
 	// can ask again and say why.
 	EditError string `json:"edit_error,omitempty"`
@@ -104,7 +106,7 @@ func policyDecision(policy Policy, p Proposal) (Decision, bool) {
 			return Decision{Kind: Rejected, Reason: fmt.Sprintf("unknown tool %q", p.Name), By: "auto"}, true
 		}
 		if len(p.Violations) > 0 {
-			return Decision{Kind: Rejected, Reason: "arguments fail the tool's schema: " + Joined(p.Violations), By: "auto"}, true
+			return Decision{Kind: Rejected, Reason: "arguments fail the tool's schema: " + jsonschema.Joined(p.Violations), By: "auto"}, true
 		}
 		return Decision{Kind: Approved, By: "auto"}, true
 	case PolicyReject:
@@ -127,7 +129,7 @@ func (sc *Scenario) CheckEdit(name string, edited []byte) (json.RawMessage, erro
 	}
 	if s := sc.ToolSchema(name); s != nil {
 		if vs := s.Validate(t); vs != nil {
-			return nil, fmt.Errorf("edited arguments fail the schema of %s: %s", name, Joined(vs))
+			return nil, fmt.Errorf("edited arguments fail the schema of %s: %s", name, jsonschema.Joined(vs))
 		}
 	}
 	var b bytes.Buffer

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+
+	"github.com/modelwire/modelwire/jsonschema"
 )
 
 // Teaching notes are keyed by the protocol step they explain, and may be
@@ -48,7 +50,7 @@ func (sc *Scenario) Note(step string, turn int) string {
 func (sc *Scenario) checkNotes() error {
 	for k := range sc.Notes {
 		m := noteKey.FindStringSubmatch(k)
-		ptr := "/notes/" + EscapeToken(k)
+		ptr := "/notes/" + jsonschema.EscapeToken(k)
 		if m == nil {
 			return sc.fail(ptr, "a note is keyed step, step@turn or variant/step[@turn]")
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/jsonschema"
 )
 
 // Scenario is a case to run: what the application sends (sources, tools,
@@ -59,8 +60,8 @@ type Scenario struct {
 	// File is where the scenario came from, for error messages.
 	File string `json:"-"`
 
-	toolSchemas   map[string]*Schema
-	outputSchema  *Schema
+	toolSchemas   map[string]*jsonschema.Schema
+	outputSchema  *jsonschema.Schema
 	factPrograms  []*vm.Program
 	checkPrograms []*vm.Program // per check; nil for pointer checks
 	// Executors run tools in Go; tools without one use their canned
@@ -175,8 +176,8 @@ var scenarioSchemaJSON []byte
 
 // scenarioSchema is compiled on first use, not at start-up: `version`
 // and `decode` never need it (issue 20).
-var scenarioSchema = sync.OnceValue(func() *Schema {
-	s, err := CompileSchema(scenarioSchemaJSON)
+var scenarioSchema = sync.OnceValue(func() *jsonschema.Schema {
+	s, err := jsonschema.CompileSchema(scenarioSchemaJSON)
 	if err != nil {
 		panic("scenario.schema.json: " + err.Error()) // a build bug, caught by every test
 	}
@@ -248,10 +249,10 @@ func ParseScenario(file string, data []byte, variant string) (*Scenario, error) 
 			continue
 		}
 		if vs := scenarioSchema().Validate(edited); vs != nil {
-			return nil, &ScenarioError{File: file, Pointer: "/variants/" + EscapeToken(name) + "/edits", Problem: "the edited scenario is not valid: " + vs[0].Pointer + ": " + vs[0].Message}
+			return nil, &ScenarioError{File: file, Pointer: "/variants/" + jsonschema.EscapeToken(name) + "/edits", Problem: "the edited scenario is not valid: " + vs[0].Pointer + ": " + vs[0].Message}
 		}
 		if sc, err = decodeScenario(file, edited); err != nil {
-			return nil, &ScenarioError{File: file, Pointer: "/variants/" + EscapeToken(name) + "/edits", Problem: "the edited scenario: " + err.Error()}
+			return nil, &ScenarioError{File: file, Pointer: "/variants/" + jsonschema.EscapeToken(name) + "/edits", Problem: "the edited scenario: " + err.Error()}
 		}
 	}
 	if variant != "" {
@@ -293,19 +294,19 @@ func (sc *Scenario) prepare() error {
 		}
 		seen[s.ID] = true
 	}
-	sc.toolSchemas = map[string]*Schema{}
+	sc.toolSchemas = map[string]*jsonschema.Schema{}
 	for i, t := range sc.Tools {
 		if sc.toolSchemas[t.Name] != nil {
 			return sc.fail(fmt.Sprintf("/tools/%d/name", i), "tool %q is defined twice", t.Name)
 		}
-		s, err := CompileSchema(t.Parameters)
+		s, err := jsonschema.CompileSchema(t.Parameters)
 		if err != nil {
 			return sc.fail(fmt.Sprintf("/tools/%d/parameters", i), "%v", err)
 		}
 		sc.toolSchemas[t.Name] = s
 		for j, r := range t.Results {
 			if vs := s.Validate(r.Arguments); vs != nil && !r.IsError {
-				return sc.fail(fmt.Sprintf("/tools/%d/results/%d/arguments", i, j), "canned arguments fail the tool's schema: %s", Joined(vs))
+				return sc.fail(fmt.Sprintf("/tools/%d/results/%d/arguments", i, j), "canned arguments fail the tool's schema: %s", jsonschema.Joined(vs))
 			}
 		}
 	}
@@ -316,7 +317,7 @@ func (sc *Scenario) prepare() error {
 		return sc.fail("/tool_choice/name", "names tool %q, which is not defined", sc.ToolChoice.Name)
 	}
 	if sc.Output.Mode == adapters.OutputJSONSchema {
-		s, err := CompileSchema(sc.Output.Schema)
+		s, err := jsonschema.CompileSchema(sc.Output.Schema)
 		if err != nil {
 			return sc.fail("/output/schema", "%v", err)
 		}
@@ -410,10 +411,10 @@ func (sc *Scenario) FullName() string {
 }
 
 // ToolSchema returns the compiled argument schema of a tool, or nil.
-func (sc *Scenario) ToolSchema(name string) *Schema { return sc.toolSchemas[name] }
+func (sc *Scenario) ToolSchema(name string) *jsonschema.Schema { return sc.toolSchemas[name] }
 
 // OutputSchema returns the compiled output schema, or nil.
-func (sc *Scenario) OutputSchema() *Schema { return sc.outputSchema }
+func (sc *Scenario) OutputSchema() *jsonschema.Schema { return sc.outputSchema }
 
 // Tool returns a tool by name.
 func (sc *Scenario) Tool(name string) (*ScenarioTool, bool) {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/jsonschema"
 )
 
 // The five validation layers, in order. A failure names its layer, so a
@@ -272,7 +273,7 @@ func judgeSchema(sc *Scenario, obj json.RawMessage) LayerResult {
 		return r
 	}
 	if vs := s.Validate(obj); vs != nil {
-		r.Status, r.Detail = Fail, Joined(vs)
+		r.Status, r.Detail = Fail, jsonschema.Joined(vs)
 		return r
 	}
 	r.Status, r.Detail = Pass, fmt.Sprintf("matches %s", sc.Output.Name)
@@ -434,7 +435,7 @@ func Lookup(doc any, ptr string) (any, bool) {
 	if ptr != "" && !strings.HasPrefix(ptr, "/") {
 		ptr = "/" + ptr
 	}
-	return lookup(doc, ptr)
+	return jsonschema.Lookup(doc, ptr)
 }
 
 func number(v any) (float64, bool) {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/modelwire/modelwire/jsonschema"
 )
 
 // A variant is a named edit of the case's prompt — a sentence taken out
@@ -55,7 +57,7 @@ func (e Edit) String() string {
 func applyEdits(file string, data []byte, variant string, edits []Edit) ([]byte, error) {
 	out := data
 	for i, e := range edits {
-		at := fmt.Sprintf("/variants/%s/edits/%d", EscapeToken(variant), i)
+		at := fmt.Sprintf("/variants/%s/edits/%d", jsonschema.EscapeToken(variant), i)
 		var err error
 		switch {
 		case e.Source != "" && e.Pointer == "":
@@ -115,7 +117,7 @@ func editPointer(doc []byte, e Edit) ([]byte, error) {
 	var path, parent []string
 	toks := strings.Split(e.Pointer[1:], "/")
 	for i, t := range toks {
-		t = UnescapeToken(t)
+		t = jsonschema.UnescapeToken(t)
 		// gjson/sjson paths: escape their own syntax; a number names an
 		// array element, or an object member when the parent is one.
 		esc := pathEscaper.Replace(t)

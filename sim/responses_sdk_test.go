@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/adapterstest"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
@@ -44,7 +45,7 @@ func startResponses(t *testing.T, sc *session.Scenario, faults *sim.Faults) open
 // fail the tool's schema are refused with the violations, never run.
 func gated(sc *session.Scenario, name string, args json.RawMessage) string {
 	if vs := sc.ToolSchema(name).Validate(args); vs != nil {
-		return "call rejected by the application: arguments fail the tool's schema: " + session.Joined(vs)
+		return "call rejected by the application: arguments fail the tool's schema: " + jsonschema.Joined(vs)
 	}
 	out, _ := sc.RunTool(context.Background(), name, args)
 	return out

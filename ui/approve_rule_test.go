@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -25,7 +26,7 @@ func TestApproveRefusedForArgumentsThatFailTheSchema(t *testing.T) {
 	m := newLive(t, 120, 40)
 	p := refundProposal()
 	p.Arguments = []byte(`{"order_id":"O-2048"}`)
-	p.Violations = []session.Violation{{Pointer: "", Message: `missing property "line_id"`}}
+	p.Violations = []jsonschema.Violation{{Pointer: "", Message: `missing property "line_id"`}}
 	reply := ask(m, p)
 	contains(t, m.View(), "e edit · r reject", "cannot run as proposed")
 	if strings.Contains(screenText(m.View()), "a approve") {

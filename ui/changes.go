@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/diff"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -34,11 +35,11 @@ type turnChange struct {
 // values first (tool_choice auto → none is the point of the last turn),
 // then what was removed, then what was added, each in the body's order.
 func requestChanges(a, b []byte) ([]turnChange, error) {
-	va, err := session.ParseJSON(a)
+	va, err := jsonschema.ParseJSON(a)
 	if err != nil {
 		return nil, fmt.Errorf("the earlier request's body: %w", err)
 	}
-	vb, err := session.ParseJSON(b)
+	vb, err := jsonschema.ParseJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("this request's body: %w", err)
 	}
@@ -56,7 +57,7 @@ func requestChanges(a, b []byte) ([]turnChange, error) {
 func dotted(p string) string {
 	var b strings.Builder
 	for i, seg := range strings.Split(p, "/") {
-		seg = session.UnescapeToken(seg)
+		seg = jsonschema.UnescapeToken(seg)
 		if _, err := strconv.Atoi(seg); err == nil {
 			b.WriteString("[" + seg + "]")
 			continue
@@ -168,7 +169,7 @@ func unwrapJSON(v any) any {
 	switch x := v.(type) {
 	case string:
 		if t := strings.TrimSpace(x); len(t) > 1 && (t[0] == '{' || t[0] == '[') {
-			if p, err := session.ParseJSON([]byte(t)); err == nil {
+			if p, err := jsonschema.ParseJSON([]byte(t)); err == nil {
 				return unwrapJSON(p)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -405,7 +406,7 @@ func TestApproveAllAnswersLaterCalls(t *testing.T) {
 		t.Fatal("approve all should answer a valid proposal without a dialog")
 	}
 	// An invalid one still asks.
-	p.CallID, p.Violations = "call_3", []session.Violation{{Pointer: "/order_id", Message: "bad"}}
+	p.CallID, p.Violations = "call_3", []jsonschema.Violation{{Pointer: "/order_id", Message: "bad"}}
 	ask(m, p)
 	if _, ok := m.top().(*approvalDialog); !ok {
 		t.Fatal("an invalid proposal must still ask")

@@ -20,7 +20,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/diff"
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -63,7 +63,7 @@ func Load(db *store.DB, id string) (*Tape, error) {
 	}
 	t := &Tape{SessionID: s.ID, Protocol: s.Protocol, served: map[int]int{}}
 	for _, r := range recs {
-		body, err := session.ParseJSON(r.Attempt.RequestBody)
+		body, err := jsonschema.ParseJSON(r.Attempt.RequestBody)
 		if err != nil {
 			return nil, fmt.Errorf("turn %d: the recorded request body is not JSON", r.Turn)
 		}
@@ -161,7 +161,7 @@ func (m *Mismatch) Error() string {
 // request's, else the one with the fewest differences — and the first
 // field that differs from it.
 func (t *Tape) Match(path string, body []byte) (int, *Mismatch) {
-	sent, err := session.ParseJSON(body)
+	sent, err := jsonschema.ParseJSON(body)
 	if err != nil {
 		return 0, &Mismatch{Path: "(body)", Sent: string(body)}
 	}

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/jsonschema"
 )
 
 func tape(t *testing.T) *Tape {
 	t.Helper()
 	body := func(s string) any {
-		v, err := session.ParseJSON([]byte(s))
+		v, err := jsonschema.ParseJSON([]byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package session
+package jsonschema
 
 // The validator is proved against the library it replaced
 // (santhosh-tekuri/jsonschema/v6, now a test dependency only): every
@@ -31,23 +31,23 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/internal/e2e"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	v6 "github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
 
 // oracle is v6 as schema.go used it before.
-type oracle struct{ s *jsonschema.Schema }
+type oracle struct{ s *v6.Schema }
 
 var oracleCount int
 
 func compileOracle(raw []byte) (*oracle, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := v6.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
+	c := v6.NewCompiler()
+	c.DefaultDraft(v6.Draft2020)
 	oracleCount++
 	url := fmt.Sprintf("mem://oracle/%d.json", oracleCount)
 	if err := c.AddResource(url, doc); err != nil {
@@ -67,13 +67,13 @@ func (o *oracle) violations(v any) []Violation {
 	if err == nil {
 		return nil
 	}
-	ve, ok := err.(*jsonschema.ValidationError)
+	ve, ok := err.(*v6.ValidationError)
 	if !ok {
 		return []Violation{{Message: err.Error()}}
 	}
 	var out []Violation
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
+	var walk func(e *v6.ValidationError)
+	walk = func(e *v6.ValidationError) {
 		if len(e.Causes) == 0 {
 			out = append(out, Violation{Pointer: pointerOf(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(oraclePrinter)})
 			return
@@ -448,7 +448,7 @@ func TestSchemaBadSchemasAgreeWithV6(t *testing.T) {
 // and every tool, output and response schema in samples and testdata.
 func repoSchemas(t testing.TB) map[string][]byte {
 	out := map[string][]byte{}
-	raw, err := os.ReadFile("scenario.schema.json")
+	raw, err := os.ReadFile(scenarioSchemaFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,6 +508,18 @@ func repoSchemas(t testing.TB) map[string][]byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// scenarioSchemaFile is session's scenario format, which session embeds;
+// it is the largest schema the repository holds.
+const scenarioSchemaFile = "../session/scenario.schema.json"
+
+func readScenarioSchema(t testing.TB) []byte {
+	raw, err := os.ReadFile(scenarioSchemaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
 
 // instancesFor makes a fitting instance for a schema and breaks it in
@@ -653,6 +665,7 @@ func TestSchemaAgreesWithV6OnRepositorySchemas(t *testing.T) {
 		}
 	}
 	// The scenario schema against real scenarios, whole and broken.
+	scenarioSchemaJSON := readScenarioSchema(t)
 	ours, _ := CompileSchema(scenarioSchemaJSON)
 	theirs, _ := compileOracle(scenarioSchemaJSON)
 	for _, file := range []string{"../samples/refund.json"} {
@@ -685,7 +698,7 @@ func TestSchemaAgreesWithV6OnRepositorySchemas(t *testing.T) {
 // test run has draft4. A full checkout covers the rest:
 //
 //	git clone https://github.com/json-schema-org/JSON-Schema-Test-Suite /tmp/suite
-//	MODELWIRE_SCHEMA_SUITE=/tmp/suite/tests go test ./session -run TestSchemaSuite -v
+//	MODELWIRE_SCHEMA_SUITE=/tmp/suite/tests go test ./jsonschema -run TestSchemaSuite -v
 //
 // Without npm the test skips locally and fails in CI (internal/e2e). A
 // case whose schema we refuse counts as refused, never as passed; every
@@ -896,7 +909,7 @@ func benchSchemas(b *testing.B) (names []string, schemas, instances [][]byte) {
 		"requested_refund_cents":13000,"max_refund_cents":null,"issues":["超出退款窗口","需人工复核"],
 		"evidence_ids":["ev_1","ev_2","ev_3"],"reply_draft":"经核查，该订单行的退款申请需要人工复核，未提交退款。"}`))
 	names = append(names, "scenario")
-	schemas = append(schemas, scenarioSchemaJSON)
+	schemas = append(schemas, readScenarioSchema(b))
 	instances = append(instances, raw)
 	for _, t := range doc.Tools {
 		names = append(names, t.Name)

@@ -1,4 +1,4 @@
-package session
+package jsonschema
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 
 // Schema is a compiled JSON Schema: tool arguments, the output contract,
 // and the scenario file format are all checked with it. The validator is
-// our own (jsonschema.go): see there for what it covers and refuses.
+// our own: the package doc says what it covers and refuses.
 type Schema struct {
 	root *node
 }
