@@ -1,3 +1,7 @@
+// Package har is the HAR 1.2 file format: Import records the LLM API
+// exchanges of a capture as sessions, through the session journal, and
+// Export writes a stored session as a HAR that devtools open and that
+// imports back with the same timeline.
 package har
 
 import (
