@@ -66,15 +66,6 @@ func (l *liveStream) record(st adapters.Step) {
 	l.states = append(l.states, liveState{lastSeq: l.red.Seq(), items: items, summary: l.red.Summary()})
 }
 
-// stepEntries is how many timeline entries a step makes: one per
-// canonical event, one for a raw event without any, none for an empty end.
-func stepEntries(st adapters.Step) int {
-	if st.Index < 0 && len(st.Events) == 0 {
-		return 0
-	}
-	return max(1, len(st.Events))
-}
-
 func sse(event, data string) adapters.RawEvent { return adapters.RawEvent{Event: event, Data: data} }
 
 // refundStream is a response with reasoning, text, a tool call, usage and
