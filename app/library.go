@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/modelwire/modelwire/diff"
+	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
@@ -41,7 +42,7 @@ func (l Library) Export(id, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := l.DB.ExportJSONL(f, id); err != nil {
+	if err := jsonl.Export(l.DB, f, id); err != nil {
 		f.Close()
 		os.Remove(path)
 		return "", err

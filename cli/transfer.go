@@ -15,7 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters/registry"
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/har"
+	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -92,9 +93,9 @@ with --force.`,
 					return exportSnippets(w, db, id, format, turn)
 				}
 				if format == "har" {
-					return db.ExportHAR(w, id, Version)
+					return har.Export(db, w, id, Version)
 				}
-				return db.ExportJSONL(w, id)
+				return jsonl.Export(db, w, id)
 			}
 			if output == "" || output == "-" {
 				return storeErr(write(app.Out))
@@ -271,11 +272,11 @@ HAR protocols: ` + strings.Join(registry.Protocols, ", ") + `.`,
 			var res store.ImportResult
 			switch kind {
 			case "jsonl":
-				res, err = db.ImportJSONL(f, path)
+				res, err = jsonl.Import(db, f, path)
 			case "claude-code":
 				res, err = importTranscript(db, f, path)
 			default:
-				res, err = session.ImportHAR(db, f, path, registry.Lookup)
+				res, err = har.Import(db, f, path, registry.Lookup)
 			}
 			if err != nil {
 				return storeErr(err)

@@ -280,16 +280,16 @@ func (j *StoreJournal) ImportAttempt(u Update, m store.AttemptMeta, t AttemptTim
 	return rec.MarkAt(store.MarkTerminal, t.End)
 }
 
-// RestoreEntries writes back the session-level entries a modelwire HAR
-// export carries after exchange x (decisions, tool results, verdicts), as
-// they were stored.
-func (j *StoreJournal) RestoreEntries(x *store.HARExchange) error {
+// RestoreEntry writes back a session-level entry (a decision, a tool
+// result, a verdict) as it was stored, offset into the session: what a
+// modelwire HAR export carries after an exchange.
+func (j *StoreJournal) RestoreEntry(off time.Duration, entry json.RawMessage) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.w == nil {
 		return errors.New("the journal has no session")
 	}
-	return x.RestoreEntries(j.w)
+	return j.w.RestoreEntry(off, entry)
 }
 
 // attempt records an HTTP attempt: a new one when the (turn, attempt)

@@ -236,7 +236,7 @@ func TestBenchHelpers(t *testing.T) {
 		t.Errorf("state at 1500: turn %d, %+v", st.Turn, st.Items)
 	}
 	var b bytes.Buffer
-	if err := db.ExportJSONL(&b, id); err != nil {
+	if err := exportJSONLTo(db, &b, id); err != nil {
 		t.Fatal(err)
 	}
 }

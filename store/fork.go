@@ -23,21 +23,17 @@ func (db *DB) CopyTurns(w *SessionWriter, src string, before int, results map[Ca
 	if err != nil {
 		return err
 	}
-	imp := &importing{db: db, w: w, recs: map[[2]int]*Recorder{}}
+	imp := NewRestorer(w)
 	for _, a := range s.Attempts {
 		if a.Turn >= before {
 			continue
 		}
-		ea := exportAttemptOf(a)
-		if ea.State == StatusRunning {
-			ea.State = StatusInterrupted
+		if a.State == StatusRunning {
+			a.State = StatusInterrupted
 		}
-		rec, err := imp.attempt(ea)
-		if err != nil {
+		if err := imp.Attempt(a); err != nil {
 			return err
 		}
-		imp.recs[[2]int{a.Turn, a.Attempt}] = rec
-		imp.attempts = append(imp.attempts, ea)
 	}
 	it, err := db.sessionSteps(src)
 	if err != nil {
@@ -65,15 +61,15 @@ func (db *DB) CopyTurns(w *SessionWriter, src string, before int, results map[Ca
 					continue
 				}
 			}
-		} else if imp.recs[[2]int{st.Turn, st.Attempt}] == nil {
+		} else if !imp.Has(st.Turn, st.Attempt) {
 			return errors.New("store: a step of an attempt that is not there")
 		}
-		if err := imp.step(&exportStep{storedStep: *st}); err != nil {
+		if err := imp.Step(st); err != nil {
 			return err
 		}
 	}
 	if err := it.close(); err != nil {
 		return err
 	}
-	return imp.finishAttempts()
+	return imp.FinishAttempts()
 }

@@ -45,11 +45,11 @@ func (db *DB) EachEntryContaining(id string, texts []string, fn func(Entry) erro
 			continue
 		}
 		for _, el := range splitArray(steps) {
-			var s storedStep // decoding copies what it keeps out of steps
+			var s StoredStep // decoding copies what it keeps out of steps
 			if err := json.Unmarshal(el, &s); err != nil {
 				return err
 			}
-			for i := range s.entries() {
+			for i := range s.Entries() {
 				if err := fn(s.entry(i)); err != nil {
 					return err
 				}

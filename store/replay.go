@@ -222,14 +222,14 @@ func (c *Cursor) feedTo(ctx context.Context, n int) error {
 	it.canonical = true
 	defer it.close()
 	for s := it.next(); s != nil && s.Seq <= n; s = it.next() {
-		if s.Seq+s.entries()-1 <= c.pos {
+		if s.Seq+s.Entries()-1 <= c.pos {
 			continue
 		}
 		evs := s.decoded
 		first := max(c.pos+1-s.Seq, 0)
 		last := min(n-s.Seq, len(evs)-1)
 		feed(c.red, evs, first, last)
-		c.pos = min(n, s.Seq+s.entries()-1)
+		c.pos = min(n, s.Seq+s.Entries()-1)
 	}
 	c.pos = n
 	return it.close()

@@ -438,12 +438,12 @@ func (db *DB) backfill(ctx context.Context, sid int64, a *replayAttempt) error {
 	it.canonical = true
 	defer it.close()
 	for st := it.next(); st != nil; st = it.next() {
-		rows, err := s.fed(st.decoded, st.entries())
+		rows, err := s.fed(st.decoded, st.Entries())
 		if err != nil {
 			return err
 		}
 		if rows != nil {
-			batch = append(batch, snapshotOp(a.aid, st.Seq+st.entries()-1, rows))
+			batch = append(batch, snapshotOp(a.aid, st.Seq+st.Entries()-1, rows))
 		}
 		if len(batch) == 64 {
 			if err := write(); err != nil {

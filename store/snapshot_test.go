@@ -474,7 +474,7 @@ func TestSnapshotsImported(t *testing.T) {
 	exported := exportJSONL(t, a, id)
 
 	b, _ := openTemp(t)
-	res, err := b.ImportJSONL(bytes.NewReader(exported), "export.jsonl")
+	res, err := importJSONL(b, bytes.NewReader(exported), "export.jsonl")
 	if err != nil || len(res.Sessions) != 1 {
 		t.Fatalf("%+v %v", res, err)
 	}

@@ -659,7 +659,7 @@ func TestDecodeStep(t *testing.T) {
 	} {
 		var buf bytes.Buffer
 		writeStep(&buf, &op)
-		var got, want storedStep
+		var got, want StoredStep
 		if !decodeStep(buf.Bytes(), &got) {
 			t.Fatalf("decodeStep refused %s", buf.Bytes())
 		}

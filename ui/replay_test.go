@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/modelwire/modelwire/app"
+	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
@@ -267,7 +268,7 @@ func TestSessionsBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want bytes.Buffer
-	if err := db.ExportJSONL(&want, id); err != nil {
+	if err := jsonl.Export(db, &want, id); err != nil {
 		t.Fatal(err)
 	}
 	if want.Len() == 0 || !bytes.Equal(got, want.Bytes()) {

@@ -1,4 +1,4 @@
-package store
+package har
 
 import (
 	"net/url"

@@ -1,12 +1,13 @@
-package store
+package har
 
 import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/modelwire/modelwire/store"
 )
 
 // A foreign HAR whose SSE body was cut before its terminal event imports
@@ -18,14 +19,14 @@ func TestHARCutStreamImportsFailed(t *testing.T) {
 	whole := harEntryMap("POST", "https://api.openai.com/v1/chat/completions", 200, "text/event-stream", sseBody(`{"d":"whole"}`, `{"finish":"stop"}`, "[DONE]"), "")
 	for _, c := range []struct {
 		entry  map[string]any
-		status Status
+		status store.Status
 		layer  string
-	}{{cut, StatusFailed, "protocol"}, {whole, StatusDone, ""}} {
-		res, err := importHAR(db, bytes.NewReader(harJSON(t, c.entry)), "x.har", fakeLookup)
+	}{{cut, store.StatusFailed, "protocol"}, {whole, store.StatusDone, ""}} {
+		res, err := Import(db, bytes.NewReader(harJSON(t, c.entry)), "x.har", fakeLookup)
 		if err != nil {
 			t.Fatal(err)
 		}
-		list, err := db.ListSessions(Filter{})
+		list, err := db.ListSessions(store.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,43 +48,28 @@ func TestHARGzipBase64Body(t *testing.T) {
 	zw.Close()
 	e := harEntryMap("POST", "https://api.openai.com/v1/chat/completions", 200, "text/event-stream",
 		base64.StdEncoding.EncodeToString(z.Bytes()), "base64", "Content-Encoding", "gzip")
-	res, err := importHAR(db, bytes.NewReader(harJSON(t, e)), "z.har", fakeLookup)
+	res, err := Import(db, bytes.NewReader(harJSON(t, e)), "z.har", fakeLookup)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := db.GetSession(res.Sessions[0])
-	if err != nil || s.Status != StatusDone || s.Events < 3 {
+	if err != nil || s.Status != store.StatusDone || s.Events < 3 {
 		t.Fatalf("%+v %v", s, err)
 	}
 }
 
-// A crafted turn number of 2·10⁹ is refused at import, in a HAR and in a
-// JSONL export, before anything is written.
+// A crafted turn number of 2·10⁹ is refused at import, in a HAR, before
+// anything is written (the JSONL half is jsonl's).
 func TestImportRefusesHugeTurns(t *testing.T) {
 	db, _ := openTemp(t)
 	e := harEntryMap("POST", "https://api.openai.com/v1/chat/completions", 200, "text/event-stream", sseBody(`{"d":"x"}`, `{"finish":"stop"}`), "")
 	e["_modelwire"] = map[string]any{"session": "s1", "turn": 2000000000, "attempt": 1, "protocol": "openai-chat", "status": "done"}
-	_, err := importHAR(db, bytes.NewReader(harJSON(t, e)), "huge.har", fakeLookup)
+	_, err := Import(db, bytes.NewReader(harJSON(t, e)), "huge.har", fakeLookup)
 	if err == nil || !strings.Contains(err.Error(), "can exceed") {
 		t.Errorf("HAR: %v", err)
 	}
 
-	src, _ := openTemp(t)
-	id := fullSession(t, src)
-	var out bytes.Buffer
-	if err := src.ExportJSONL(&out, id); err != nil {
-		t.Fatal(err)
-	}
-	huge := strings.ReplaceAll(out.String(), `"turn":1,"attempt":1,`, `"turn":2000000000,"attempt":1,`)
-	if huge == out.String() {
-		t.Fatal("no attempt line to alter")
-	}
-	_, err = db.ImportJSONL(strings.NewReader(huge), "huge.jsonl")
-	var ie *InputError
-	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "can exceed") {
-		t.Errorf("JSONL: %v", err)
-	}
-	if list, _ := db.ListSessions(Filter{}); len(list) != 0 {
+	if list, _ := db.ListSessions(store.Filter{}); len(list) != 0 {
 		t.Errorf("%d sessions written", len(list))
 	}
 }

@@ -1,24 +1,29 @@
-package session
+package har
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
-// ImportHAR imports a HAR file: store reads it into conversations (the
-// file format, see store.ReadHAR) and each conversation is recorded as one
-// session through the journal every session records through, each
-// exchange converted into stored events the way the proxy's are. lookup
-// finds a protocol's adapter (registry.Lookup). The whole file is checked
-// before anything is written; an import that fails part way deletes the
-// sessions it wrote.
-func ImportHAR(db *store.DB, r io.Reader, name string, lookup func(protocol string) (adapters.Protocol, error)) (store.ImportResult, error) {
-	convs, res, err := db.ReadHAR(r, name)
+// Import imports a HAR file: read reads it into conversations (the file
+// format) and each conversation is recorded as one session through the
+// journal every session records through, each exchange converted into
+// stored events the way the proxy's are. lookup finds a protocol's adapter
+// (registry.Lookup). The whole file is checked before anything is
+// written; an import that fails part way deletes the sessions it wrote.
+func Import(db *store.DB, r io.Reader, name string, lookup func(protocol string) (adapters.Protocol, error)) (store.ImportResult, error) {
+	if db.ReadOnly() {
+		return store.ImportResult{}, errors.New("store: the database is open read-only")
+	}
+	convs, res, err := read(r, name)
 	if err != nil {
 		return res, err
 	}
@@ -45,8 +50,8 @@ func ImportHAR(db *store.DB, r io.Reader, name string, lookup func(protocol stri
 // importHARConversation records one conversation as one session; it is
 // failed when the last attempt of any turn failed, unless a modelwire
 // export says how it ended.
-func importHARConversation(db *store.DB, c store.HARConversation, lookup func(string) (adapters.Protocol, error)) (string, error) {
-	j := NewStoreJournal(db, c.Meta, false)
+func importHARConversation(db *store.DB, c conversation, lookup func(string) (adapters.Protocol, error)) (string, error) {
+	j := session.NewStoreJournal(db, c.Meta, false)
 	id, err := j.Start()
 	if err != nil {
 		return "", err
@@ -57,7 +62,7 @@ func importHARConversation(db *store.DB, c store.HARConversation, lookup func(st
 		return "", err
 	}
 	failedTurns := map[int]bool{}
-	verdicts := map[int][]LayerResult{}
+	verdicts := map[int][]session.LayerResult{}
 	var end time.Time
 	for i := range c.Exchanges {
 		x := &c.Exchanges[i]
@@ -70,7 +75,7 @@ func importHARConversation(db *store.DB, c store.HARConversation, lookup func(st
 		if done := x.Started.Add(x.End); done.After(end) {
 			end = done
 		}
-		if err := j.RestoreEntries(x); err != nil {
+		if err := x.restoreEntries(j); err != nil {
 			return fail(fmt.Errorf("log.entries[%d]._modelwire.entries: %w", x.Entry, err))
 		}
 	}
@@ -99,19 +104,19 @@ func importHARConversation(db *store.DB, c store.HARConversation, lookup func(st
 // verdict (nil when it did not): an HTTP error at the transport layer; a
 // response that ended failed, or never ended (a stream cut before its
 // terminal event), at the protocol layer.
-func importHARExchange(j *StoreJournal, x *store.HARExchange, lookup func(string) (adapters.Protocol, error)) ([]LayerResult, error) {
+func importHARExchange(j *session.StoreJournal, x *exchange, lookup func(string) (adapters.Protocol, error)) ([]session.LayerResult, error) {
 	proto, err := lookup(x.Request.Protocol)
 	if err != nil {
 		return nil, err
 	}
-	u := Update{Kind: UpAttempt, Turn: x.Turn, Attempt: x.Attempt, URL: x.Request.URL, HTTPStatus: x.Status, Header: x.Header}
-	if err := j.ImportAttempt(u, x.Request, AttemptTimes{Started: x.Started, Offset: x.Offset, Sent: x.Sent,
+	u := session.Update{Kind: session.UpAttempt, Turn: x.Turn, Attempt: x.Attempt, URL: x.Request.URL, HTTPStatus: x.Status, Header: x.Header}
+	if err := j.ImportAttempt(u, x.Request, session.AttemptTimes{Started: x.Started, Offset: x.Offset, Sent: x.Sent,
 		FirstByte: x.FirstByte, End: x.End}); err != nil {
 		return nil, err
 	}
 	at := float64(x.FirstByte) / float64(time.Millisecond)
 	step := func(s adapters.Step) error {
-		return j.Record(Update{Kind: UpStep, Turn: x.Turn, Attempt: x.Attempt, Step: &s, OffsetMS: at})
+		return j.Record(session.Update{Kind: session.UpStep, Turn: x.Turn, Attempt: x.Attempt, Step: &s, OffsetMS: at})
 	}
 	st := adapters.NewStream(proto)
 	failed := x.Status >= 400
@@ -129,22 +134,22 @@ func importHARExchange(j *StoreJournal, x *store.HARExchange, lookup func(string
 	if err != nil {
 		return nil, err
 	}
-	var layers []LayerResult
+	var layers []session.LayerResult
 	term := st.Reducer().Terminal()
 	switch {
 	case failed:
-		layers = importVerdict(Fail, fmt.Sprintf("HTTP %d", x.Status), Skip, "")
+		layers = importVerdict(session.Fail, fmt.Sprintf("HTTP %d", x.Status), session.Skip, "")
 	case term == nil || term.Status == adapters.StatusUnknown:
-		layers = importVerdict(Pass, fmt.Sprintf("HTTP %d", x.Status), Fail, "no terminal event: the response was cut before it ended")
+		layers = importVerdict(session.Pass, fmt.Sprintf("HTTP %d", x.Status), session.Fail, "no terminal event: the response was cut before it ended")
 	case term.Status == adapters.StatusFailed:
 		why := "the response ended failed"
 		if term.Error != nil {
 			why += ": " + term.Error.Error()
 		}
-		layers = importVerdict(Pass, fmt.Sprintf("HTTP %d", x.Status), Fail, why)
+		layers = importVerdict(session.Pass, fmt.Sprintf("HTTP %d", x.Status), session.Fail, why)
 	}
-	u = Update{Kind: UpResponse, Turn: x.Turn, Attempt: x.Attempt}
-	if layers != nil && layers[1].Status == Fail {
+	u = session.Update{Kind: session.UpResponse, Turn: x.Turn, Attempt: x.Attempt}
+	if layers != nil && layers[1].Status == session.Fail {
 		u.Err = layers[1].Detail
 	}
 	if err := j.Record(u); err != nil {
@@ -156,7 +161,26 @@ func importHARExchange(j *StoreJournal, x *store.HARExchange, lookup func(string
 // importVerdict is the five layers of an imported exchange: transport and
 // protocol judged, the rest skipped (the file does not say how the
 // application reads the answer).
-func importVerdict(transport Verdict, tdetail string, protocol Verdict, pdetail string) []LayerResult {
-	return []LayerResult{{Layer: LayerTransport, Status: transport, Detail: tdetail}, {Layer: LayerProtocol, Status: protocol, Detail: pdetail},
-		{Layer: LayerParse, Status: Skip}, {Layer: LayerSchema, Status: Skip}, {Layer: LayerDomain, Status: Skip}}
+func importVerdict(transport session.Verdict, tdetail string, protocol session.Verdict, pdetail string) []session.LayerResult {
+	return []session.LayerResult{{Layer: session.LayerTransport, Status: transport, Detail: tdetail}, {Layer: session.LayerProtocol, Status: protocol, Detail: pdetail},
+		{Layer: session.LayerParse, Status: session.Skip}, {Layer: session.LayerSchema, Status: session.Skip}, {Layer: session.LayerDomain, Status: session.Skip}}
+}
+
+// restoreEntries writes back the session-level entries (decisions, tool
+// results, verdicts) a modelwire export carries after this exchange, as
+// they were stored: like a JSONL import, it restores rows rather than
+// converting an exchange.
+func (x *exchange) restoreEntries(j *session.StoreJournal) error {
+	for _, se := range x.entries {
+		// Stored compact, as the live writer stores it (the HAR is
+		// indented).
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, se.Entry); err != nil {
+			return err
+		}
+		if err := j.RestoreEntry(time.Duration(se.OffsetUS)*time.Microsecond, compact.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package store
+package har
 
 import (
 	"bytes"
@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/store"
 )
 
 // Writing a stored session as a HAR file.
 
-// ExportHAR writes a session as a HAR 1.2 log, one entry per HTTP attempt,
+// Export writes a session as a HAR 1.2 log, one entry per HTTP attempt,
 // that browsers' devtools and HAR viewers open. A streamed response body
 // is written back as an SSE stream of its raw events. creator is the
 // modelwire version to name in log.creator.
-func (db *DB) ExportHAR(w io.Writer, id, creator string) error {
+func Export(db *store.DB, w io.Writer, id, creator string) error {
 	s, err := db.GetSession(id)
 	if err != nil {
 		return err
@@ -35,21 +36,17 @@ func (db *DB) ExportHAR(w io.Writer, id, creator string) error {
 		a := &s.Attempts[i]
 		bodies[[2]int{a.Turn, a.Attempt}] = &body{ndjson: a.Protocol == adapters.ClaudeCode, sse: isStreamed(a)}
 	}
-	it, err := db.sessionSteps(id)
-	if err != nil {
-		return err
-	}
 	entries := map[[2]int][]harSessionEntry{}
 	var last [2]int // the attempt whose events came last
 	if len(s.Attempts) > 0 {
 		last = [2]int{s.Attempts[0].Turn, s.Attempts[0].Attempt}
 	}
-	for st := it.next(); st != nil && st.Seq <= s.Events; st = it.next() {
+	err = db.EachStep(id, s.Events, func(st *store.StoredStep) {
 		if st.Attempt == 0 {
 			for _, ev := range st.Events {
 				entries[last] = append(entries[last], harSessionEntry{OffsetUS: st.OffsetUS, Entry: ev})
 			}
-			continue
+			return
 		}
 		last = [2]int{st.Turn, st.Attempt}
 		b := bodies[[2]int{st.Turn, st.Attempt}]
@@ -63,8 +60,8 @@ func (db *DB) ExportHAR(w io.Writer, id, creator string) error {
 		default:
 			b.buf.WriteString(st.Raw.Data)
 		}
-	}
-	if err := it.close(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	log := harFile{Log: harLog{Version: "1.2", Creator: harCreator{Name: "modelwire", Version: creator}, Pages: []struct{}{}, Entries: []harEntry{}}}
@@ -83,7 +80,7 @@ func (db *DB) ExportHAR(w io.Writer, id, creator string) error {
 // isStreamed reports whether an attempt's response body was a stream: as
 // its Content-Type says, else as asked, except that an HTTP error answers
 // with a whole body.
-func isStreamed(a *Attempt) bool {
+func isStreamed(a *store.Attempt) bool {
 	if ct := a.ResponseHeader.Get("Content-Type"); ct != "" {
 		mt, _, _ := mime.ParseMediaType(ct)
 		return mt == "text/event-stream"
@@ -98,7 +95,7 @@ func ms(d *time.Duration) float64 {
 	return float64(d.Microseconds()) / 1000
 }
 
-func harEntryOf(s *Session, a *Attempt, body string) harEntry {
+func harEntryOf(s *store.Session, a *store.Attempt, body string) harEntry {
 	e := harEntry{
 		StartedDateTime: a.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		ResourceType:    "fetch",

@@ -1,4 +1,4 @@
-package store
+package har
 
 import (
 	"bytes"
@@ -6,20 +6,8 @@ import (
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/store"
 )
-
-// FuzzScanJSONL checks the JSONL import's reader (the whole-file check
-// that runs before anything is written) on arbitrary bytes: it returns
-// sessions or an error, never panics.
-func FuzzScanJSONL(f *testing.F) {
-	f.Add([]byte(`{"type":"modelwire.export","format":1}` + "\n"))
-	f.Add([]byte(`{"type":"modelwire.export","format":1}` + "\n" + `{"type":"session","id":"1m8x","turns":1}` + "\n"))
-	f.Add([]byte(`{"type":"modelwire.export","format":1}` + "\n" + `{"type":"step","seq":1,"turn":1,"attempt":1,"events":[{"type":"text.delta","delta":"x"}]}` + "\n"))
-	f.Add([]byte("\xff\xfe\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = scanJSONL(bytes.NewReader(b), "fuzz.jsonl", nil)
-	})
-}
 
 // FuzzImportHAR imports arbitrary bytes as a HAR file: an error or
 // sessions, never a panic, and a failed import writes nothing.
@@ -28,18 +16,18 @@ func FuzzImportHAR(f *testing.F) {
 	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"POST","url":"http://x/v1/chat/completions","postData":{"text":"{\"model\":\"m\",\"stream\":true}"}},` +
 		`"response":{"status":200,"content":{"mimeType":"text/event-stream","text":"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"}}}]}}`))
 	f.Add([]byte(`{"log":{"entries":[{"request":{"method":"POST","url":"http://x/v1/messages"},"response":{"status":529,"content":{"text":"e30=","encoding":"base64"}}}]}}`))
-	db, err := Open(filepath.Join(f.TempDir(), "fuzz.db"))
+	db, err := store.Open(filepath.Join(f.TempDir(), "fuzz.db"))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { db.Close() })
 	f.Fuzz(func(t *testing.T, b []byte) {
-		before, err := db.ListSessions(Filter{})
+		before, err := db.ListSessions(store.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := importHAR(db, bytes.NewReader(b), "fuzz.har", registry.Lookup); err != nil {
-			after, _ := db.ListSessions(Filter{})
+		if _, err := Import(db, bytes.NewReader(b), "fuzz.har", registry.Lookup); err != nil {
+			after, _ := db.ListSessions(store.Filter{})
 			if len(after) != len(before) {
 				t.Fatalf("a failed import wrote %d session(s)", len(after)-len(before))
 			}

@@ -1,4 +1,8 @@
-package store
+// Package har is the HAR 1.2 file format: Import records the LLM API
+// exchanges of a capture as sessions, through the session journal, and
+// Export writes a stored session as a HAR that devtools open and that
+// imports back with the same timeline.
+package har
 
 import (
 	"bytes"
@@ -21,6 +25,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/redact"
+	"github.com/modelwire/modelwire/store"
 )
 
 // HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/), the subset
@@ -62,7 +67,7 @@ type harExt struct {
 	// (decisions, tool results, verdicts) recorded after this attempt and
 	// before the next, which HTTP alone does not carry: with them a
 	// session exported as HAR imports back with the same timeline.
-	Status  Status            `json:"status,omitempty"`
+	Status  store.Status      `json:"status,omitempty"`
 	Entries []harSessionEntry `json:"entries,omitempty"`
 	// Scenario and Variant name the session's scenario, so an imported
 	// run can be forked (its scenario runs its tools).
@@ -153,24 +158,24 @@ type harPlan struct {
 	retry         string // why this attempt repeats the one before
 }
 
-// HARConversation is one conversation of a HAR file, to be recorded as
+// conversation is one conversation of a HAR file, to be recorded as
 // one session: its exchanges in the order they started, numbered by turn
 // and attempt (see linkHAR).
-type HARConversation struct {
-	Meta SessionMeta
+type conversation struct {
+	Meta store.SessionMeta
 	// Status is the session's status as a modelwire export says it ("" for
 	// a foreign HAR): its verdicts decided it, not HTTP alone.
-	Status    Status
-	Exchanges []HARExchange
+	Status    store.Status
+	Exchanges []exchange
 }
 
-// HARExchange is one HAR entry as an attempt: the request as sent, the
+// exchange is one HAR entry as an attempt: the request as sent, the
 // response as received, and where it sits in time. HAR keeps no time per
 // event; Sent, FirstByte and End are from the attempt's start.
-type HARExchange struct {
+type exchange struct {
 	Entry         int // its index in log.entries
 	Turn, Attempt int
-	Request       AttemptMeta
+	Request       store.AttemptMeta
 	Started       time.Time
 	Offset        time.Duration // from the session's start
 	Sent          time.Duration
@@ -183,27 +188,24 @@ type HARExchange struct {
 	entries       []harSessionEntry
 }
 
-// ReadHAR reads a HAR file into its conversations: each conversation
+// read reads a HAR file into its conversations: each conversation
 // among the entries whose request is one of the protocols (by its URL
 // path) is one session, each entry an attempt of one of its turns (see
 // linkHAR for how entries are linked). Other entries are skipped and
 // counted in the result. The whole file is checked here, before anything
 // is written: a malformed file is reported with the entry at fault.
-// Turning the exchanges into stored events is the session journal's
-// (session.ImportHAR).
-func (db *DB) ReadHAR(r io.Reader, name string) ([]HARConversation, ImportResult, error) {
-	var res ImportResult
-	if db.w == nil {
-		return nil, res, errors.New("store: the database is open read-only")
-	}
+// Turning the exchanges into stored events is Import's, through the
+// session journal.
+func read(r io.Reader, name string) ([]conversation, store.ImportResult, error) {
+	var res store.ImportResult
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, res, &InputError{File: name, Entry: -1, Msg: err.Error()}
+		return nil, res, &store.InputError{File: name, Entry: -1, Msg: err.Error()}
 	}
 	if !utf8.Valid(data) {
 		// JSON is UTF-8 (RFC 8259); encoding/json would quietly turn bad
 		// bytes into U+FFFD and import a body that was never sent.
-		return nil, res, &InputError{File: name, Entry: -1, Msg: fmt.Sprintf("not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
+		return nil, res, &store.InputError{File: name, Entry: -1, Msg: fmt.Sprintf("not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
 	}
 	var top struct {
 		Log *struct {
@@ -214,12 +216,12 @@ func (db *DB) ReadHAR(r io.Reader, name string) ([]HARConversation, ImportResult
 		return nil, res, jsonInputError(name, data, err)
 	}
 	if top.Log == nil || top.Log.Entries == nil {
-		return nil, res, &InputError{File: name, Entry: -1, Msg: "not a HAR file: it has no log.entries"}
+		return nil, res, &store.InputError{File: name, Entry: -1, Msg: "not a HAR file: it has no log.entries"}
 	}
 	var plans []harPlan
 	for i, raw := range top.Log.Entries {
 		bad := func(format string, args ...any) error {
-			return &InputError{File: name, Entry: i, Msg: fmt.Sprintf(format, args...)}
+			return &store.InputError{File: name, Entry: i, Msg: fmt.Sprintf(format, args...)}
 		}
 		var e harEntry
 		if err := json.Unmarshal(raw, &e); err != nil {
@@ -230,7 +232,7 @@ func (db *DB) ReadHAR(r io.Reader, name string) ([]HARConversation, ImportResult
 		}
 		u, err := url.Parse(e.Request.URL)
 		if err != nil || u.Host == "" {
-			return nil, res, bad("request.url %q is not an absolute URL", Redact(e.Request.URL))
+			return nil, res, bad("request.url %q is not an absolute URL", store.Redact(e.Request.URL))
 		}
 		res.Entries++
 		protocol := protocolOfPath(u)
@@ -273,7 +275,7 @@ func (db *DB) ReadHAR(r io.Reader, name string) ([]HARConversation, ImportResult
 		}
 		plans = append(plans, p)
 	}
-	var convs []HARConversation
+	var convs []conversation
 	for _, plans := range linkHAR(plans) {
 		if err := checkHARNumbers(plans, name); err != nil {
 			return nil, res, err
@@ -363,26 +365,26 @@ func jsonInputError(name string, data []byte, err error) error {
 		off = te.Offset
 	}
 	if off < 0 {
-		return &InputError{File: name, Entry: -1, Msg: "not valid JSON: " + err.Error()}
+		return &store.InputError{File: name, Entry: -1, Msg: "not valid JSON: " + err.Error()}
 	}
 	off = min(off, int64(len(data)))
 	line := 1 + bytes.Count(data[:off], []byte("\n"))
 	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
-	return &InputError{File: name, Line: line, Entry: -1, Msg: fmt.Sprintf("not valid JSON (column %d): %v", col, err)}
+	return &store.InputError{File: name, Line: line, Entry: -1, Msg: fmt.Sprintf("not valid JSON (column %d): %v", col, err)}
 }
 
 // harConversation describes the linked entries of one conversation.
-func harConversation(plans []harPlan) HARConversation {
+func harConversation(plans []harPlan) conversation {
 	first := plans[0]
 	u, _ := url.Parse(first.entry.Request.URL)
-	c := HARConversation{Meta: SessionMeta{Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
+	c := conversation{Meta: store.SessionMeta{Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
 		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started}}
 	if x := first.entry.Modelwire; x != nil {
 		c.Meta.Scenario, c.Meta.Variant = x.Scenario, x.Variant
 		if x.Provider != "" {
 			c.Meta.Provider = x.Provider
 		}
-		if x.Status == StatusDone || x.Status == StatusFailed {
+		if x.Status == store.StatusDone || x.Status == store.StatusFailed {
 			c.Status = x.Status
 		}
 	}
@@ -394,7 +396,7 @@ func harConversation(plans []harPlan) HARConversation {
 
 // harExchange describes one entry as an attempt that started offset into
 // its session.
-func harExchange(p harPlan, offset time.Duration) HARExchange {
+func harExchange(p harPlan, offset time.Duration) exchange {
 	e := p.entry
 	reqH, respH := http.Header{}, http.Header{}
 	for _, h := range e.Request.Headers {
@@ -427,8 +429,8 @@ func harExchange(p harPlan, offset time.Duration) HARExchange {
 	u, _ := url.Parse(e.Request.URL)
 	known := redact.Collect(reqH, u)
 	reqBody = redact.JSONMembers(known.Bytes(reqBody))
-	x := HARExchange{Entry: p.index, Turn: p.turn, Attempt: p.attempt, Started: p.started, Offset: offset,
-		Request: AttemptMeta{Protocol: p.protocol, Method: e.Request.Method, URL: e.Request.URL, Header: reqH, Body: reqBody,
+	x := exchange{Entry: p.index, Turn: p.turn, Attempt: p.attempt, Started: p.started, Offset: offset,
+		Request: store.AttemptMeta{Protocol: p.protocol, Method: e.Request.Method, URL: e.Request.URL, Header: reqH, Body: reqBody,
 			Stream: stream, RetryReason: p.retry},
 		Sent: sent, FirstByte: firstByte, End: end, Status: e.Response.Status, Header: known.Header(respH), MimeType: mt,
 		Body: known.Bytes(p.body)}
@@ -436,40 +438,6 @@ func harExchange(p harPlan, offset time.Duration) HARExchange {
 		x.entries = e.Modelwire.Entries
 	}
 	return x
-}
-
-// RestoreEntries writes back the session-level entries (decisions, tool
-// results, verdicts) a modelwire export carries after this exchange, as
-// they were stored: like a JSONL import, it restores rows rather than
-// converting an exchange.
-func (x *HARExchange) RestoreEntries(w *SessionWriter) error {
-	for _, se := range x.entries {
-		// Stored compact, as the live writer stores it (the HAR is
-		// indented).
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, se.Entry); err != nil {
-			return err
-		}
-		se.Entry = compact.Bytes()
-		entry, err := parseSessionEntry(se.Entry)
-		if err != nil {
-			return err
-		}
-		off := time.Duration(se.OffsetUS) * time.Microsecond
-		body := joinEvents([]json.RawMessage{se.Entry}) // a step's events, as stored
-		switch e := entry.(type) {
-		case decisionEvent:
-			err = w.recordDecision(e.decision(), off, body)
-		case resultEvent:
-			err = w.recordToolResult(ToolResult{Turn: e.Turn, CallID: e.CallID, Name: e.Name, Content: e.Content, IsError: e.IsError, At: e.At}, off, body)
-		case validationEvent:
-			err = w.recordValidation(e.Turn, e.Results, e.At, off, body)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // invalidUTF8At is the offset of the first byte that is not valid UTF-8.
@@ -517,13 +485,13 @@ func checkHARNumbers(plans []harPlan, name string) error {
 	n := len(plans)
 	for _, p := range plans {
 		if p.turn > n || p.attempt > n || p.turn < 1 || p.attempt < 1 {
-			return &InputError{File: name, Entry: p.index, Msg: fmt.Sprintf(
+			return &store.InputError{File: name, Entry: p.index, Msg: fmt.Sprintf(
 				"_modelwire turn %d, attempt %d: the session has %d entries in this file, so neither can exceed %d", p.turn, p.attempt, n, n)}
 		}
 		if x := p.entry.Modelwire; x != nil {
 			for _, se := range x.Entries {
 				if t := gjson.GetBytes(se.Entry, "turn").Int(); t < 0 || t > int64(n) {
-					return &InputError{File: name, Entry: p.index, Msg: fmt.Sprintf(
+					return &store.InputError{File: name, Entry: p.index, Msg: fmt.Sprintf(
 						"_modelwire.entries names turn %d; the session has %d entries in this file", t, n)}
 				}
 			}

@@ -1,4 +1,4 @@
-package store
+package har
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/modelwire/modelwire/store"
 )
 
 // chatEntry is a Chat Completions exchange whose request carries msgs as
@@ -54,7 +56,7 @@ func TestHARImportLinksTurnsIntoOneSession(t *testing.T) {
 		chatEntry(t, 5, 200, u1, a1again, r1),
 		chatEntry(t, 7, 200, u1, a1, r1, a2, u2),
 	)
-	res, err := importHAR(db, bytes.NewReader(har), "three-turns.har", fakeLookup)
+	res, err := Import(db, bytes.NewReader(har), "three-turns.har", fakeLookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func TestHARImportLinksTurnsIntoOneSession(t *testing.T) {
 	if want := []ta{{1, 1}, {2, 1}, {2, 2}, {3, 1}}; !reflect.DeepEqual(got, want) || s.Turns != 3 {
 		t.Fatalf("turns and attempts %v (turns %d), want %v", got, s.Turns, want)
 	}
-	if s.Attempts[2].RetryReason != "HTTP 429" || s.Status != StatusDone {
+	if s.Attempts[2].RetryReason != "HTTP 429" || s.Status != store.StatusDone {
 		t.Errorf("retry reason %q, status %s", s.Attempts[2].RetryReason, s.Status)
 	}
 	if o, _ := db.GetSession(res.Sessions[1]); o.Turns != 1 {
@@ -81,14 +83,14 @@ func TestHARImportLinksTurnsIntoOneSession(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := db.ExportHAR(&out, s.ID, "test"); err != nil {
+	if err := Export(db, &out, s.ID, "test"); err != nil {
 		t.Fatal(err)
 	}
 	var h harFile
 	if err := json.Unmarshal(out.Bytes(), &h); err != nil || len(h.Log.Entries) != 4 {
 		t.Fatalf("exported %d entries (%v), want 4", len(h.Log.Entries), err)
 	}
-	again, err := importHAR(db, bytes.NewReader(out.Bytes()), "again.har", fakeLookup)
+	again, err := Import(db, bytes.NewReader(out.Bytes()), "again.har", fakeLookup)
 	if err != nil || len(again.Sessions) != 1 {
 		t.Fatalf("re-import: %+v %v", again, err)
 	}

@@ -1,0 +1,120 @@
+package har
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/store"
+)
+
+func openTemp(t testing.TB) (*store.DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "nested", "dir", "modelwire.db")
+	db, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, path
+}
+
+// fakeChat is a toy protocol for the HAR tests: each SSE data is
+// {"d":"text"} (a text delta of one message), {"finish":"stop"} or [DONE];
+// a body is {"text":"…"}.
+type fakeChat struct{ name string }
+
+func (f fakeChat) Name() string               { return f.name }
+func (fakeChat) Framing() adapters.Framing    { return adapters.FramingSSE }
+func (fakeChat) NewDecoder() adapters.Decoder { return &fakeDecoder{} }
+func (fakeChat) Encode(*adapters.Request, string) (*adapters.HTTPRequest, error) {
+	return nil, errors.New("not needed")
+}
+func (fakeChat) DecodeBody(body []byte) []adapters.Event {
+	var b struct{ Text string }
+	if err := json.Unmarshal(body, &b); err != nil {
+		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, err.Error())}
+	}
+	return []adapters.Event{{Type: adapters.EvItemStarted, ItemID: "m", Kind: "message"},
+		{Type: adapters.EvTextDelta, ItemID: "m", Delta: b.Text}, {Type: adapters.EvItemDone, ItemID: "m"},
+		adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, "stop")}
+}
+func (fakeChat) DecodeError(status int, h http.Header, body []byte) *adapters.APIError {
+	return adapters.GenericError(status, h, body)
+}
+
+type fakeDecoder struct{ started, done bool }
+
+func (d *fakeDecoder) Decode(raw adapters.RawEvent) []adapters.Event {
+	if raw.Data == "[DONE]" {
+		d.done = true
+		return nil
+	}
+	var m struct {
+		D      *string
+		Finish string
+	}
+	if err := json.Unmarshal([]byte(raw.Data), &m); err != nil {
+		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, err.Error())}
+	}
+	var out []adapters.Event
+	if !d.started {
+		d.started = true
+		out = append(out, adapters.Event{Type: adapters.EvItemStarted, ItemID: "m", Kind: "message"})
+	}
+	if m.D != nil {
+		out = append(out, adapters.Event{Type: adapters.EvTextDelta, ItemID: "m", Delta: *m.D})
+	}
+	if m.Finish != "" {
+		out = append(out, adapters.Event{Type: adapters.EvItemDone, ItemID: "m"}, adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, m.Finish))
+	}
+	return out
+}
+func (d *fakeDecoder) Finish() []adapters.Event { return nil }
+
+func fakeLookup(name string) (adapters.Protocol, error) { return fakeChat{name: name}, nil }
+
+func sseBody(events ...string) string {
+	var b strings.Builder
+	for _, e := range events {
+		b.WriteString("data: " + e + "\n\n")
+	}
+	return b.String()
+}
+
+func harJSON(t *testing.T, entries ...map[string]any) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "creator": map[string]any{"name": "test"}, "entries": entries}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func harEntryMap(method, url string, status int, mime, text, encoding string, headers ...string) map[string]any {
+	var hs []map[string]string
+	for i := 0; i+1 < len(headers); i += 2 {
+		hs = append(hs, map[string]string{"name": headers[i], "value": headers[i+1]})
+	}
+	content := map[string]any{"size": len(text), "mimeType": mime, "text": text}
+	if encoding != "" {
+		content["encoding"] = encoding
+	}
+	return map[string]any{
+		"startedDateTime": "2026-03-04T05:06:07.123+00:00",
+		"time":            50,
+		"request": map[string]any{"method": method, "url": url, "httpVersion": "HTTP/2", "headers": hs,
+			"queryString": []any{}, "cookies": []any{}, "headersSize": -1, "bodySize": 20,
+			"postData": map[string]any{"mimeType": "application/json", "text": `{"model":"gpt-x","stream":true}`}},
+		"response": map[string]any{"status": status, "statusText": "", "httpVersion": "HTTP/2", "headers": []any{},
+			"cookies": []any{}, "content": content, "redirectURL": "", "headersSize": -1, "bodySize": -1},
+		"cache":   map[string]any{},
+		"timings": map[string]any{"blocked": 1, "dns": -1, "connect": -1, "send": 2, "wait": 30, "receive": 17},
+	}
+}
+
+const planted = "sk-PLANTED-d6f1c0ffee"

@@ -1,8 +1,0 @@
-package store_test
-
-import (
-	"github.com/modelwire/modelwire/session"
-	"github.com/modelwire/modelwire/store"
-)
-
-func init() { store.SetHARImporter(session.ImportHAR) }
