@@ -235,8 +235,8 @@ func read(r io.Reader, name string) ([]conversation, store.ImportResult, error) 
 			return nil, res, bad("request.url %q is not an absolute URL", store.Redact(e.Request.URL))
 		}
 		res.Entries++
-		protocol := protocolOfPath(u)
-		if protocol == "" || !strings.EqualFold(e.Request.Method, http.MethodPost) {
+		d, ok := protocolOf(u)
+		if !ok || !strings.EqualFold(e.Request.Method, http.MethodPost) {
 			res.Skipped++
 			continue
 		}
@@ -261,18 +261,15 @@ func read(r io.Reader, name string) ([]conversation, store.ImportResult, error) 
 		if body, err = gunzipHAR(body); err != nil {
 			return nil, res, bad("response.content: %v", err)
 		}
-		p := harPlan{index: i, entry: e, protocol: protocol, provider: providerOfHost(u.Hostname()), body: body, started: started,
-			baseURL: baseURLOf(u, protocol)}
+		p := harPlan{index: i, entry: e, protocol: d.Name, provider: providerOfHost(u.Hostname()), body: body, started: started,
+			baseURL: u.Scheme + "://" + u.Host + d.BaseURLOf(strings.TrimRight(u.Path, "/"))}
+		var root gjson.Result
 		if e.Request.PostData != nil {
-			root := gjson.Parse(e.Request.PostData.Text)
-			p.model, p.previousID = root.Get("model").String(), root.Get("previous_response_id").String()
-			p.history, p.key = adapters.HistoryItems(protocol, root), adapters.Canonical(e.Request.PostData.Text)
+			root = gjson.Parse(e.Request.PostData.Text)
+			p.history, p.key = adapters.HistoryItems(d.Name, root), adapters.Canonical(e.Request.PostData.Text)
 		}
-		if protocol == adapters.Gemini {
-			if _, after, ok := strings.Cut(u.Path, "/models/"); ok {
-				p.model, _, _ = strings.Cut(after, ":")
-			}
-		}
+		decl := d.Declared(u.Path, root)
+		p.model, p.previousID = decl.Model, decl.PreviousID
 		plans = append(plans, p)
 	}
 	var convs []conversation
