@@ -10,9 +10,11 @@ package jsonschema
 //     subset of v6's (never empty);
 //   - propertyNames: v6 puts the causes at the document root whatever the
 //     object's depth; we put them at the object;
-//   - format: v6 asserts it for draft-04/06/07 schemas; we never do;
+//   - format: v6 asserts it for draft-07 schemas; we never do;
 //   - a $ref loop that consumes nothing: v6 fails every instance at
-//     validation, we refuse the schema at compile time.
+//     validation, we refuse the schema at compile time;
+//   - a $schema naming draft-04, -06 or 2019-09: v6 reads it, we refuse
+//     the schema at compile time (2020-12 and draft-07 only).
 
 import (
 	"bytes"
@@ -225,19 +227,16 @@ var schemaCases = []schemaCase{
 	{`{"prefixItems":[true],"unevaluatedItems":false}`, []string{`[1]`, `[]`}, []string{`[1,2]`}, true},
 	{`{"contains":{"const":1},"unevaluatedItems":{"type":"string"}}`, []string{`[1,"a",1]`}, []string{`[1,2]`}, true},
 	{`{"allOf":[{"prefixItems":[true,true]}],"items":false,"unevaluatedItems":false}`, []string{`[]`}, []string{`[1]`}, true},
-	{`{"$schema":"https://json-schema.org/draft/2019-09/schema","items":[true],"unevaluatedItems":false,"contains":true}`, []string{`[1]`}, []string{`[1,2]`}, true},
-	// Older drafts: what differs.
-	{`{"$schema":"http://json-schema.org/draft-04/schema#","maximum":3,"exclusiveMaximum":true,"minimum":1,"exclusiveMinimum":false}`, []string{`2.9`, `1`}, []string{`3`, `0`}, true},
-	{`{"$schema":"http://json-schema.org/draft-04/schema#","items":[{"type":"string"}],"additionalItems":false}`, []string{`["a"]`, `[]`}, []string{`["a",1]`, `[1]`}, true},
+	// draft-07: what differs.
+	{`{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"string"}],"additionalItems":false}`, []string{`["a"]`, `[]`}, []string{`["a",1]`, `[1]`}, true},
 	{`{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"string"}],"additionalItems":{"type":"integer"}}`, []string{`["a",1,2]`}, []string{`["a","b"]`}, true},
 	{`{"$schema":"http://json-schema.org/draft-07/schema#","items":{"type":"string"},"additionalItems":false}`, []string{`["a","b"]`}, []string{`[1]`}, true},
 	{`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"a":{"type":"integer"}},"properties":{"x":{"$ref":"#/definitions/a","type":"string"}}}`, []string{`{"x":1}`}, []string{`{"x":"s"}`}, true},
 	{`{"$schema":"http://json-schema.org/draft-07/schema#","dependencies":{"a":["b"],"c":{"required":["d"]}}}`, []string{`{"a":1,"b":1}`}, []string{`{"a":1}`, `{"c":1}`}, true},
 	{`{"$schema":"http://json-schema.org/draft-07/schema#","if":{"type":"string"},"then":{"minLength":2}}`, []string{`"ab"`, `1`}, []string{`"a"`}, true},
-	{`{"$schema":"http://json-schema.org/draft-06/schema#","if":{"type":"string"},"then":{"minLength":2},"const":1,"contains":{"const":1}}`, []string{`1`}, []string{`"a"`, `[1]`}, true},
-	{`{"$schema":"http://json-schema.org/draft-04/schema#","const":1,"propertyNames":false,"contains":false}`, []string{`2`, `{"a":1}`, `[1]`}, nil, true},
 	{`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"a":{"$id":"#A","type":"integer"}},"items":{"$ref":"#A"}}`, []string{`[1]`}, []string{`["x"]`}, true},
-	{`{"$schema":"https://json-schema.org/draft/2019-09/schema","items":[{"type":"string"}],"additionalItems":false,"dependentRequired":{"a":["b"]},"minContains":2,"contains":{"const":1}}`, []string{`{"a":1,"b":2}`, `"x"`}, []string{`["a",2]`, `["a",1,1]`, `["a"]`, `{"a":1}`}, false},
+	{`{"$schema":"http://json-schema.org/draft-07/schema#","items":[{"type":"string"}],"additionalItems":{"const":1},"dependentRequired":{"a":["b"]},"minContains":2,"contains":{"const":1}}`, []string{`{"a":1}`, `"x"`, `["a",1]`}, []string{`["a",2]`, `["a"]`, `[2]`}, false},
+	{`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"a":true},"unevaluatedProperties":false,"unevaluatedItems":false,"dependentSchemas":{"a":false},"$anchor":"A","$defs":{"x":{"type":"string"}}}`, []string{`{"a":1,"b":2}`, `[1]`}, nil, true},
 	{`{"$schema":"http://json-schema.org/draft-07/schema","type":"integer"}`, []string{`1`}, []string{`1.5`}, true},
 	{`{"$schema":"http://json-schema.org/schema#","prefixItems":[{"type":"integer"}]}`, []string{`[1]`}, []string{`[1.5]`}, true},
 }
@@ -400,12 +399,15 @@ func TestSchemaRefusals(t *testing.T) {
 		{`{"multipleOf":0}`, "/multipleOf: multipleOf must be greater than 0"},
 		{`{"maximum":"3"}`, "/maximum: maximum must be a number"},
 		{`{"exclusiveMinimum":true}`, "/exclusiveMinimum: exclusiveMinimum must be a number"},
-		{`{"$schema":"http://json-schema.org/draft-04/schema#","exclusiveMinimum":1}`, "/exclusiveMinimum: exclusiveMinimum must be a boolean in draft-04"},
+		{`{"$schema":"http://json-schema.org/draft-04/schema#","exclusiveMinimum":true}`, `/$schema: $schema "http://json-schema.org/draft-04/schema#" is draft-04, which is not supported: this validator reads draft 2020-12 (the default without $schema) and draft-07`},
+		{`{"$schema":"http://json-schema.org/draft-06/schema#"}`, `/$schema: $schema "http://json-schema.org/draft-06/schema#" is draft-06, which is not supported: this validator reads draft 2020-12`},
+		{`{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveRef":"#"}`, `/$schema: $schema "https://json-schema.org/draft/2019-09/schema" is draft 2019-09, which is not supported: this validator reads draft 2020-12`},
+		{`{"$schema":"http://json-schema.org/draft-03/schema#"}`, `is draft-03, which is not supported`},
 		{`{"$schema":"http://json-schema.org/draft-07/schema#","enum":[]}`, "/enum: enum must not be empty"},
 		{`{"enum":{}}`, "/enum: enum must be an array of values"},
 		{`{"uniqueItems":1}`, "/uniqueItems: uniqueItems must be a boolean"},
 		{`{"dependentRequired":{"a":"b"}}`, "/dependentRequired/a: dependentRequired: must be an array of strings"},
-		{`{"$schema":"http://example.com/my-schema"}`, `/$schema: $schema "http://example.com/my-schema" is not a draft this validator knows`},
+		{`{"$schema":"http://example.com/my-schema"}`, `/$schema: $schema "http://example.com/my-schema" is not a draft this validator knows: this validator reads draft 2020-12 (the default without $schema) and draft-07`},
 		{`{"$ref":3}`, "/$ref: $ref must be a string"},
 		{`{"format":1}`, "/format: format must be a string"},
 		{`{"examples":"x"}`, "/examples: examples must be an array"},
@@ -429,7 +431,7 @@ func TestSchemaBadSchemasAgreeWithV6(t *testing.T) {
 	for _, s := range []string{
 		`{"minLength":-1}`, `{"maxItems":1.5}`, `{"type":"str"}`, `{"type":["string","string"]}`, `{"type":[]}`,
 		`{"required":"a"}`, `{"properties":[]}`, `{"properties":{"a":3}}`, `{"allOf":[]}`, `{"multipleOf":0}`,
-		`{"maximum":"3"}`, `{"exclusiveMinimum":true}`, `{"$schema":"http://json-schema.org/draft-04/schema#","exclusiveMinimum":1}`,
+		`{"maximum":"3"}`, `{"exclusiveMinimum":true}`, `{"$schema":"http://json-schema.org/draft-07/schema#","exclusiveMinimum":true}`,
 		`{"$schema":"http://json-schema.org/draft-07/schema#","enum":[]}`, `{"enum":{}}`, `{"uniqueItems":1}`,
 		`{"dependentRequired":{"a":"b"}}`, `{"$ref":"#/$defs/missing"}`, `{"pattern":"(?=x)"}`, `{"required":["a","a"]}`,
 		`{"$schema":"http://json-schema.org/draft-07/schema#","enum":[1,1.0]}`, `{"$defs":{"a":{"type":1}}}`,
