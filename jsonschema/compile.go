@@ -11,22 +11,29 @@ import (
 	"strings"
 )
 
-// Drafts, ordered so that "draft >= draft7" reads naturally.
+// The drafts tool schemas are written in: 2020-12, the default, and
+// draft-07. Any other $schema is refused at compile time.
 const (
-	draft4    = 4
-	draft6    = 6
 	draft7    = 7
-	draft2019 = 2019
 	draft2020 = 2020
 )
 
+// supported is the one line every refused $schema ends with.
+const supported = "this validator reads draft 2020-12 (the default without $schema) and draft-07"
+
 var draftOf = map[string]int{
-	"json-schema.org/draft-04/schema":      draft4,
-	"json-schema.org/draft-06/schema":      draft6,
 	"json-schema.org/draft-07/schema":      draft7,
-	"json-schema.org/draft/2019-09/schema": draft2019,
 	"json-schema.org/draft/2020-12/schema": draft2020,
 	"json-schema.org/schema":               draft2020, // "the latest"
+}
+
+// otherDrafts names the drafts a $schema may declare that we refuse.
+var otherDrafts = map[string]string{
+	"json-schema.org/draft-03/schema":      "draft-03",
+	"json-schema.org/draft-04/schema":      "draft-04",
+	"json-schema.org/draft-06/schema":      "draft-06",
+	"json-schema.org/draft/2019-09/schema": "draft 2019-09",
+	"json-schema.org/draft/next/schema":    "the unreleased draft-next",
 }
 
 // JSON types as bits, so a node's allowed types are one mask.
@@ -47,7 +54,7 @@ var typeBits = map[string]uint8{"null": tNull, "boolean": tBoolean, "number": tN
 type node struct {
 	ptr     string // where it sits in the schema document
 	always  *bool  // a boolean schema
-	refOnly bool   // drafts before 2019-09 ignore a $ref's siblings
+	refOnly bool   // draft-07 ignores a $ref's siblings
 
 	ref *node
 
@@ -65,8 +72,8 @@ type node struct {
 
 	minItems, maxItems       int
 	uniqueItems              bool
-	prefixItems              []*node // array-form items before 2020-12
-	items                    *node   // the items after prefixItems (additionalItems before 2020-12)
+	prefixItems              []*node // array-form items in draft-07
+	items                    *node   // the items after prefixItems (additionalItems in draft-07)
 	noMoreItems              bool    // additionalItems: false
 	contains                 *node
 	minContains, maxContains int
@@ -87,8 +94,9 @@ type node struct {
 
 	// unevaluatedProperties/Items: the members no keyword of this schema,
 	// nor of a passing subschema applied in place, has looked at.
+	// The items contains matches count as evaluated (2020-12 is the only
+	// draft with unevaluatedItems).
 	unevaluatedProperties, unevaluatedItems *node
-	containsEvaluates                       bool // 2020-12: the items contains matches count as evaluated
 }
 
 type dependency struct {
@@ -127,13 +135,17 @@ func compileSchema(doc any) (root *node, err error) {
 			if !ok {
 				return nil, &schemaError{"/$schema", "$schema must be a string"}
 			}
-			d, ok := draftOf[strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(str, "https://"), "http://"), "#")]
+			key := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(str, "https://"), "http://"), "#")
+			d, ok := draftOf[key]
 			if !ok {
-				return nil, &schemaError{"/$schema", fmt.Sprintf("$schema %q is not a draft this validator knows (draft-04, -06, -07, 2019-09, 2020-12)", str)}
+				if name, known := otherDrafts[key]; known {
+					return nil, &schemaError{"/$schema", fmt.Sprintf("$schema %q is %s, which is not supported: %s", str, name, supported)}
+				}
+				return nil, &schemaError{"/$schema", fmt.Sprintf("$schema %q is not a draft this validator knows: %s", str, supported)}
 			}
 			c.draft = d
 		}
-		if id, ok := obj[c.idKeyword()].(string); ok {
+		if id, ok := obj["$id"].(string); ok {
 			if u, err := url.Parse(id); err == nil && u.IsAbs() {
 				u.Fragment = ""
 				c.base = u
@@ -156,13 +168,6 @@ func compileSchema(doc any) (root *node, err error) {
 		return nil, err
 	}
 	return root, nil
-}
-
-func (c *compiler) idKeyword() string {
-	if c.draft == draft4 {
-		return "id"
-	}
-	return "$id"
 }
 
 // compile compiles the schema v found at ptr, once per location.
@@ -203,37 +208,31 @@ func (c *compiler) object(n *node, s map[string]any, ptr string) error {
 
 // core: what we refuse, ids, anchors, $ref, $defs, the annotations.
 func (c *compiler) core(n *node, k kw) error {
-	d := c.draft
-	refused := []string{}
-	if d >= draft2019 {
-		refused = append(refused, "$recursiveRef")
-	}
-	if d >= draft2020 {
-		refused = append(refused, "$dynamicRef")
-	}
-	for _, name := range refused {
-		if _, ok := k.s[name]; ok {
-			return &schemaError{k.ptr + "/" + name, name + " is not supported by this validator"}
+	is2020 := c.draft == draft2020
+	// $dynamicRef, and 2019-09's $recursiveRef in a schema that does not
+	// say it is 2019-09: ignoring either would check less than meant.
+	if is2020 {
+		for _, name := range []string{"$dynamicRef", "$recursiveRef"} {
+			if _, ok := k.s[name]; ok {
+				return &schemaError{k.ptr + "/" + name, name + " is not supported by this validator"}
+			}
 		}
 	}
 
-	if id, ok := k.s[c.idKeyword()]; ok {
+	if id, ok := k.s["$id"]; ok {
 		str, ok := id.(string)
 		if !ok {
-			return k.bad(c.idKeyword(), "must be a string")
+			return k.bad("$id", "must be a string")
 		}
-		if d < draft2019 && strings.HasPrefix(str, "#") {
+		if !is2020 && strings.HasPrefix(str, "#") { // draft-07's anchors
 			c.anchors[str[1:]] = k.ptr
 		} else if k.ptr != "" {
 			c.inner = append(c.inner, k.ptr)
 		}
 	}
 	anchors := []string{}
-	if d >= draft2019 {
-		anchors = append(anchors, "$anchor")
-	}
-	if d >= draft2020 {
-		anchors = append(anchors, "$dynamicAnchor") // a plain $ref may name it too
+	if is2020 {
+		anchors = append(anchors, "$anchor", "$dynamicAnchor") // a plain $ref may name a dynamic one too
 	}
 	for _, name := range anchors {
 		if a, ok := k.s[name]; ok {
@@ -253,13 +252,13 @@ func (c *compiler) core(n *node, k kw) error {
 			return k.bad("$ref", "must be a string")
 		}
 		c.refs = append(c.refs, pendingRef{from: n, ptr: k.ptr + "/$ref", ref: str})
-		n.refOnly = d < draft2019
+		n.refOnly = !is2020
 	}
 
 	// Locations that only hold schemas for $refs: compiled so a bad one
 	// is an error, as the metaschema made it.
 	defs := []string{"definitions"}
-	if d >= draft2019 {
+	if is2020 {
 		defs = append(defs, "$defs")
 	}
 	for _, name := range defs {
@@ -267,7 +266,7 @@ func (c *compiler) core(n *node, k kw) error {
 			return err
 		}
 	}
-	if d >= draft2019 {
+	if is2020 {
 		if x, ok := k.s["contentSchema"]; ok {
 			if _, err := c.compile(x, k.ptr+"/contentSchema"); err != nil {
 				return err

@@ -16,7 +16,6 @@ import (
 // applicators: the subschemas applied to the same instance, and
 // unevaluated*.
 func (c *compiler) applicators(n *node, k kw) error {
-	d := c.draft
 	var err error
 	if n.allOf, err = k.schemaArray("allOf"); err != nil {
 		return err
@@ -30,37 +29,33 @@ func (c *compiler) applicators(n *node, k kw) error {
 	if n.not, err = k.schema("not"); err != nil {
 		return err
 	}
-	if d >= draft7 {
-		if n.ifS, err = k.schema("if"); err != nil {
-			return err
-		}
-		then, err := k.schema("then")
-		if err != nil {
-			return err
-		}
-		els, err := k.schema("else")
-		if err != nil {
-			return err
-		}
-		if n.ifS != nil {
-			n.thenS, n.elseS = then, els
-		}
+	if n.ifS, err = k.schema("if"); err != nil {
+		return err
 	}
-	if d >= draft2019 {
+	then, err := k.schema("then")
+	if err != nil {
+		return err
+	}
+	els, err := k.schema("else")
+	if err != nil {
+		return err
+	}
+	if n.ifS != nil {
+		n.thenS, n.elseS = then, els
+	}
+	if c.draft == draft2020 {
 		if n.unevaluatedProperties, err = k.schema("unevaluatedProperties"); err != nil {
 			return err
 		}
 		if n.unevaluatedItems, err = k.schema("unevaluatedItems"); err != nil {
 			return err
 		}
-		n.containsEvaluates = d >= draft2020
 	}
 	return nil
 }
 
 // values: type, enum, const, and the number, string and size limits.
 func (c *compiler) values(n *node, k kw) error {
-	d := c.draft
 	s := k.s
 	if t, ok := s["type"]; ok {
 		if err := n.setTypes(t, k); err != nil {
@@ -72,9 +67,9 @@ func (c *compiler) values(n *node, k kw) error {
 		if !ok {
 			return k.bad("enum", "must be an array of values")
 		}
-		if d < draft2019 { // the older metaschemas want a non-empty set
+		if c.draft == draft7 { // its metaschema wants a non-empty set
 			if len(arr) == 0 {
-				return k.bad("enum", "must not be empty before draft 2019-09")
+				return k.bad("enum", "must not be empty in draft-07")
 			}
 			if i, j := duplicate(arr); i >= 0 {
 				return k.bad("enum", fmt.Sprintf("lists the same value twice (at %d and %d)", i, j))
@@ -82,10 +77,8 @@ func (c *compiler) values(n *node, k kw) error {
 		}
 		n.enum = arr
 	}
-	if d >= draft6 {
-		if v, ok := s["const"]; ok {
-			n.hasConst, n.constV = true, v
-		}
+	if v, ok := s["const"]; ok {
+		n.hasConst, n.constV = true, v
 	}
 	var err error
 	if n.multipleOf, err = k.number("multipleOf"); err != nil {
@@ -100,31 +93,11 @@ func (c *compiler) values(n *node, k kw) error {
 	if n.minimum, err = k.number("minimum"); err != nil {
 		return err
 	}
-	if d == draft4 {
-		// exclusiveMaximum/Minimum are booleans that make maximum/minimum strict.
-		for _, b := range []struct {
-			name       string
-			limit, exc **jnum
-		}{{"exclusiveMaximum", &n.maximum, &n.exclusiveMaximum}, {"exclusiveMinimum", &n.minimum, &n.exclusiveMinimum}} {
-			x, ok := s[b.name]
-			if !ok {
-				continue
-			}
-			on, ok := x.(bool)
-			if !ok {
-				return k.bad(b.name, "must be a boolean in draft-04")
-			}
-			if on {
-				*b.exc, *b.limit = *b.limit, nil
-			}
-		}
-	} else {
-		if n.exclusiveMaximum, err = k.number("exclusiveMaximum"); err != nil {
-			return err
-		}
-		if n.exclusiveMinimum, err = k.number("exclusiveMinimum"); err != nil {
-			return err
-		}
+	if n.exclusiveMaximum, err = k.number("exclusiveMaximum"); err != nil {
+		return err
+	}
+	if n.exclusiveMinimum, err = k.number("exclusiveMinimum"); err != nil {
+		return err
 	}
 	for _, l := range []struct {
 		name string
@@ -149,9 +122,9 @@ func (c *compiler) values(n *node, k kw) error {
 
 // arrays compiles the array keywords.
 func (c *compiler) arrays(n *node, k kw) error {
-	d := c.draft
+	is2020 := c.draft == draft2020
 	var err error
-	if d >= draft2020 {
+	if is2020 {
 		if n.prefixItems, err = k.schemaArray("prefixItems"); err != nil {
 			return err
 		}
@@ -172,7 +145,7 @@ func (c *compiler) arrays(n *node, k kw) error {
 			return err
 		}
 	}
-	if d < draft2020 && n.items == nil && !n.noMoreItems {
+	if !is2020 && n.items == nil && !n.noMoreItems {
 		// additionalItems without array items does nothing, but must be a schema.
 		if _, err := k.schema("additionalItems"); err != nil {
 			return err
@@ -185,12 +158,10 @@ func (c *compiler) arrays(n *node, k kw) error {
 		}
 		n.uniqueItems = b
 	}
-	if d >= draft6 {
-		if n.contains, err = k.schema("contains"); err != nil {
-			return err
-		}
+	if n.contains, err = k.schema("contains"); err != nil {
+		return err
 	}
-	if d >= draft2019 {
+	if is2020 {
 		if n.minContains, err = k.count("minContains"); err != nil {
 			return err
 		}
@@ -203,9 +174,8 @@ func (c *compiler) arrays(n *node, k kw) error {
 
 // objects compiles the object keywords.
 func (c *compiler) objects(n *node, k kw) error {
-	d := c.draft
 	var err error
-	if n.required, err = k.strings("required", d == draft4); err != nil {
+	if n.required, err = k.strings("required"); err != nil {
 		return err
 	}
 	if n.properties, err = k.schemaMap("properties"); err != nil {
@@ -233,13 +203,11 @@ func (c *compiler) objects(n *node, k kw) error {
 	} else if n.additional, err = k.schema("additionalProperties"); err != nil {
 		return err
 	}
-	if d >= draft6 {
-		if n.propertyNames, err = k.schema("propertyNames"); err != nil {
-			return err
-		}
+	if n.propertyNames, err = k.schema("propertyNames"); err != nil {
+		return err
 	}
 	// dependencies: array values are dependentRequired, schema values
-	// dependentSchemas. Every draft honours it, as the library did.
+	// dependentSchemas. 2020-12 honours it too, as the library did.
 	if x, ok := k.s["dependencies"]; ok {
 		m, ok := x.(map[string]any)
 		if !ok {
@@ -248,7 +216,7 @@ func (c *compiler) objects(n *node, k kw) error {
 		for _, prop := range slices.Sorted(maps.Keys(m)) {
 			at := k.ptr + "/dependencies/" + EscapeToken(prop)
 			if arr, ok := m[prop].([]any); ok {
-				req, err := stringList(arr, at, "dependencies", d == draft4)
+				req, err := stringList(arr, at, "dependencies")
 				if err != nil {
 					return err
 				}
@@ -262,7 +230,7 @@ func (c *compiler) objects(n *node, k kw) error {
 			n.dependentSchemas = append(n.dependentSchemas, dependency{prop: prop, schema: s})
 		}
 	}
-	if d >= draft2019 {
+	if c.draft == draft2020 {
 		if x, ok := k.s["dependentRequired"]; ok {
 			m, ok := x.(map[string]any)
 			if !ok {
@@ -274,7 +242,7 @@ func (c *compiler) objects(n *node, k kw) error {
 				if !ok {
 					return &schemaError{at, "dependentRequired: must be an array of strings"}
 				}
-				req, err := stringList(arr, at, "dependentRequired", false)
+				req, err := stringList(arr, at, "dependentRequired")
 				if err != nil {
 					return err
 				}
@@ -344,18 +312,17 @@ func (k kw) bad(name, msg string) error {
 // annotations checks the types of the keywords that assert nothing, as
 // each draft's metaschema does.
 func (k kw) annotations() error {
-	d := k.c.draft
 	for _, a := range []struct {
 		name, want string
-		since      int
+		only2020   bool
 	}{
-		{"$schema", "string", draft4}, {"title", "string", draft4}, {"description", "string", draft4}, {"format", "string", draft4},
-		{"$comment", "string", draft7}, {"examples", "array", draft6}, {"readOnly", "boolean", draft7}, {"writeOnly", "boolean", draft7},
-		{"contentEncoding", "string", draft7}, {"contentMediaType", "string", draft7}, {"deprecated", "boolean", draft2019},
-		{"$vocabulary", "object", draft2019},
+		{"$schema", "string", false}, {"title", "string", false}, {"description", "string", false}, {"format", "string", false},
+		{"$comment", "string", false}, {"examples", "array", false}, {"readOnly", "boolean", false}, {"writeOnly", "boolean", false},
+		{"contentEncoding", "string", false}, {"contentMediaType", "string", false}, {"deprecated", "boolean", true},
+		{"$vocabulary", "object", true},
 	} {
 		x, ok := k.s[a.name]
-		if !ok || d < a.since {
+		if !ok || a.only2020 && k.c.draft != draft2020 {
 			continue
 		}
 		if got := jsonTypeName(x); got != a.want {
@@ -439,7 +406,7 @@ func (k kw) count(name string) (int, error) {
 	return int(n.f), nil
 }
 
-func (k kw) strings(name string, nonEmpty bool) ([]string, error) {
+func (k kw) strings(name string) ([]string, error) {
 	x, ok := k.s[name]
 	if !ok {
 		return nil, nil
@@ -448,14 +415,11 @@ func (k kw) strings(name string, nonEmpty bool) ([]string, error) {
 	if !ok {
 		return nil, k.bad(name, "must be an array of strings")
 	}
-	return stringList(arr, k.ptr+"/"+name, name, nonEmpty)
+	return stringList(arr, k.ptr+"/"+name, name)
 }
 
 // stringList checks an array of unique strings.
-func stringList(arr []any, ptr, name string, nonEmpty bool) ([]string, error) {
-	if nonEmpty && len(arr) == 0 {
-		return nil, &schemaError{ptr, name + " must not be empty in draft-04"}
-	}
+func stringList(arr []any, ptr, name string) ([]string, error) {
 	out := make([]string, len(arr))
 	seen := make(map[string]bool, len(arr))
 	for i, x := range arr {

@@ -28,8 +28,9 @@ func (v Violation) String() string {
 	return p + ": " + v.Message
 }
 
-// CompileSchema compiles a JSON Schema document (draft 2020-12 unless its
-// $schema names draft-04, -06, -07 or 2019-09).
+// CompileSchema compiles a JSON Schema document: draft 2020-12, or
+// draft-07 when its $schema says so; a $schema naming another draft is an
+// error.
 func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	doc, err := ParseJSON(raw)
 	if err != nil {

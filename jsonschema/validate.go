@@ -353,7 +353,7 @@ func (vd *validator) evaluatedItems(n *node, arr []any, seen []bool, self bool) 
 		for i := range upto {
 			seen[i] = true
 		}
-		if n.contains != nil && n.containsEvaluates {
+		if n.contains != nil {
 			for i, item := range arr {
 				if !seen[i] && vd.validate(n.contains, item, false) {
 					seen[i] = true
