@@ -124,6 +124,10 @@ type CountEndpoint struct {
 	Needs []string
 	// Answer is the field of the answer that holds the count.
 	Answer string
+	// Missing is the provider's 400 message when none of Needs is there.
+	Missing string
+	// NeedsList: a needed field counts only when it is a JSON array.
+	NeedsList bool
 }
 
 // ModelsEndpoint is a model-listing endpoint (GET Path, GET Path/{id}).
@@ -137,7 +141,26 @@ type ModelsEndpoint struct {
 	Shape string
 	// OwnedBy is the owner an OpenAI-shaped model names.
 	OwnedBy string
+	// Created: an OpenAI-shaped model carries its creation time.
+	Created bool
+	// NotFound is the provider's 404 message for a model it does not
+	// have: {id} is the id as the path names it, {model} the same less
+	// a "models/" prefix.
+	NotFound string
+	// Methods: a ':' after the id names a method on the model (Google's
+	// models/{id}:countTokens), so a path with one is not a models GET.
+	Methods bool
+	// Defers: another protocol sharing Path answers it (Responses leaves
+	// GET /v1/models to Chat Completions).
+	Defers bool
 }
+
+// The families of model-listing JSON (ModelsEndpoint.Shape).
+const (
+	ModelsShapeOpenAI    = "openai"
+	ModelsShapeAnthropic = "anthropic"
+	ModelsShapeGemini    = "gemini"
+)
 
 // SDK is how the official SDKs send the protocol's request.
 type SDK struct {

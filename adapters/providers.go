@@ -10,7 +10,8 @@ var OpenAIAuth = Auth{Env: "OPENAI_API_KEY", Bearer: true,
 	Wrong:   AuthError{401, "invalid_api_key", "Incorrect API key provided: {key}. You can find your API key at https://platform.openai.com/account/api-keys."}}
 
 // OpenAIModels is OpenAI's GET /v1/models.
-var OpenAIModels = ModelsEndpoint{Path: "/v1/models", Shape: "openai", OwnedBy: "system"}
+var OpenAIModels = ModelsEndpoint{Path: "/v1/models", Shape: ModelsShapeOpenAI, OwnedBy: "system", Created: true,
+	NotFound: "The model '{id}' does not exist"}
 
 // GoogleHost is the Gemini API's origin (generateContent and Interactions).
 const GoogleHost = "https://generativelanguage.googleapis.com"
@@ -24,4 +25,5 @@ func GoogleAuth(wrong string) Auth {
 }
 
 // GeminiModels is the Gemini API's GET /v1beta/models.
-var GeminiModels = ModelsEndpoint{Path: "/v1beta/models", Shape: "gemini"}
+var GeminiModels = ModelsEndpoint{Path: "/v1beta/models", Shape: ModelsShapeGemini, Methods: true,
+	NotFound: "models/{model} is not found for API version v1beta."}

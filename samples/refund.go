@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/adapters/wire"
 	"github.com/modelwire/modelwire/session"
 )
@@ -300,17 +301,21 @@ func appendArg(b []byte, v wire.Value) []byte {
 	return append(b, out...)
 }
 
-// callIDs are the chapter's ids for each protocol: Responses
-// call_order/fc_order (13.6.4–13.6.5), Anthropic toolu_…, DeepSeek call_d…;
-// a repeated call gets a numbered suffix so ids stay unique.
+// callIDs are the chapter's ids for each protocol, begun as its
+// descriptor's CallIDPrefix: Responses call_order/fc_order (13.6.4–13.6.5),
+// Anthropic toolu_…, DeepSeek call_d…; a repeated call gets a numbered
+// suffix so ids stay unique. A protocol whose calls carry no id (Gemini's:
+// results match by name) gets none; one the registry does not know, the
+// default protocol's.
 func callIDs(protocol, tool string, used map[string]bool) (callID, itemID string) {
 	short := map[string]string{toolOrder: "order", toolLedger: "ledger", toolPolicy: "policy"}[tool]
-	prefix := "call_"
-	switch protocol {
-	case adapters.AnthropicMessages:
-		prefix = "toolu_"
-	case adapters.Gemini:
-		return "", "" // Gemini's calls carry no id; results match by name
+	d, ok := registry.Describe(protocol)
+	if !ok {
+		d, _ = registry.Describe(registry.Default)
+	}
+	prefix := d.CallIDPrefix
+	if prefix == "" {
+		return "", ""
 	}
 	base := prefix + short
 	callID = base

@@ -51,13 +51,12 @@ func (s *Server) continueChain(in *adapters.Inbound, simp adapters.Simulated) (i
 }
 
 // continuable: a later request of the protocol can continue a response
-// by its id (Responses' previous_response_id, Interactions'
-// previous_interaction_id), so the server keeps its responses. The others
-// never name one, and keeping every response they got (a map entry each,
-// for the life of the server) only grew the heap the GC walks.
-func continuable(protocol string) bool {
-	return protocol == adapters.OpenAIResponses || protocol == adapters.GeminiInteractions
-}
+// by its id (its ChainField: Responses' previous_response_id,
+// Interactions' previous_interaction_id), so the server keeps its
+// responses. The others never name one, and keeping every response they
+// got (a map entry each, for the life of the server) only grew the heap
+// the GC walks.
+func continuable(d adapters.Descriptor) bool { return d.ChainField != "" }
 
 // uniqueCallIDs keeps every call id this server issues unique, as a real
 // provider's are: the first conversation gets the ids the model chose (the

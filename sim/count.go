@@ -4,54 +4,40 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
 )
 
-// countRoute reports whether a path is a token-count endpoint, and whose:
-// Anthropic POST /v1/messages/count_tokens, Gemini
-// POST /v1beta/models/{model}:countTokens.
-func countRoute(method, path string) (string, bool) {
-	if method != http.MethodPost {
-		return "", false
-	}
-	switch {
-	case path == "/v1/messages/count_tokens":
-		return adapters.AnthropicMessages, true
-	case strings.HasPrefix(path, "/v1beta/models/") && strings.HasSuffix(path, ":countTokens"):
-		return adapters.Gemini, true
-	}
-	return "", false
-}
-
-// countTokens answers a count request with the simulator's own count, the
-// same one its usage reports (inputTokens), so a client's estimate has
-// something to differ from.
-// Anthropic answers {"input_tokens":N}; Gemini {"totalTokens":N}.
-func countTokens(w http.ResponseWriter, protocol string, simp adapters.Simulated, body []byte) {
+// countTokens answers a request to a token-count endpoint (which one is
+// registry.CountRoute's) with the simulator's own count, the same one its
+// usage reports (inputTokens), so a client's estimate has something to
+// differ from. A request without any of c.Needs gets the provider's 400
+// (c.Missing); the answer is {c.Answer: N} (Anthropic's input_tokens,
+// Gemini's totalTokens).
+func countTokens(w http.ResponseWriter, c *adapters.CountEndpoint, simp adapters.Simulated, body []byte) {
 	var v any
 	if json.Unmarshal(body, &v) != nil {
 		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "The request body is not valid JSON."))
 		return
 	}
 	root, _ := v.(map[string]any)
-	if protocol == adapters.AnthropicMessages {
-		if _, ok := root["messages"].([]any); !ok {
-			writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "messages: Field required"))
-			return
-		}
-	} else if _, ok := root["contents"]; !ok {
-		if _, ok := root["generateContentRequest"]; !ok {
-			writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "contents or generateContentRequest is required."))
-			return
-		}
+	if !hasNeeded(root, c) {
+		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", c.Missing))
+		return
 	}
 	n := inputTokens(body)
 	w.Header().Set("Content-Type", "application/json")
-	if protocol == adapters.AnthropicMessages {
-		_, _ = w.Write([]byte(`{"input_tokens":` + strconv.Itoa(n) + `}`))
-		return
+	_, _ = w.Write([]byte(`{` + strconv.Quote(c.Answer) + `:` + strconv.Itoa(n) + `}`))
+}
+
+// hasNeeded: the request has one of the fields a count needs (as a list,
+// where the endpoint takes only one).
+func hasNeeded(root map[string]any, c *adapters.CountEndpoint) bool {
+	for _, f := range c.Needs {
+		v, ok := root[f]
+		if _, list := v.([]any); ok && (list || !c.NeedsList) {
+			return true
+		}
 	}
-	_, _ = w.Write([]byte(`{"totalTokens":` + strconv.Itoa(n) + `}`))
+	return false
 }

@@ -16,33 +16,12 @@ import (
 // "list", data}; DeepSeek's GET /models (owned_by "deepseek", no created);
 // anthropic-sdk-go v2.15.0 ModelInfo and its page {data, has_more,
 // first_id, last_id}; go-genai v1.77.0 Model and ListModelsResponse
-// {models}. A GET /v1/models that carries anthropic-version is Anthropic's.
+// {models}. Which protocol's endpoint a GET is, and the facts that differ
+// within a shape, are its descriptor's (registry.ModelsRoute, Models): a
+// GET /v1/models that carries anthropic-version is Anthropic's.
 
 // modelsCreated is the fixed creation time the lists give the model.
 var modelsCreated = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-
-// modelsRoute says which protocol's models endpoint a GET path is, and
-// the model id it names ("" for the list).
-func modelsRoute(method, path string, h http.Header) (protocol, id string, ok bool) {
-	if method != http.MethodGet {
-		return "", "", false
-	}
-	switch {
-	case path == "/v1/models" || strings.HasPrefix(path, "/v1/models/"):
-		protocol = adapters.OpenAIChat
-		if h.Get("anthropic-version") != "" {
-			protocol = adapters.AnthropicMessages
-		}
-		id = strings.TrimPrefix(strings.TrimPrefix(path, "/v1/models"), "/")
-	case path == "/models" || strings.HasPrefix(path, "/models/"):
-		protocol, id = adapters.DeepSeekChat, strings.TrimPrefix(strings.TrimPrefix(path, "/models"), "/")
-	case path == "/v1beta/models" || (strings.HasPrefix(path, "/v1beta/models/") && !strings.Contains(path, ":")):
-		protocol, id = adapters.Gemini, strings.TrimPrefix(strings.TrimPrefix(path, "/v1beta/models"), "/")
-	default:
-		return "", "", false
-	}
-	return protocol, id, true
-}
 
 // The shapes, members in the order the providers write them (Anthropic's
 // alphabetical, as its reference shows them).
@@ -90,44 +69,40 @@ type (
 	}
 )
 
-// modelObject is the model as protocol describes one.
-func modelObject(protocol, model string) any {
-	switch protocol {
-	case adapters.DeepSeekChat:
-		return openAIModel{ID: model, Object: "model", OwnedBy: "deepseek"}
-	case adapters.AnthropicMessages:
+// modelObject is the model as the endpoint describes one, in its Shape.
+func modelObject(m adapters.ModelsEndpoint, model string) any {
+	switch m.Shape {
+	case adapters.ModelsShapeAnthropic:
 		return anthropicModel{CreatedAt: modelsCreated.Format(time.RFC3339), DisplayName: model, ID: model,
 			MaxInputTokens: 200000, MaxTokens: 64000, Type: "model"}
-	case adapters.Gemini:
+	case adapters.ModelsShapeGemini:
 		return geminiModel{Name: "models/" + model, Version: "001", DisplayName: model,
 			Description: "The modelwire simulator's model for this scenario.", InputTokenLimit: 1048576, OutputTokenLimit: 65536,
 			SupportedGenerationMethods: []string{"generateContent", "countTokens"},
 			Temperature:                1, TopP: 0.95, TopK: 64, MaxTemperature: 2, Thinking: true}
 	}
-	return openAIModel{ID: model, Object: "model", Created: modelsCreated.Unix(), OwnedBy: "system"}
+	o := openAIModel{ID: model, Object: "model", OwnedBy: m.OwnedBy}
+	if m.Created {
+		o.Created = modelsCreated.Unix()
+	}
+	return o
 }
 
 // modelsBody answers a models request: the list, the one model, or the
-// provider's 404 for a model it does not have.
-func modelsBody(simp adapters.Simulated, protocol, id, model string) ([]byte, *adapters.SimError) {
+// provider's 404 for a model it does not have (m.NotFound).
+func modelsBody(simp adapters.Simulated, m adapters.ModelsEndpoint, id, model string) ([]byte, *adapters.SimError) {
 	if id != "" {
-		if strings.TrimPrefix(id, "models/") != model {
-			msg := "The model '" + id + "' does not exist"
-			switch protocol {
-			case adapters.AnthropicMessages:
-				msg = "model: " + id
-			case adapters.Gemini:
-				msg = "models/" + strings.TrimPrefix(id, "models/") + " is not found for API version v1beta."
-			}
+		if bare := strings.TrimPrefix(id, "models/"); bare != model {
+			msg := strings.NewReplacer("{id}", id, "{model}", bare).Replace(m.NotFound)
 			return nil, simp.ErrorResponse(http.StatusNotFound, "not_found_error", msg)
 		}
-		return marshalIndent(modelObject(protocol, model)), nil
+		return marshalIndent(modelObject(m, model)), nil
 	}
-	one := []any{modelObject(protocol, model)}
-	switch protocol {
-	case adapters.AnthropicMessages:
+	one := []any{modelObject(m, model)}
+	switch m.Shape {
+	case adapters.ModelsShapeAnthropic:
 		return marshalIndent(anthropicList{Data: one, FirstID: model, LastID: model}), nil
-	case adapters.Gemini:
+	case adapters.ModelsShapeGemini:
 		return marshalIndent(geminiList{Models: one}), nil
 	}
 	return marshalIndent(openAIList{Object: "list", Data: one}), nil

@@ -170,34 +170,11 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
-// route maps a request path to the protocol the real provider speaks there.
-func route(method, path string) (string, bool) {
-	if method != http.MethodPost {
-		return "", false
-	}
-	switch path {
-	case "/v1/responses":
-		return adapters.OpenAIResponses, true
-	case "/v1/chat/completions":
-		return adapters.OpenAIChat, true
-	case "/chat/completions", "/v1/deepseek/chat/completions":
-		return adapters.DeepSeekChat, true
-	case "/v1/messages":
-		return adapters.AnthropicMessages, true
-	case "/v1beta/interactions":
-		return adapters.GeminiInteractions, true
-	}
-	if strings.HasPrefix(path, "/v1beta/models/") && (strings.HasSuffix(path, ":generateContent") || strings.HasSuffix(path, ":streamGenerateContent")) {
-		return adapters.Gemini, true
-	}
-	return "", false
-}
-
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bodyDeadline(w, r, s.opts.BodyTimeout)
-	if name, ok := countRoute(r.Method, r.URL.Path); ok {
-		simp, ok := s.simulated(w, r, name)
+	if d, ok := registry.CountRoute(r.Method, r.URL.Path); ok {
+		simp, ok := s.simulated(w, r, d.Name)
 		if !ok {
 			return
 		}
@@ -206,27 +183,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, serr)
 			return
 		}
-		countTokens(w, name, simp, body)
+		countTokens(w, d.Count, simp, body)
 		return
 	}
-	if protocol, id, ok := modelsRoute(r.Method, r.URL.Path, r.Header); ok {
-		s.serveModels(w, r, protocol, id)
+	if d, id, ok := registry.ModelsRoute(r.Method, r.URL.Path, r.Header); ok {
+		s.serveModels(w, r, d, id)
 		return
 	}
-	name, ok := route(r.Method, r.URL.Path)
+	// The host is not read: the simulator answers on loopback, and a path
+	// two protocols share is the one without a HostHint's.
+	d, ok := registry.Route(r.Method, r.URL.Path, "")
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent and /v1beta/interactions, and GET /v1/models, /models and /v1beta/models.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
 		return
 	}
-	simp, ok := s.simulated(w, r, name)
+	simp, ok := s.simulated(w, r, d.Name)
 	if !ok {
 		return
 	}
 	body, serr := readBody(r, simp)
 	if serr == nil {
-		serr = s.serve(w, r, simp, name, body)
+		serr = s.serve(w, r, simp, d, body)
 	}
 	if serr != nil {
 		writeError(w, serr)
@@ -273,7 +252,7 @@ func readBody(r *http.Request, simp adapters.Simulated) ([]byte, *adapters.SimEr
 // serve answers a request to a protocol's endpoint: it checks the request
 // as the provider does, lets the scenario's model answer, applies the
 // faults and writes the response (or returns the error to answer with).
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, name string, body []byte) *adapters.SimError {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, d adapters.Descriptor, body []byte) *adapters.SimError {
 	in, serr := simp.CheckRequest(r.Method, r.URL.RequestURI(), r.Header, body)
 	if serr != nil {
 		return serr
@@ -285,7 +264,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 	if sc == nil {
 		return simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: no scenario loaded")
 	}
-	in.Protocol = name
+	in.Protocol = d.Name
 	turn, serr := s.continueChain(in, simp)
 	if serr != nil {
 		return serr
@@ -294,7 +273,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 		return simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("simulator: scenario %s allows %d turns; this request's history already holds %d", sc.FullName(), sc.TurnLimit, turn))
 	}
-	if serr := s.requestFault(simp, name); serr != nil {
+	if serr := s.requestFault(simp, d); serr != nil {
 		return serr
 	}
 	if s.opts.Faults.take("slow-first-byte", true) {
@@ -308,14 +287,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 	if err != nil {
 		return simp.ErrorResponse(http.StatusInternalServerError, "api_error", "simulator: "+err.Error())
 	}
-	mt = s.turnFaults(mt, name)
+	mt = s.turnFaults(mt, d)
 	model := in.Model
 	if model == "" {
 		model = sc.Model
 	}
 	o := adapters.ResponseOptions{Model: model, Seed: s.seed.Add(1), IncludeUsage: in.IncludeUsage,
 		Created: s.now().Unix(), Request: body, Echo: in.Echo}
-	if continuable(name) {
+	if continuable(d) {
 		if id := simp.ResponseID(o); id != "" {
 			s.remember(id, simp, &mt, o, turn, in)
 		}
@@ -332,12 +311,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 		writeBody(w, simp.ResponseHeaders(false), simp.Body(mt, o))
 		return nil
 	}
-	s.stream(w, r, simp, name, mt, o)
+	s.stream(w, r, simp, d, mt, o)
 	return nil
 }
 
 // requestFault takes a fault that answers the request with an HTTP error.
-func (s *Server) requestFault(simp adapters.Simulated, name string) *adapters.SimError {
+func (s *Server) requestFault(simp adapters.Simulated, d adapters.Descriptor) *adapters.SimError {
 	if e := s.rateLimitFault(simp); e != nil {
 		return e
 	}
@@ -345,14 +324,14 @@ func (s *Server) requestFault(simp adapters.Simulated, name string) *adapters.Si
 	switch {
 	case f.take("server-error", true):
 		return simp.ErrorResponse(http.StatusInternalServerError, "server_error", "The server had an error while processing your request. Sorry about that!")
-	case f.take("overloaded", name == adapters.AnthropicMessages):
+	case f.take("overloaded", d.Raises("overloaded")):
 		return simp.ErrorResponse(529, "overloaded_error", "Overloaded")
 	}
 	return nil
 }
 
 // turnFaults takes the faults that change the model's turn.
-func (s *Server) turnFaults(mt adapters.ModelTurn, name string) adapters.ModelTurn {
+func (s *Server) turnFaults(mt adapters.ModelTurn, d adapters.Descriptor) adapters.ModelTurn {
 	s.uniqueCallIDs(&mt)
 	f := s.opts.Faults
 	if f.take("refusal", true) {
@@ -364,7 +343,7 @@ func (s *Server) turnFaults(mt adapters.ModelTurn, name string) adapters.ModelTu
 	if f.take("content-filter", true) {
 		mt = contentFilterTurn(mt)
 	}
-	if f.take("pause-turn", name == adapters.AnthropicMessages) {
+	if f.take("pause-turn", d.Raises("pause-turn")) {
 		mt = pauseTurn(mt)
 	}
 	return mt
@@ -398,8 +377,8 @@ func (s *Server) scenario(r *http.Request) (*session.Scenario, error) {
 }
 
 // serveModels answers GET on a models path with the scenario's model.
-func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, protocol, id string) {
-	simp, ok := s.simulated(w, r, protocol)
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, d adapters.Descriptor, id string) {
+	simp, ok := s.simulated(w, r, d.Name)
 	if !ok {
 		return
 	}
@@ -412,7 +391,7 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request, protocol, i
 	if sc != nil && sc.Model != "" {
 		model = sc.Model
 	}
-	body, e := modelsBody(simp, protocol, id, model)
+	body, e := modelsBody(simp, d.Models, id, model)
 	if e != nil {
 		writeError(w, e)
 		return

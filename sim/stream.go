@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,14 +15,16 @@ import (
 // Writing a turn as a stream: the stream faults, then the events, paced for
 // people when asked.
 
-// stream writes the turn as SSE, applying the stream faults; Gemini's
-// streamGenerateContent without alt=sse gets the same chunks as one JSON
-// array, written as they come, as the API sends it.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, protocol string, mt adapters.ModelTurn, o adapters.ResponseOptions) {
-	array := protocol == adapters.Gemini && r.URL.Query().Get("alt") != "sse"
+// stream writes the turn as SSE, applying the stream faults; a protocol
+// whose stream is asked for by path and comes as one JSON array unless the
+// query says otherwise (Gemini's streamGenerateContent without alt=sse)
+// gets the same chunks as that array, written as they come, as the API
+// sends it.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, d adapters.Descriptor, mt adapters.ModelTurn, o adapters.ResponseOptions) {
+	array := arrayStream(d.Endpoint, r.URL.RawQuery)
 	events := simp.StreamEvents(mt, o)
 	cut, stall := s.breakPoint(events)
-	events = s.reshape(events, simp, protocol)
+	events = s.reshape(events, simp, d.Endpoint.SSEIDs)
 	h := w.Header()
 	for k, v := range simp.ResponseHeaders(true) {
 		h[k] = v
@@ -61,8 +65,20 @@ func (s *Server) breakPoint(events []adapters.WireEvent) (cut, stall int) {
 	return cut, stall
 }
 
-// reshape applies the faults that move, add or drop events.
-func (s *Server) reshape(events []adapters.WireEvent, simp adapters.Simulated, protocol string) []adapters.WireEvent {
+// arrayStream: the endpoint streams as one JSON array (its StreamAction
+// asked for the stream) unless the query has its ArrayUnless parameter.
+func arrayStream(e adapters.Endpoint, rawQuery string) bool {
+	if e.StreamAction == "" || e.ArrayUnless == "" {
+		return false
+	}
+	key, value, _ := strings.Cut(e.ArrayUnless, "=")
+	q, _ := url.ParseQuery(rawQuery)
+	return q.Get(key) != value
+}
+
+// reshape applies the faults that move, add or drop events; sseIDs gives
+// duplicated events SSE ids (the descriptor's Endpoint.SSEIDs).
+func (s *Server) reshape(events []adapters.WireEvent, simp adapters.Simulated, sseIDs bool) []adapters.WireEvent {
 	f := s.opts.Faults
 	reshaped := false
 	take := func(name string) bool {
@@ -89,8 +105,9 @@ func (s *Server) reshape(events []adapters.WireEvent, simp adapters.Simulated, p
 	if take("duplicate-events") {
 		// Responses events repeat with their sequence_number; Gemini's SDK
 		// rejects any field but data, so its repeats carry nothing to tell
-		// them apart (as a real duplicate would); the others get SSE ids.
-		events = duplicate(events, protocol != adapters.OpenAIResponses && protocol != adapters.Gemini)
+		// them apart (as a real duplicate would); the protocols whose
+		// descriptor says SSEIDs get SSE ids.
+		events = duplicate(events, sseIDs)
 	}
 	if take("late-event") {
 		for i := len(events) - 1; i >= 0; i-- {

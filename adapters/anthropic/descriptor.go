@@ -21,8 +21,8 @@ var Descriptor = adapters.Descriptor{
 	// POST /v1/messages/count_tokens takes the message fields without the
 	// generation ones.
 	Count: &adapters.CountEndpoint{Path: "/v1/messages/count_tokens", Keep: []string{"model", "messages", "system", "tools", "tool_choice", "thinking"},
-		Needs: []string{"messages"}, Answer: "input_tokens"},
-	Models: adapters.ModelsEndpoint{Path: "/v1/models", Header: "anthropic-version", Shape: "anthropic"},
+		Needs: []string{"messages"}, Answer: "input_tokens", Missing: "messages: Field required", NeedsList: true},
+	Models: adapters.ModelsEndpoint{Path: "/v1/models", Header: "anthropic-version", Shape: adapters.ModelsShapeAnthropic, NotFound: "model: {id}"},
 	SDK: adapters.SDK{Client: "anthropic", Call: "client.messages.create", Go: "anthropic-sdk-go Messages.NewStreaming",
 		Known: []string{"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream", "temperature", "top_p", "top_k",
 			"thinking", "metadata", "stop_sequences"}},

@@ -20,7 +20,7 @@ var Descriptor = adapters.Descriptor{
 	HistoryField: "contents",
 	// :countTokens takes the whole request as generateContentRequest.
 	Count: &adapters.CountEndpoint{Path: "/v1beta/models/{model}:countTokens", Wrap: "generateContentRequest",
-		Needs: []string{"contents", "generateContentRequest"}, Answer: "totalTokens"},
+		Needs: []string{"contents", "generateContentRequest"}, Answer: "totalTokens", Missing: "contents or generateContentRequest is required."},
 	Models: adapters.GeminiModels,
 	SDK:    adapters.SDK{Go: "genai Models.GenerateContentStream"},
 	Trace:  adapters.Trace{ProviderName: "gcp.gemini", Operation: "generate_content"},

@@ -39,7 +39,7 @@ var DeepSeekDescriptor = adapters.Descriptor{
 		Missing: adapters.AuthError{Status: 401, Kind: "authentication_error", Message: "Authentication Fails (auth header format should be Bearer sk-...)"},
 		Wrong:   adapters.AuthError{Status: 401, Kind: "authentication_error", Message: "Authentication Fails, Your api key: **** is invalid"}},
 	HistoryField: "messages",
-	Models:       adapters.ModelsEndpoint{Path: "/models", Shape: "openai", OwnedBy: "deepseek"},
+	Models:       adapters.ModelsEndpoint{Path: "/models", Shape: adapters.ModelsShapeOpenAI, OwnedBy: "deepseek", NotFound: adapters.OpenAIModels.NotFound},
 	SDK:          adapters.SDK{Client: "openai", Call: "client.chat.completions.create", Go: "openai-go Chat.Completions.NewStreaming", Known: Descriptor.SDK.Known},
 	Trace:        adapters.Trace{ProviderName: "deepseek", Operation: "chat"},
 	CallIDPrefix: "call_",

@@ -16,7 +16,7 @@ var Descriptor = adapters.Descriptor{
 	Auth:         adapters.OpenAIAuth,
 	ChainField:   "previous_response_id",
 	HistoryField: "input",
-	Models:       adapters.OpenAIModels,
+	Models:       models,
 	SDK: adapters.SDK{Client: "openai", Call: "client.responses.create", Go: "openai-go Responses.NewStreaming",
 		Known: []string{"model", "input", "instructions", "tools", "tool_choice", "stream", "text", "max_output_tokens", "parallel_tool_calls",
 			"temperature", "top_p", "reasoning", "store", "previous_response_id", "include", "metadata", "truncation", "user"}},
@@ -24,6 +24,14 @@ var Descriptor = adapters.Descriptor{
 	CallIDPrefix: "call_",
 	ReadContract: readContract,
 }
+
+// models is OpenAI's GET /v1/models, which Chat Completions answers (the
+// simulator always has: its headers and errors are Chat's).
+var models = func() adapters.ModelsEndpoint {
+	m := adapters.OpenAIModels
+	m.Defers = true
+	return m
+}()
 
 func readContract(root gjson.Result, d *adapters.Declared) {
 	for _, t := range root.Get("tools").Array() {

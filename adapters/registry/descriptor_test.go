@@ -40,6 +40,7 @@ func TestEveryDescriptorIsWhole(t *testing.T) {
 		miss("HistoryField", d.HistoryField == "")
 		miss("Models.Path", d.Models.Path == "")
 		miss("Models.Shape", d.Models.Shape == "")
+		miss("Models.NotFound", d.Models.NotFound == "")
 		miss("SDK.Go (the bench's reference)", d.SDK.Go == "")
 		miss("Trace.ProviderName", d.Trace.ProviderName == "")
 		miss("Trace.Operation", d.Trace.Operation == "")
@@ -50,6 +51,8 @@ func TestEveryDescriptorIsWhole(t *testing.T) {
 		}
 		if d.Count != nil {
 			miss("Count.Answer", d.Count.Answer == "")
+			miss("Count.Needs", len(d.Count.Needs) == 0)
+			miss("Count.Missing", d.Count.Missing == "")
 		}
 		caps, err := adapters.CapabilitiesFor(d.Provider, d.Name)
 		if err != nil {
@@ -140,6 +143,8 @@ func TestCountAndModelsRoutes(t *testing.T) {
 		{"/v1beta/models/gemini-2.5-flash", nil, "gemini", "gemini-2.5-flash"},
 		{"/v1beta/models/gemini-2.5-flash:generateContent", nil, "", ""},
 		{"/v1/modelsx", nil, "", ""},
+		{"/v1/models/ft:gpt-4o:acme::x1", nil, "openai", "ft:gpt-4o:acme::x1"},
+		{"/models/a:b", nil, "openai", "a:b"},
 	} {
 		d, id, _ := ModelsRoute(http.MethodGet, c.path, c.h)
 		if d.Models.Shape != c.shape || id != c.id {
@@ -148,6 +153,14 @@ func TestCountAndModelsRoutes(t *testing.T) {
 	}
 	if d, _, _ := ModelsRoute(http.MethodGet, "/models", nil); d.Models.OwnedBy != "deepseek" {
 		t.Errorf("GET /models is %s's", d.Name)
+	}
+	// Responses Defers: the simulator's GET /v1/models is Chat's, as it
+	// always was (its headers and errors).
+	if d, _, _ := ModelsRoute(http.MethodGet, "/v1/models", nil); d.Name != adapters.OpenAIChat {
+		t.Errorf("GET /v1/models is %s's", d.Name)
+	}
+	if d, _, _ := ModelsRoute(http.MethodGet, "/v1beta/models", nil); d.Name != adapters.Gemini {
+		t.Errorf("GET /v1beta/models is %s's", d.Name)
 	}
 }
 

@@ -128,22 +128,32 @@ func CountRoute(method, path string) (adapters.Descriptor, bool) {
 
 // ModelsRoute names the protocol whose models endpoint a GET to path is,
 // and the model id the path names ("" for the list). A protocol that
-// needs a header to claim its path comes before one that does not.
+// needs a header to claim its path comes before one that does not, and
+// one that Defers after the others.
 func ModelsRoute(method, path string, h http.Header) (d adapters.Descriptor, id string, ok bool) {
 	if method != http.MethodGet {
 		return adapters.Descriptor{}, "", false
 	}
 	found := -1
+	rank := func(m adapters.ModelsEndpoint) int {
+		switch {
+		case m.Header != "":
+			return 2
+		case m.Defers:
+			return 0
+		}
+		return 1
+	}
 	for i, c := range descriptors {
 		m := c.Models
 		if m.Path == "" || (m.Header != "" && h.Get(m.Header) == "") {
 			continue
 		}
 		rest, under := strings.CutPrefix(path, m.Path)
-		if !under || (rest != "" && (rest[0] != '/' || strings.Contains(rest, ":"))) {
+		if !under || (rest != "" && (rest[0] != '/' || (m.Methods && strings.Contains(rest, ":")))) {
 			continue
 		}
-		if found < 0 || (m.Header != "" && descriptors[found].Models.Header == "") {
+		if found < 0 || rank(m) > rank(descriptors[found].Models) {
 			found, id = i, strings.TrimPrefix(rest, "/")
 		}
 	}
