@@ -132,6 +132,15 @@ func TestEveryPathIsServed(t *testing.T) {
 			}
 		}
 	}
+	// An unknown URL's 404 lists every path, so a person sees where to go.
+	r := do(t, "POST", base+"/v9/nowhere", nil, `{}`)
+	for _, d := range registry.All() {
+		for _, p := range append([]string{d.Models.Path}, d.Endpoint.Paths...) {
+			if r.status != 404 || !strings.Contains(r.body, p) {
+				t.Errorf("the 404 for an unknown URL does not name %s's %s: %d %s", d.Name, p, r.status, r.body)
+			}
+		}
+	}
 }
 
 // TestProviderFaultsEveryProtocol: a provider-only fault fires on the

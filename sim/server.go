@@ -196,7 +196,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. The simulator serves POST /v1/responses, /v1/chat/completions, /chat/completions, /v1/messages and /v1beta/models/{model}:generateContent|streamGenerateContent and /v1beta/interactions, and GET /v1/models, /models and /v1beta/models.","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path))
+		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. %s","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path), jsonEscape(served))
 		return
 	}
 	simp, ok := s.simulated(w, r, d.Name)
@@ -524,3 +524,23 @@ func (l *liftDeadline) lift() {
 		_ = l.rc.SetReadDeadline(time.Time{})
 	}
 }
+
+// served says what the simulator answers, for its 404: every protocol's
+// POST paths and models paths, from the registry.
+var served = func() string {
+	var posts, gets []string
+	seen := map[string]bool{}
+	for _, d := range registry.All() {
+		for _, p := range d.Endpoint.Paths {
+			if !seen[p] {
+				seen[p] = true
+				posts = append(posts, p)
+			}
+		}
+		if m := d.Models.Path; m != "" && !seen[m] {
+			seen[m] = true
+			gets = append(gets, m)
+		}
+	}
+	return "The simulator serves POST " + strings.Join(posts, ", ") + ", and GET " + strings.Join(gets, ", ") + "."
+}()
