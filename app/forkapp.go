@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/diff"
 	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/proxy"
@@ -281,20 +282,17 @@ func (p *ForkPlan) resolveAppResults(calls []parentCall, results []ForkResult) e
 	return nil
 }
 
-// withModel asks for another model: the body's model, or Gemini's URL path
-// (models/{model}:generateContent).
+// withModel asks for another model: in the URL path for a protocol whose
+// descriptor names the model there (Gemini's models/{model}:generateContent),
+// else the body's model.
 func withModel(protocol string, r *adapters.HTTPRequest, model string) (*adapters.HTTPRequest, error) {
-	if protocol == adapters.Gemini {
-		path, query, _ := strings.Cut(r.Path, "?")
-		i := strings.Index(path, "/models/")
-		j := strings.LastIndexByte(path, ':')
-		if i < 0 || j < i {
-			return nil, fmt.Errorf("the recorded path %s names no model", path)
+	if d, ok := registry.Describe(protocol); ok && d.ModelInPath() {
+		path, ok := d.WithPathModel(r.Path, model)
+		if !ok {
+			p, _, _ := strings.Cut(r.Path, "?")
+			return nil, fmt.Errorf("the recorded path %s names no model", p)
 		}
-		r.Path = path[:i+len("/models/")] + model + path[j:]
-		if query != "" {
-			r.Path += "?" + query
-		}
+		r.Path = path
 		return r, nil
 	}
 	body, err := diff.Apply(r.Body, []diff.Op{{Path: []string{"model"}, Value: model}})
@@ -305,10 +303,12 @@ func withModel(protocol string, r *adapters.HTTPRequest, model string) (*adapter
 	return r, nil
 }
 
-// streamed says whether the request asks for a stream.
+// streamed says whether the request asks for a stream, as its protocol's
+// descriptor reads it (the body's switch or the path's action); the body's
+// stream for a protocol the registry does not know.
 func streamed(protocol string, r *adapters.HTTPRequest) bool {
-	if protocol == adapters.Gemini {
-		return strings.Contains(r.Path, ":streamGenerateContent")
+	if d, ok := registry.Describe(protocol); ok {
+		return d.Declared(r.Path, gjson.ParseBytes(r.Body)).Stream
 	}
 	return gjson.GetBytes(r.Body, "stream").Bool()
 }

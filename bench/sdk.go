@@ -20,7 +20,7 @@ import (
 	gaiinteractions "google.golang.org/genai/interactions/models/interactions"
 	"google.golang.org/genai/interactions/models/operations"
 
-	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 )
 
 // The official SDKs are the second reference: each reads the same bytes
@@ -37,18 +37,22 @@ type sdkRef struct {
 	why  string // when run is nil
 }
 
+// sdkRefs are the SDK references by the official Go SDK call a
+// descriptor's SDK.Go names: a protocol whose descriptor names one of
+// these is measured against it.
+var sdkRefs = map[string]sdkRef{
+	"openai-go Responses.NewStreaming":        {name: "openai-go", run: openaiResponses},
+	"openai-go Chat.Completions.NewStreaming": {name: "openai-go", run: openaiChat},
+	"anthropic-sdk-go Messages.NewStreaming":  {name: "anthropic-sdk-go", run: anthropicMessages},
+	"genai Models.GenerateContentStream":      {name: "genai", run: geminiStream},
+	"genai Interactions":                      {name: "genai interactions", run: geminiInteractions},
+}
+
 func sdkFor(protocol string) sdkRef {
-	switch protocol {
-	case adapters.OpenAIResponses:
-		return sdkRef{name: "openai-go", run: openaiResponses}
-	case adapters.OpenAIChat, adapters.DeepSeekChat:
-		return sdkRef{name: "openai-go", run: openaiChat}
-	case adapters.AnthropicMessages:
-		return sdkRef{name: "anthropic-sdk-go", run: anthropicMessages}
-	case adapters.Gemini:
-		return sdkRef{name: "genai", run: geminiStream}
-	case adapters.GeminiInteractions:
-		return sdkRef{name: "genai interactions", run: geminiInteractions}
+	if d, ok := registry.Describe(protocol); ok {
+		if ref, ok := sdkRefs[d.SDK.Go]; ok {
+			return ref
+		}
 	}
 	return sdkRef{why: "no official SDK for " + protocol}
 }

@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/modelwire/modelwire/adapters"
 )
 
 // startRuns is how many times each command is started; the median is
@@ -35,7 +33,9 @@ func startupRows(ctx context.Context, o Options) ([]Row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	small, err := Capture(adapters.OpenAIChat, 16<<10)
+	// The proxy rows' Chat stream (see chatProtocol), so the decode row
+	// measures the stream it always has.
+	small, err := Capture(chatProtocol(), 16<<10)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func startupRows(ctx context.Context, o Options) ([]Row, error) {
 		args []string
 	}{
 		{"modelwire version", []string{"version"}},
-		{"modelwire decode (16 KB)", []string{"decode", "--protocol", adapters.OpenAIChat, "--summary", capture}},
+		{"modelwire decode (16 KB)", []string{"decode", "--protocol", chatProtocol(), "--summary", capture}},
 	} {
 		o.progress("startup: %s ×%d", c.name, startRuns)
 		ms, err := medianRun(ctx, env, o.Exe, c.args...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/ui"
@@ -129,6 +131,10 @@ func workbenchRows(path, id string) ([]Row, error) {
 	}, nil
 }
 
+// storeURL is where BuildSession's requests went: a Responses stream's
+// URL, as its events are Responses events.
+const storeURL = "http://127.0.0.1/v1/responses"
+
 // BuildSession records a session of total events in responses of perTurn
 // events (started, item, text deltas, item done, terminal), closes the
 // database, and returns the session id and the time the appends took.
@@ -138,7 +144,11 @@ func BuildSession(ctx context.Context, path string, total, perTurn int) (string,
 		return "", 0, err
 	}
 	defer db.Close()
-	w, err := db.CreateSession(store.SessionMeta{Title: "bench", Protocol: adapters.OpenAIResponses, Provider: "sim"})
+	// The session records Responses events sent to storeURL: its protocol
+	// is the one the registry routes that URL to, not a name written here.
+	u, _ := url.Parse(storeURL)
+	d, _ := registry.RouteURL(u)
+	w, err := db.CreateSession(store.SessionMeta{Title: "bench", Protocol: d.Name, Provider: "sim"})
 	if err != nil {
 		return "", 0, err
 	}
@@ -147,7 +157,7 @@ func BuildSession(ctx context.Context, path string, total, perTurn int) (string,
 		if err := ctx.Err(); err != nil {
 			return "", 0, err
 		}
-		rec, err := w.StartAttempt(turn, store.AttemptMeta{Method: "POST", URL: "http://127.0.0.1/v1/responses", Stream: true})
+		rec, err := w.StartAttempt(turn, store.AttemptMeta{Method: "POST", URL: storeURL, Stream: true})
 		if err != nil {
 			return "", 0, err
 		}

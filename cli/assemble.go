@@ -73,7 +73,7 @@ landed in which field.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&scenario, "scenario", "refund", "scenario name or file")
-	fl.StringVar(&protocol, "protocol", adapters.OpenAIResponses, "wire format")
+	fl.StringVar(&protocol, "protocol", registry.Default, "wire format")
 	fl.StringVar(&provider, "provider", adapters.ProviderSim, "provider whose capabilities apply (e.g. deepseek on openai-responses)")
 	fl.IntVar(&turn, "turn", 1, "which request (1 is the first)")
 	fl.StringVar(&history, "history", "full", "history: full, or previous-response-id (openai-responses previous_response_id, gemini-interactions previous_interaction_id)")
@@ -135,16 +135,14 @@ func displayHeaders(w *adapters.HTTPRequest, protocol string) map[string]string 
 	return out
 }
 
+// protocolOf is the protocol an assembled request's path is routed to
+// (its query aside), the default protocol's for a path none claims.
 func protocolOf(w *adapters.HTTPRequest) string {
-	switch {
-	case strings.HasPrefix(w.Path, "/v1/messages"):
-		return adapters.AnthropicMessages
-	case strings.HasPrefix(w.Path, "/v1beta/interactions"):
-		return adapters.GeminiInteractions
-	case strings.HasPrefix(w.Path, "/v1beta/"):
-		return adapters.Gemini
+	path, _, _ := strings.Cut(w.Path, "?")
+	if d, ok := registry.Route(http.MethodPost, path, ""); ok {
+		return d.Name
 	}
-	return adapters.OpenAIChat
+	return registry.Default
 }
 
 func printAssembledJSON(app *App, w *adapters.HTTPRequest) error {

@@ -90,7 +90,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.DurationVar(&f.timeouts.Idle, "idle-timeout", session.DefaultTimeouts.Idle, "limit between two events")
 	fl.DurationVar(&f.timeouts.Total, "total-timeout", session.DefaultTimeouts.Total, "limit on one attempt")
 	completeWith(cmd, "protocol", registry.Protocols)
-	completeWith(cmd, "provider", []string{"sim", "openai", "anthropic", "deepseek", "gemini", "compatible"})
+	completeWith(cmd, "provider", []string{adapters.ProviderSim, adapters.ProviderOpenAI, adapters.ProviderAnthropic, adapters.ProviderDeepSeek,
+		adapters.ProviderGemini, adapters.ProviderCompatible})
 	completeWith(cmd, "approve", []string{"auto", "reject", "manual"})
 	completeWith(cmd, "fault", sim.FaultNames())
 	completeScenarios(cmd)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/redact"
 )
 
@@ -46,29 +47,31 @@ func Write(format string, r Request) (string, error) {
 	return "", fmt.Errorf("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
 }
 
-// KeyEnv is the environment variable that holds the provider's key.
+// KeyEnv is the environment variable that holds the provider's key: a
+// named provider's own, else the protocol's (its descriptor's Auth.Env),
+// else the default protocol's.
 func KeyEnv(protocol, provider string) string {
 	if provider != "" && provider != adapters.ProviderSim {
 		return strings.ToUpper(provider) + "_API_KEY"
 	}
-	switch protocol {
-	case adapters.AnthropicMessages:
-		return "ANTHROPIC_API_KEY"
-	case adapters.Gemini, adapters.GeminiInteractions:
-		return "GEMINI_API_KEY"
-	case adapters.DeepSeekChat:
-		return "DEEPSEEK_API_KEY"
-	}
-	return "OPENAI_API_KEY"
+	return describe(protocol).Auth.Env
 }
 
-// keyHeader is the header the protocol carries its key in.
+// describe is the protocol's descriptor, the default protocol's for one
+// the registry does not know.
+func describe(protocol string) adapters.Descriptor {
+	if d, ok := registry.Describe(protocol); ok {
+		return d
+	}
+	d, _ := registry.Describe(registry.Default)
+	return d
+}
+
+// keyHeader is the header the protocol carries its key in: the
+// provider's own, else authorization (a bearer token).
 func keyHeader(protocol string) string {
-	switch protocol {
-	case adapters.AnthropicMessages:
-		return "x-api-key"
-	case adapters.Gemini, adapters.GeminiInteractions:
-		return "x-goog-api-key"
+	if d, ok := registry.Describe(protocol); ok && d.Auth.Header != "" {
+		return strings.ToLower(d.Auth.Header)
 	}
 	return "authorization"
 }
@@ -205,39 +208,34 @@ func (r Request) baseURL() string {
 	return u.String()
 }
 
-// sdkKnown are the top-level members each SDK call takes as arguments;
-// the others travel in extra_body (Python) so the request stays the one
-// that was sent.
-var sdkKnown = map[string][]string{
-	adapters.OpenAIChat: {"model", "messages", "tools", "tool_choice", "stream", "stream_options", "response_format", "max_completion_tokens",
-		"max_tokens", "parallel_tool_calls", "temperature", "top_p", "reasoning_effort", "seed", "stop", "n", "metadata", "store", "user",
-		"logprobs", "top_logprobs", "presence_penalty", "frequency_penalty"},
-	adapters.OpenAIResponses: {"model", "input", "instructions", "tools", "tool_choice", "stream", "text", "max_output_tokens", "parallel_tool_calls",
-		"temperature", "top_p", "reasoning", "store", "previous_response_id", "include", "metadata", "truncation", "user"},
-	adapters.AnthropicMessages: {"model", "messages", "system", "tools", "tool_choice", "max_tokens", "stream", "temperature", "top_p", "top_k",
-		"thinking", "metadata", "stop_sequences"},
+// sdkClient is how a snippet makes the client of an SDK family (a
+// descriptor's SDK.Client), in Python and TypeScript: base URL and key
+// variable are filled in.
+var sdkClient = map[string]struct{ py, ts string }{
+	"openai": {"from openai import OpenAI\n\nclient = OpenAI(base_url=%q, api_key=os.environ[%q])\n",
+		"import OpenAI from \"openai\";\n\nconst client = new OpenAI({ baseURL: %q, apiKey: process.env.%s });\n"},
+	"anthropic": {"import anthropic\n\nclient = anthropic.Anthropic(base_url=%q, api_key=os.environ[%q])\n",
+		"import Anthropic from \"@anthropic-ai/sdk\";\n\nconst client = new Anthropic({ baseURL: %q, apiKey: process.env.%s });\n"},
 }
 
-// sdkCall names the SDK method that sends the protocol's request.
-func sdkCall(protocol string) (py, ts string) {
-	switch protocol {
-	case adapters.OpenAIChat, adapters.DeepSeekChat:
-		return "client.chat.completions.create", "client.chat.completions.create"
-	case adapters.OpenAIResponses:
-		return "client.responses.create", "client.responses.create"
-	case adapters.AnthropicMessages:
-		return "client.messages.create", "client.messages.create"
+// sdkOf is how the official SDK sends the protocol's request; ok is false
+// when there is none a snippet can make (the REST call is written then).
+func sdkOf(protocol string) (adapters.SDK, bool) {
+	d, ok := registry.Describe(protocol)
+	if !ok || d.SDK.Call == "" {
+		return adapters.SDK{}, false
 	}
-	return "", ""
+	_, known := sdkClient[d.SDK.Client]
+	return d.SDK, known
 }
 
 func split(protocol string, body []byte) (known, extra map[string]json.RawMessage, stream bool) {
 	var all map[string]json.RawMessage
 	_ = json.Unmarshal(body, &all)
-	names := sdkKnown[protocol]
-	if protocol == adapters.DeepSeekChat {
-		names = sdkKnown[adapters.OpenAIChat]
-	}
+	// The SDK takes its Known members as arguments; the others travel in
+	// extra_body (Python) so the request stays the one that was sent.
+	sdk, _ := sdkOf(protocol)
+	names := sdk.Known
 	known, extra = map[string]json.RawMessage{}, map[string]json.RawMessage{}
 	for k, v := range all {
 		if contains(names, k) {
@@ -281,10 +279,10 @@ func pyLiteral(b []byte) string {
 // through the OpenAI SDK, Anthropic), else the REST call with httpx.
 func Python(r Request) string {
 	env := KeyEnv(r.Protocol, r.Provider)
-	py, _ := sdkCall(r.Protocol)
+	sdk, ok := sdkOf(r.Protocol)
 	var b strings.Builder
 	b.WriteString("import json, os\n")
-	if py == "" {
+	if !ok {
 		fmt.Fprintf(&b, "import httpx\n\n# %s: the REST call as it was sent.\nbody = %s\n", r.Protocol, pyLiteral(r.Body))
 		fmt.Fprintf(&b, "with httpx.stream(%q, %q,\n        headers={", orPost(r.Method), r.cleanURL())
 		for i, h := range r.headers(func(string) string { return "" }) {
@@ -301,13 +299,9 @@ func Python(r Request) string {
 		return b.String()
 	}
 	known, extra, stream := split(r.Protocol, r.Body)
-	if r.Protocol == adapters.AnthropicMessages {
-		fmt.Fprintf(&b, "import anthropic\n\nclient = anthropic.Anthropic(base_url=%q, api_key=os.environ[%q])\n", r.baseURL(), env)
-	} else {
-		fmt.Fprintf(&b, "from openai import OpenAI\n\nclient = OpenAI(base_url=%q, api_key=os.environ[%q])\n", r.baseURL(), env)
-	}
+	fmt.Fprintf(&b, sdkClient[sdk.Client].py, r.baseURL(), env)
 	fmt.Fprintf(&b, "body = %s\n", pyLiteral(jsonOf(known)))
-	call := py + "(**body"
+	call := sdk.Call + "(**body"
 	if len(extra) > 0 {
 		fmt.Fprintf(&b, "# Not arguments of the SDK's call: sent as they were, in the body.\nextra = %s\n", pyLiteral(jsonOf(extra)))
 		call += ", extra_body=extra"
@@ -357,9 +351,9 @@ func orPost(m string) string {
 // Anthropic, else fetch.
 func TypeScript(r Request) string {
 	env := KeyEnv(r.Protocol, r.Provider)
-	_, ts := sdkCall(r.Protocol)
+	sdk, ok := sdkOf(r.Protocol)
 	var b strings.Builder
-	if ts == "" {
+	if !ok {
 		fmt.Fprintf(&b, "// %s: the REST call as it was sent.\nconst body = %s;\n", r.Protocol, indent(r.Body, ""))
 		fmt.Fprintf(&b, "const resp = await fetch(%q, {\n  method: %q,\n  headers: {\n", r.cleanURL(), orPost(r.Method))
 		for _, h := range r.headers(func(string) string { return "" }) {
@@ -373,15 +367,11 @@ func TypeScript(r Request) string {
 		return b.String()
 	}
 	_, _, stream := split(r.Protocol, r.Body)
-	if r.Protocol == adapters.AnthropicMessages {
-		fmt.Fprintf(&b, "import Anthropic from \"@anthropic-ai/sdk\";\n\nconst client = new Anthropic({ baseURL: %q, apiKey: process.env.%s });\n", r.baseURL(), env)
-	} else {
-		fmt.Fprintf(&b, "import OpenAI from \"openai\";\n\nconst client = new OpenAI({ baseURL: %q, apiKey: process.env.%s });\n", r.baseURL(), env)
-	}
+	fmt.Fprintf(&b, sdkClient[sdk.Client].ts, r.baseURL(), env)
 	// The SDKs send the body they are given, members they do not type
 	// included; `any` keeps the snippet the request that was sent.
 	fmt.Fprintf(&b, "const body: any = %s;\n", indent(r.Body, ""))
-	call := ts + "(body"
+	call := sdk.Call + "(body"
 	if hs := r.extraHeaders(); len(hs) > 0 {
 		call += ", { headers: {"
 		for i, h := range hs {

@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 )
 
 // request is what the proxy reads from an intercepted request's body: as
@@ -46,7 +47,9 @@ type request struct {
 }
 
 // readRequest reads a classified request's body. path is the URL path
-// (Gemini names the model and the streaming in it).
+// (a protocol may name the model and the streaming in it). What differs
+// between the protocols — the tools' argument schemas, the output schema,
+// chaining, a model in the path — is the descriptor's Declared.
 func readRequest(protocol, path string, body []byte) request {
 	r := request{protocol: protocol, toolSchemas: map[string]json.RawMessage{}}
 	if !gjson.ValidBytes(body) {
@@ -54,10 +57,12 @@ func readRequest(protocol, path string, body []byte) request {
 	}
 	r.key = sha256.Sum256([]byte(adapters.Canonical(string(body))))
 	root := gjson.ParseBytes(body)
-	if read := requestReaders[protocol]; read != nil {
-		r.model, r.stream = root.Get("model").String(), root.Get("stream").Bool()
-		r.tools = raw(root.Get("tools"))
-		read(&r, root, path)
+	if d, ok := registry.Describe(protocol); ok {
+		dec := d.Declared(path, root)
+		r.model, r.stream, r.previousID = dec.Model, dec.Stream, dec.PreviousID
+		r.tools = adapters.RawOf(root.Get("tools"))
+		r.toolSchemas = dec.Tools
+		r.schema, r.schemaName, r.schemaNote = dec.Schema, dec.SchemaName, dec.SchemaNote
 	}
 	r.history = adapters.HistoryItems(protocol, root)
 	for _, item := range r.history {
@@ -69,117 +74,6 @@ func readRequest(protocol, path string, body []byte) request {
 	// session's meta, the conversation's link): no field may keep the body.
 	r.model, r.previousID = strings.Clone(r.model), strings.Clone(r.previousID)
 	return r
-}
-
-// requestReaders read what differs between the protocols: the tools'
-// argument schemas, the output schema, chaining, and (Gemini) the model
-// and streaming from the path.
-var requestReaders = map[string]func(r *request, root gjson.Result, path string){
-	adapters.OpenAIChat:         readChat,
-	adapters.DeepSeekChat:       readChat,
-	adapters.OpenAIResponses:    readResponses,
-	adapters.AnthropicMessages:  readAnthropic,
-	adapters.Gemini:             readGemini,
-	adapters.GeminiInteractions: readInteractions,
-}
-
-func readChat(r *request, root gjson.Result, _ string) {
-	for _, t := range root.Get("tools").Array() {
-		if f := t.Get("function"); f.Exists() {
-			r.addTool(f.Get("name").String(), f.Get("parameters"))
-		}
-	}
-	if rf := root.Get("response_format"); rf.Get("type").String() == "json_schema" {
-		r.schema, r.schemaName = raw(rf.Get("json_schema.schema")), rf.Get("json_schema.name").String()
-	}
-}
-
-func readResponses(r *request, root gjson.Result, _ string) {
-	r.previousID = root.Get("previous_response_id").String()
-	for _, t := range root.Get("tools").Array() {
-		if t.Get("type").String() == "function" {
-			r.addTool(t.Get("name").String(), t.Get("parameters"))
-		}
-	}
-	if f := root.Get("text.format"); f.Get("type").String() == "json_schema" {
-		r.schema, r.schemaName = raw(f.Get("schema")), f.Get("name").String()
-	}
-}
-
-func readAnthropic(r *request, root gjson.Result, _ string) {
-	for _, t := range root.Get("tools").Array() {
-		if s := t.Get("input_schema"); s.Exists() {
-			r.addTool(t.Get("name").String(), s)
-		}
-	}
-	for _, p := range []string{"output_config.format", "output_format"} {
-		if f := root.Get(p); f.Get("type").String() == "json_schema" {
-			r.schema, r.schemaName = raw(f.Get("schema")), p
-			break
-		}
-	}
-}
-
-func readGemini(r *request, root gjson.Result, path string) {
-	seg := path[strings.LastIndexByte(path, '/')+1:]
-	model, action, _ := strings.Cut(seg, ":")
-	r.model, r.stream = model, action == "streamGenerateContent"
-	for _, t := range root.Get("tools").Array() {
-		for _, d := range first(t, "functionDeclarations", "function_declarations").Array() {
-			r.addTool(d.Get("name").String(), first(d, "parametersJsonSchema", "parameters_json_schema"))
-		}
-	}
-	gc := first(root, "generationConfig", "generation_config")
-	if s := first(gc, "responseJsonSchema", "response_json_schema"); s.Exists() {
-		r.schema, r.schemaName = raw(s), "responseJsonSchema"
-	} else if first(gc, "responseSchema", "response_schema").Exists() {
-		r.schemaNote = "responseSchema is Google's OpenAPI subset, not JSON Schema: not checked"
-	}
-}
-
-func readInteractions(r *request, root gjson.Result, _ string) {
-	r.previousID = root.Get("previous_interaction_id").String()
-	for _, t := range root.Get("tools").Array() {
-		if t.Get("type").String() == "function" {
-			r.addTool(t.Get("name").String(), t.Get("parameters"))
-		}
-	}
-	// response_format is one format or a list of them (text, image…).
-	formats := root.Get("response_format")
-	if !formats.IsArray() {
-		formats = gjson.Parse("[" + formats.Raw + "]")
-	}
-	for _, f := range formats.Array() {
-		if f.Get("type").String() == "text" && f.Get("schema").Exists() {
-			r.schema, r.schemaName = raw(f.Get("schema")), "response_format"
-		}
-	}
-}
-
-// addTool notes a tool the request offers; schema may be absent.
-func (r *request) addTool(name string, schema gjson.Result) {
-	if name == "" {
-		return
-	}
-	r.toolSchemas[name] = raw(schema)
-}
-
-// first is the first of several spellings of a field that is present
-// (Google's REST API takes camelCase and snake_case).
-func first(r gjson.Result, paths ...string) gjson.Result {
-	for _, p := range paths {
-		if v := r.Get(p); v.Exists() {
-			return v
-		}
-	}
-	return gjson.Result{}
-}
-
-func raw(r gjson.Result) json.RawMessage {
-	if !r.Exists() || r.Type == gjson.Null {
-		return nil
-	}
-	return json.RawMessage(r.Raw)
 }
 
 // firstText is the first text of a message, whatever its shape (a string

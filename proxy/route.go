@@ -6,68 +6,47 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
-)
-
-// The providers' own hosts: where a request goes when no --upstream is set.
-const (
-	OpenAIUpstream    = "https://api.openai.com"
-	AnthropicUpstream = "https://api.anthropic.com"
-	GeminiUpstream    = "https://generativelanguage.googleapis.com"
-	DeepSeekUpstream  = "https://api.deepseek.com"
 )
 
 // classify names the protocol spoken at a request's path ("" when the
 // request is not one modelwire decodes: it is forwarded untouched and
-// recorded as unknown). upstream is the --upstream base URL ("" for the
-// per-path defaults): a DeepSeek host turns /v1/chat/completions into
-// DeepSeek's dialect, whose decoder also reads reasoning_content.
+// recorded as unknown), as the registry routes it. upstream is the
+// --upstream base URL ("" for the per-path defaults): its host settles a
+// path two protocols share (a DeepSeek host turns /v1/chat/completions
+// into DeepSeek's dialect, whose decoder also reads reasoning_content).
 func classify(method, path, upstream string) string {
-	if method != http.MethodPost {
+	d, ok := registry.Route(method, path, hostOf(upstream))
+	if !ok {
 		return ""
 	}
-	switch path {
-	case "/v1/responses":
-		return adapters.OpenAIResponses
-	case "/v1/chat/completions":
-		if strings.Contains(hostOf(upstream), "deepseek") {
-			return adapters.DeepSeekChat
-		}
-		return adapters.OpenAIChat
-	case "/chat/completions":
-		return adapters.DeepSeekChat
-	case "/v1/messages":
-		return adapters.AnthropicMessages
-	case "/v1beta/interactions":
-		return adapters.GeminiInteractions
+	return d.Name
+}
+
+// defaultUpstream is the provider host a request goes to without
+// --upstream: the protocol's own, else guessed from the path and the
+// headers the providers' SDKs send. "" means there is no sensible guess.
+func defaultUpstream(protocol, path string, h http.Header) string {
+	if d, ok := registry.Describe(protocol); ok {
+		return d.Endpoint.Host
 	}
-	if strings.HasPrefix(path, "/v1beta/models/") && (strings.HasSuffix(path, ":generateContent") || strings.HasSuffix(path, ":streamGenerateContent")) {
-		return adapters.Gemini
+	switch {
+	case h.Get("Anthropic-Version") != "" || strings.HasPrefix(path, "/v1/messages") || path == "/v1/complete":
+		return providerHost(adapters.ProviderAnthropic)
+	case h.Get("X-Goog-Api-Key") != "" || strings.HasPrefix(path, "/v1beta/") || strings.HasPrefix(path, "/v1alpha/") || strings.HasPrefix(path, "/upload/"):
+		return providerHost(adapters.ProviderGemini)
+	case strings.HasPrefix(path, "/v1/"):
+		return providerHost(adapters.ProviderOpenAI)
 	}
 	return ""
 }
 
-// defaultUpstream is the provider host a request goes to without
-// --upstream: by protocol, else guessed from the path and the headers the
-// providers' SDKs send. "" means there is no sensible guess.
-func defaultUpstream(protocol, path string, h http.Header) string {
-	switch protocol {
-	case adapters.OpenAIResponses, adapters.OpenAIChat:
-		return OpenAIUpstream
-	case adapters.AnthropicMessages:
-		return AnthropicUpstream
-	case adapters.Gemini, adapters.GeminiInteractions:
-		return GeminiUpstream
-	case adapters.DeepSeekChat:
-		return DeepSeekUpstream
-	}
-	switch {
-	case h.Get("Anthropic-Version") != "" || strings.HasPrefix(path, "/v1/messages") || path == "/v1/complete":
-		return AnthropicUpstream
-	case h.Get("X-Goog-Api-Key") != "" || strings.HasPrefix(path, "/v1beta/") || strings.HasPrefix(path, "/v1alpha/") || strings.HasPrefix(path, "/upload/"):
-		return GeminiUpstream
-	case strings.HasPrefix(path, "/v1/"):
-		return OpenAIUpstream
+// providerHost is a provider's own host, as its protocols' descriptors
+// name it ("" for a provider with none).
+func providerHost(provider string) string {
+	for _, d := range registry.OfProvider(provider) {
+		return d.Endpoint.Host
 	}
 	return ""
 }
@@ -86,15 +65,10 @@ func target(base string, u *url.URL) string {
 // providerOf names who answers at an upstream, for the session list.
 func providerOf(upstream string) string {
 	h := hostOf(upstream)
-	switch {
-	case h == "api.openai.com":
-		return adapters.ProviderOpenAI
-	case h == "api.anthropic.com":
-		return adapters.ProviderAnthropic
-	case h == "generativelanguage.googleapis.com":
-		return adapters.ProviderGemini
-	case strings.Contains(h, "deepseek"):
-		return adapters.ProviderDeepSeek
+	for _, d := range registry.All() {
+		if h != "" && (hostOf(d.Endpoint.Host) == h || (d.Endpoint.HostHint != "" && strings.Contains(h, d.Endpoint.HostHint))) {
+			return d.Provider
+		}
 	}
 	return adapters.ProviderCompatible
 }

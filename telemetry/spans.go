@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -52,19 +53,13 @@ func resourceFor(version string) *resource.Resource {
 		semconv.ServiceName("modelwire"), semconv.ServiceVersion(version))
 }
 
-// providerName is gen_ai.provider.name for a protocol: whose API the bytes
-// follow, which is what the conventions key on (the simulator and
-// compatible servers speak someone else's).
+// providerName is gen_ai.provider.name for a protocol, as its descriptor's
+// Trace names it: whose API the bytes follow, which is what the
+// conventions key on (the simulator and compatible servers speak someone
+// else's). A protocol the registry does not know names itself.
 func providerName(protocol string) attribute.KeyValue {
-	switch protocol {
-	case adapters.OpenAIResponses, adapters.OpenAIChat:
-		return semconv.GenAIProviderNameOpenAI
-	case adapters.AnthropicMessages:
-		return semconv.GenAIProviderNameAnthropic
-	case adapters.DeepSeekChat:
-		return semconv.GenAIProviderNameDeepseek
-	case adapters.Gemini, "gemini-interactions":
-		return semconv.GenAIProviderNameGCPGemini
+	if d, ok := registry.Describe(protocol); ok && d.Trace.ProviderName != "" {
+		return semconv.GenAIProviderNameKey.String(d.Trace.ProviderName)
 	}
 	return semconv.GenAIProviderNameKey.String(protocol)
 }
@@ -75,9 +70,11 @@ func providerAttrs(protocol string) []attribute.KeyValue {
 	return []attribute.KeyValue{p, genAISystemKey.String(p.Value.AsString())}
 }
 
+// operationName is gen_ai.operation.name for a protocol, as its
+// descriptor's Trace names it; chat for one the registry does not know.
 func operationName(protocol string) attribute.KeyValue {
-	if strings.HasPrefix(protocol, adapters.Gemini) {
-		return semconv.GenAIOperationNameGenerateContent
+	if d, ok := registry.Describe(protocol); ok && d.Trace.Operation != "" {
+		return semconv.GenAIOperationNameKey.String(d.Trace.Operation)
 	}
 	return semconv.GenAIOperationNameChat
 }

@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -42,7 +43,7 @@ type RunConfig struct {
 
 // DefaultRunConfig is the refund walkthrough on the simulator.
 func DefaultRunConfig() RunConfig {
-	return RunConfig{Scenario: "refund", Protocol: adapters.OpenAIResponses, Provider: adapters.ProviderSim,
+	return RunConfig{Scenario: "refund", Protocol: registry.Default, Provider: adapters.ProviderSim,
 		Stream: true, History: adapters.HistoryFull, StepMode: true}
 }
 

@@ -197,8 +197,8 @@ func (d *optionsDialog) View(w, h int) string {
 		variant = "(base script)"
 	}
 	history := string(d.rc.History)
-	if d.rc.Protocol != adapters.OpenAIResponses && d.rc.Protocol != adapters.GeminiInteractions {
-		history += s.Muted.Render(" (Responses and Interactions only)")
+	if p, ok := registry.Describe(d.rc.Protocol); !ok || p.ChainField == "" {
+		history += s.Muted.Render(" (" + chainNote() + " only)")
 	}
 	mode := "step (walkthrough)"
 	if !d.rc.StepMode {
@@ -247,6 +247,25 @@ func (d *optionsDialog) View(w, h int) string {
 		lines = append(lines, cut(line, inner))
 	}
 	return d.c.box("Options — the next session", lines, "↑↓ choose · ←→ change · space toggle · enter start · esc cancel", bw, min(h, len(lines)+4))
+}
+
+// chainNote names the protocols whose server keeps a response a request
+// can chain to (a descriptor's ChainField), the only ones the history
+// option's previous-response-id applies to: "Responses and Interactions",
+// each its name less its provider's.
+func chainNote() string {
+	var names []string
+	for _, d := range registry.All() {
+		if d.ChainField == "" {
+			continue
+		}
+		n := strings.TrimPrefix(d.Name, d.Provider+"-")
+		names = append(names, strings.ToUpper(n[:1])+n[1:])
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // variantInfo describes the selected variant.

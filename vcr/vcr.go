@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/diff"
 	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/store"
@@ -283,21 +284,24 @@ func play(w http.ResponseWriter, r *http.Request, resp response, opt Options) {
 	}
 }
 
-// writeMismatch answers 409 in the provider's own error shape, so an SDK
-// shows the message, with the mismatch itself beside it for scripts. The
-// official SDKs (and modelwire run) retry a 409 unless the server says
-// x-should-retry: false; a mismatch would only come back again, so it
-// says so (issue 27).
+// writeMismatch answers 409 in the provider's own error shape (its
+// simulator's ErrorResponse), so an SDK shows the message, with the
+// mismatch itself beside it for scripts. The official SDKs (and modelwire
+// run) retry a 409 unless the server says x-should-retry: false; a
+// mismatch would only come back again, so it says so (issue 27).
 func (t *Tape) writeMismatch(w http.ResponseWriter, m *Mismatch) {
 	msg := "modelwire replay of session " + t.SessionID + ": " + m.Error()
-	var body map[string]any
-	switch t.Protocol {
-	case adapters.AnthropicMessages:
-		body = map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": msg}}
-	case adapters.Gemini, adapters.GeminiInteractions:
-		body = map[string]any{"error": map[string]any{"code": http.StatusConflict, "message": msg, "status": "ABORTED"}}
-	default:
-		body = map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": "replay_mismatch", "param": m.Path}}
+	body, header := mismatchBody(t.Protocol, msg)
+	if e, ok := body["error"].(map[string]any); ok {
+		_, hasParam := e["param"]
+		if _, hasCode := e["code"]; hasParam && hasCode {
+			// An error that names a code and the parameter at fault
+			// (OpenAI's) names the mismatch.
+			e["code"], e["param"] = "replay_mismatch", m.Path
+		}
+	}
+	for k, vs := range header {
+		w.Header()[k] = vs
 	}
 	body["modelwire_replay"] = m
 	w.Header().Set("Content-Type", "application/json")
@@ -306,4 +310,24 @@ func (t *Tape) writeMismatch(w http.ResponseWriter, m *Mismatch) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(body)
+}
+
+// mismatchBody is the protocol's own 409 error body, decoded, and the
+// headers it comes with: the error for a request at fault where the
+// provider answers that kind with a 409, else its plain 409. A protocol
+// the simulator does not speak gets an OpenAI-shaped error.
+func mismatchBody(protocol, msg string) (map[string]any, http.Header) {
+	if p, err := registry.Lookup(protocol); err == nil {
+		if sim, ok := p.(adapters.Simulated); ok {
+			e := sim.ErrorResponse(http.StatusConflict, "invalid_request_error", msg)
+			if e.Status != http.StatusConflict {
+				e = sim.ErrorResponse(http.StatusConflict, "", msg)
+			}
+			var body map[string]any
+			if json.Unmarshal(e.Body, &body) == nil && body != nil {
+				return body, e.Header
+			}
+		}
+	}
+	return map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": nil, "param": nil}}, nil
 }
