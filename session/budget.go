@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/pricing"
 )
 
 // The chapter's check before sending (13.1.5): the input, the output budget
@@ -121,7 +122,7 @@ func EstimateTokens(body []byte) int {
 // budget (0: the model's limit) and judges the fit.
 func CheckBudget(b *Budget, model string, maxOutput int) {
 	b.Margin = BudgetMargin
-	facts, ok := Models().Lookup(model)
+	facts, ok := pricing.Models().Lookup(model)
 	b.Output = maxOutput
 	if ok {
 		b.ContextWindow, b.MaxOutput = facts.ContextWindow, facts.MaxOutput

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/pricing"
 	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/store"
 )
@@ -169,7 +170,7 @@ type Result struct {
 	Layers    []LayerResult   `json:"validation"`
 	Output    json.RawMessage `json:"output"`
 	// Cost estimates each response's price from the model table.
-	Cost *SessionCost `json:"cost"`
+	Cost *pricing.SessionCost `json:"cost"`
 	// Regeneration is set when the engine asked the model once more.
 	Regeneration *Regeneration `json:"regeneration,omitempty"`
 	// CannotComplete is what a failed session delivers instead of an
@@ -392,7 +393,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		layers = f.Resend.Judge(res.Requests[len(res.Requests)-1], outcome)
 	}
 	res.Layers, res.Output = layers, output
-	res.Cost = PriceSession(s.Request(nil).Model, res.Turns)
+	res.Cost = pricing.PriceSession(s.Request(nil).Model, res.Turns)
 	domain := ExplainDomain(sc, layers, output, res.Obs)
 	if err := s.emit(Update{Kind: UpValidated, Layers: layers, Output: output, Domain: domain}); err != nil {
 		return nil, err

@@ -468,9 +468,8 @@ func TestRateLimitHeadersAreShown(t *testing.T) {
 	}
 }
 
-// Cost: every turn is priced from the dated table, the label says it is an
-// estimate, and cached input is cheaper than uncached by exactly the
-// savings.
+// Cost: every turn is priced from the dated table and the label says it
+// is an estimate (pricing's tests check the arithmetic).
 func TestCostEstimate(t *testing.T) {
 	res, _, err := run(t, runOpts{policy: session.PolicyAuto})
 	if err != nil {
@@ -479,19 +478,6 @@ func TestCostEstimate(t *testing.T) {
 	c := res.Cost
 	if c == nil || !c.Complete || len(c.Turns) != 3 || c.Total <= 0 || !strings.Contains(c.Label, "estimate") || c.Date == "" {
 		t.Fatalf("cost %+v", c)
-	}
-	u := &adapters.Usage{InputTokens: adapters.Int(1_000_000), CacheReadTokens: adapters.Int(400_000), OutputTokens: adapters.Int(100_000), ReasoningTokens: adapters.Int(20_000)}
-	got := session.PriceUsage("refund-model", u)
-	// refund-model: input 1.00, cached 0.10, output 4.00, reasoning 4.00 per million.
-	want := 0.6*1.00 + 0.4*0.10 + 0.08*4.00 + 0.02*4.00
-	if d := got.Total - want; d > 1e-9 || d < -1e-9 || got.Savings < 0.36-1e-9 || got.Savings > 0.36+1e-9 {
-		t.Fatalf("total %v savings %v, want %v and 0.36", got.Total, got.Savings, want)
-	}
-	if c := session.PriceUsage("claude-sonnet-4-5-20250929", u); !c.Priced {
-		t.Fatalf("a dated model name is not priced: %s", c.Why)
-	}
-	if c := session.PriceUsage("refund-model", nil); c.Priced || !strings.Contains(c.Why, "not zero") {
-		t.Fatalf("missing usage priced: %+v", c)
 	}
 }
 
