@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // The providers' own hosts: where a request goes when no --upstream is set.
@@ -76,7 +76,7 @@ func defaultUpstream(protocol, path string, h http.Header) string {
 // (a base ending in /v1 absorbs the path's /v1, as the SDKs' base URLs
 // do) and the query, unchanged.
 func target(base string, u *url.URL) string {
-	t := session.Provider{BaseURL: base}.URL(u.EscapedPath())
+	t := transport.Provider{BaseURL: base}.URL(u.EscapedPath())
 	if u.RawQuery != "" {
 		t += "?" + u.RawQuery
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/pricing"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // The chapter's check before sending (13.1.5): the input, the output budget
@@ -144,7 +145,7 @@ func CheckBudget(b *Budget, model string, maxOutput int) {
 // count endpoint, asks it; a failed count is reported, never fatal.
 func (s *Session) budget(ctx context.Context, req *adapters.Request, wire *adapters.HTTPRequest) *Budget {
 	b := &Budget{Estimate: EstimateTokens(wire.Body)}
-	if path, body, ok := countRequest(s.cfg.Protocol, req.Model, wire); ok && s.cfg.Provider.hasCountEndpoint(s.cfg.Protocol) {
+	if path, body, ok := countRequest(s.cfg.Protocol, req.Model, wire); ok && hasCountEndpoint(s.cfg.Provider, s.cfg.Protocol) {
 		n, err := s.count(ctx, wire, path, body)
 		if err != nil {
 			b.CountError = s.seal.All(err.Error())
@@ -162,7 +163,7 @@ func (s *Session) budget(ctx context.Context, req *adapters.Request, wire *adapt
 
 // hasCountEndpoint: Anthropic and Gemini count tokens (and the simulator
 // speaks both); OpenAI-compatible servers have no such endpoint.
-func (p Provider) hasCountEndpoint(protocol string) bool {
+func hasCountEndpoint(p transport.Provider, protocol string) bool {
 	switch protocol {
 	case adapters.AnthropicMessages:
 		return p.Name == adapters.ProviderSim || p.Name == adapters.ProviderAnthropic

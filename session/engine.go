@@ -14,20 +14,21 @@ import (
 	"github.com/modelwire/modelwire/pricing"
 	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // Config is one session's setup.
 type Config struct {
 	Scenario *Scenario
 	Protocol string
-	Provider Provider
+	Provider transport.Provider
 	// Model overrides the scenario's model.
 	Model    string
 	Stream   bool
 	History  adapters.HistoryMode
 	Policy   Policy
-	Timeouts Timeouts
-	Retry    Retry
+	Timeouts transport.Timeouts
+	Retry    transport.Retry
 	// Client is reused for every attempt; nil builds one from Timeouts.
 	Client *http.Client
 	// Faults are recorded with the session (the simulator applies them).
@@ -240,19 +241,19 @@ func New(cfg Config, journal Journal, observe Observer, decider Decider) (*Sessi
 	if cfg.History == "" {
 		cfg.History = adapters.HistoryFull
 	}
-	if cfg.Timeouts == (Timeouts{}) {
-		cfg.Timeouts = DefaultTimeouts
+	if cfg.Timeouts == (transport.Timeouts{}) {
+		cfg.Timeouts = transport.DefaultTimeouts
 	}
-	if cfg.Retry == (Retry{}) {
-		cfg.Retry = DefaultRetry
+	if cfg.Retry == (transport.Retry{}) {
+		cfg.Retry = transport.DefaultRetry
 	}
 	if cfg.Client == nil {
-		cfg.Client = NewHTTPClient(cfg.Timeouts)
+		cfg.Client = transport.NewHTTPClient(cfg.Timeouts)
 	}
 	if observe == nil {
 		observe = func(Update) {}
 	}
-	return &Session{cfg: cfg, protocol: p, journal: journal, observe: observe, decider: decider, now: time.Now, sleep: sleepCtx,
+	return &Session{cfg: cfg, protocol: p, journal: journal, observe: observe, decider: decider, now: time.Now, sleep: transport.Sleep,
 		seal: sealFor(cfg.Provider)}, nil
 }
 
