@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 )
 
 // Provider holds what a real provider needs: where it is and its key.
@@ -18,24 +19,27 @@ type Provider struct {
 	Key     string
 }
 
-// defaultBaseURL is each provider's base URL as its official SDK means it.
-var defaultBaseURL = map[string]string{
-	adapters.ProviderOpenAI:    "https://api.openai.com/v1",
-	adapters.ProviderAnthropic: "https://api.anthropic.com",
-	adapters.ProviderDeepSeek:  "https://api.deepseek.com",
-	adapters.ProviderGemini:    "https://generativelanguage.googleapis.com",
+// KeyEnv is the environment variable a provider's key is read from: its
+// protocols' (adapters.Auth.Env); "compatible", any OpenAI-compatible
+// server, has no descriptor and reads COMPATIBLE_API_KEY.
+func KeyEnv(provider string) string {
+	if provider == adapters.ProviderCompatible {
+		return "COMPATIBLE_API_KEY"
+	}
+	if ds := registry.OfProvider(provider); len(ds) > 0 {
+		return ds[0].Auth.Env
+	}
+	return ""
 }
 
-var keyEnv = map[string]string{
-	adapters.ProviderOpenAI:     "OPENAI_API_KEY",
-	adapters.ProviderAnthropic:  "ANTHROPIC_API_KEY",
-	adapters.ProviderDeepSeek:   "DEEPSEEK_API_KEY",
-	adapters.ProviderGemini:     "GEMINI_API_KEY",
-	adapters.ProviderCompatible: "COMPATIBLE_API_KEY",
+// defaultBaseURL is a provider's base URL as its official SDK means it,
+// from its protocols' descriptors ("" for compatible, which has none).
+func defaultBaseURL(provider string) string {
+	if ds := registry.OfProvider(provider); len(ds) > 0 {
+		return ds[0].Endpoint.BaseURL
+	}
+	return ""
 }
-
-// KeyEnv is the environment variable a provider's key is read from.
-func KeyEnv(provider string) string { return keyEnv[provider] }
 
 // ResolveProvider fills a provider from flags and the environment: the
 // base URL from the flag, else <PROVIDER>_BASE_URL, else the default; the
@@ -52,15 +56,15 @@ func ResolveProvider(name, baseURL string, getenv func(string) string) (Provider
 		p.Key = "sim-key"
 		return p, nil
 	}
-	env, ok := keyEnv[name]
-	if !ok {
+	env := KeyEnv(name)
+	if env == "" {
 		return p, fmt.Errorf("unknown provider %q (want sim, openai, anthropic, deepseek, gemini or compatible)", name)
 	}
 	if p.BaseURL == "" {
 		p.BaseURL = getenv(strings.ToUpper(name) + "_BASE_URL")
 	}
 	if p.BaseURL == "" {
-		p.BaseURL = defaultBaseURL[name]
+		p.BaseURL = defaultBaseURL(name)
 	}
 	if p.BaseURL == "" {
 		return p, fmt.Errorf("provider compatible needs a base URL: --base-url or COMPATIBLE_BASE_URL (e.g. http://127.0.0.1:11434/v1)")
@@ -85,17 +89,13 @@ func (p Provider) URL(path string) string {
 	return base + path
 }
 
-// Authorize adds the key in the header the protocol uses.
+// Authorize adds the key in the header the protocol's provider reads
+// (adapters.Auth.SendHeader): its own key header, else a bearer token.
 func (p Provider) Authorize(h http.Header, protocol string) {
 	if p.Key == "" {
 		return
 	}
-	switch protocol {
-	case adapters.AnthropicMessages:
-		h.Set("x-api-key", p.Key)
-	case adapters.Gemini, adapters.GeminiInteractions:
-		h.Set("x-goog-api-key", p.Key)
-	default:
-		h.Set("Authorization", "Bearer "+p.Key)
-	}
+	d, _ := registry.Describe(protocol)
+	name, value := d.Auth.SendHeader(p.Key)
+	h.Set(name, value)
 }

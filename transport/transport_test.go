@@ -47,3 +47,37 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// The keys, base URLs and key headers read from the descriptors are the
+// providers' own.
+func TestProviderTablesFromDescriptors(t *testing.T) {
+	for name, want := range map[string][2]string{
+		"openai":     {"OPENAI_API_KEY", "https://api.openai.com/v1"},
+		"anthropic":  {"ANTHROPIC_API_KEY", "https://api.anthropic.com"},
+		"deepseek":   {"DEEPSEEK_API_KEY", "https://api.deepseek.com"},
+		"gemini":     {"GEMINI_API_KEY", "https://generativelanguage.googleapis.com"},
+		"compatible": {"COMPATIBLE_API_KEY", ""},
+	} {
+		if got := transport.KeyEnv(name); got != want[0] {
+			t.Errorf("%s: key from %s, want %s", name, got, want[0])
+		}
+		if want[1] == "" {
+			continue
+		}
+		p, err := transport.ResolveProvider(name, "", func(k string) string { return map[string]string{want[0]: "k"}[k] })
+		if err != nil || p.BaseURL != want[1] {
+			t.Errorf("%s: base %q (%v), want %s", name, p.BaseURL, err, want[1])
+		}
+	}
+	for protocol, want := range map[string][2]string{
+		adapters.OpenAIResponses: {"Authorization", "Bearer k"}, adapters.OpenAIChat: {"Authorization", "Bearer k"},
+		adapters.DeepSeekChat: {"Authorization", "Bearer k"}, adapters.AnthropicMessages: {"X-Api-Key", "k"},
+		adapters.Gemini: {"X-Goog-Api-Key", "k"}, adapters.GeminiInteractions: {"X-Goog-Api-Key", "k"},
+	} {
+		h := http.Header{}
+		transport.Provider{Key: "k"}.Authorize(h, protocol)
+		if len(h) != 1 || h.Get(want[0]) != want[1] {
+			t.Errorf("%s: headers %v, want %s: %s", protocol, h, want[0], want[1])
+		}
+	}
+}
