@@ -23,6 +23,7 @@ import (
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // StartSimulator starts the built-in simulator on addr ("127.0.0.1:0"
@@ -98,7 +99,7 @@ func (e *Engine) Run(ctx context.Context, s session.Setup, h session.Hooks) (*se
 			return nil, err
 		}
 	}
-	prov, err := session.ResolveProvider(s.Provider, base, e.Getenv)
+	prov, err := transport.ResolveProvider(s.Provider, base, e.Getenv)
 	if err != nil {
 		return nil, &SetupError{err}
 	}
@@ -133,7 +134,7 @@ func (e *Engine) Run(ctx context.Context, s session.Setup, h session.Hooks) (*se
 // with the variant), the model asked for, the provider's base URL, the
 // tools and output schema sent, and the front end's parameters with the
 // stream, history and faults.
-func Meta(s session.Setup, prov session.Provider, source, version string) store.SessionMeta {
+func Meta(s session.Setup, prov transport.Provider, source, version string) store.SessionMeta {
 	sc := s.Scenario
 	faults := slices.DeleteFunc(slices.Clone(s.Faults), func(f string) bool { return strings.TrimSpace(f) == "" })
 	params := map[string]any{"stream": s.Stream, "history": s.History, "faults": faults}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // TestMeta: one rule names every recorded session — the variant in the
@@ -20,7 +21,7 @@ func TestMeta(t *testing.T) {
 	}
 	s := session.Setup{Scenario: sc, Protocol: adapters.OpenAIResponses, Provider: adapters.ProviderSim, Stream: true,
 		History: adapters.HistoryFull, Faults: []string{""}, Params: map[string]any{"approve": "auto"}}
-	m := Meta(s, session.Provider{BaseURL: "http://127.0.0.1:9"}, store.SourceRun, "test")
+	m := Meta(s, transport.Provider{BaseURL: "http://127.0.0.1:9"}, store.SourceRun, "test")
 	if m.Title != sc.Title+" [wrong-cap]" || m.Model != sc.Model || m.Variant != "wrong-cap" || m.BaseURL != "http://127.0.0.1:9" || m.Source != "run" {
 		t.Errorf("meta %+v", m)
 	}
@@ -32,7 +33,7 @@ func TestMeta(t *testing.T) {
 		t.Errorf("parameters %s", m.Manifest.Parameters)
 	}
 	s.Model = "other-model"
-	if m := Meta(s, session.Provider{}, store.SourceTUI, "test"); m.Model != "other-model" {
+	if m := Meta(s, transport.Provider{}, store.SourceTUI, "test"); m.Model != "other-model" {
 		t.Errorf("model %q, asked for other-model", m.Model)
 	}
 }

@@ -40,7 +40,7 @@ type parentCall struct {
 	callID    string
 	name      string
 	arguments any
-	result    *session.BodyResult
+	result    *adapters.BodyResult
 	// index is the result's place among the results of the request that
 	// first carries it (a full history carries it there ever after).
 	index int
@@ -83,11 +83,11 @@ func planResend(s *store.Session, turns []store.TurnRecord, turn int, e ForkEdit
 			continue
 		}
 		i := slices.IndexFunc(calls, func(c parentCall) bool { return c.turn == ref.Turn && c.callID == ref.CallID })
-		rs := session.BodyResults(s.Protocol, first.Body)
+		rs := adapters.BodyResults(s.Protocol, first.Body)
 		if calls[i].result == nil || calls[i].index >= len(rs) || !sameResult(rs[calls[i].index], *calls[i].result) {
 			return nil, bad("--tool-result %s: turn %d's request does not carry that result (it chains on the provider's stored conversation)", ref.CallID, turn)
 		}
-		first.Body = session.EditResult(s.Protocol, first.Body, rs[calls[i].index], content)
+		first.Body = adapters.EditResult(s.Protocol, first.Body, rs[calls[i].index], content)
 	}
 	if m, ok := p.Changed["model"]; ok {
 		if first, err = withModel(s.Protocol, first, m); err != nil {
@@ -220,7 +220,7 @@ func parentCalls(protocol string, turns []store.TurnRecord) []parentCall {
 				ids = append(ids, [2]string{it.CallID, it.Name})
 			}
 		}
-		var next []session.BodyResult
+		var next []adapters.BodyResult
 		at := make([]int, len(items))
 		if i+1 < len(turns) {
 			next, at = session.CarriedResults(protocol, t.Attempt.RequestBody, turns[i+1].Attempt.RequestBody, ids)
@@ -237,7 +237,7 @@ func parentCalls(protocol string, turns []store.TurnRecord) []parentCall {
 	return out
 }
 
-func sameResult(a, b session.BodyResult) bool {
+func sameResult(a, b adapters.BodyResult) bool {
 	return a.CallID == b.CallID && a.Name == b.Name && a.Content == b.Content
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/transport"
 )
 
 func init() { register(newAssembleCmd) }
@@ -96,7 +97,7 @@ func assembleTurn(ctx context.Context, sc *session.Scenario, protocol, provider 
 	if err != nil {
 		return nil, err
 	}
-	cfg := session.Config{Scenario: sc, Protocol: protocol, Provider: session.Provider{Name: provider, BaseURL: base, Key: "sim-key"},
+	cfg := session.Config{Scenario: sc, Protocol: protocol, Provider: transport.Provider{Name: provider, BaseURL: base, Key: "sim-key"},
 		Stream: stream, History: h, Policy: session.PolicyAuto}
 	// A limit of n turns: the run stops after sending request n.
 	limited := *sc
@@ -123,7 +124,7 @@ func displayHeaders(w *adapters.HTTPRequest, protocol string) map[string]string 
 	for k, v := range w.Headers {
 		h.Set(k, v)
 	}
-	session.Provider{Key: "[redacted]"}.Authorize(h, protocol)
+	transport.Provider{Key: "[redacted]"}.Authorize(h, protocol)
 	out := map[string]string{}
 	for k := range h {
 		v := redact.HeaderValue(k, h.Get(k))

@@ -20,6 +20,7 @@ import (
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 func init() { register(newRunCmd) }
@@ -30,7 +31,7 @@ type runFlags struct {
 	stream, noStream, json, regenerate, otelContent bool
 	approve, fault, history                         string
 	pace                                            float64
-	timeouts                                        session.Timeouts
+	timeouts                                        transport.Timeouts
 	// fork, when set, continues a stored session (modelwire fork).
 	fork *forkPlan
 	// repeat runs the session that many times (repeat.go); ran, when
@@ -85,10 +86,10 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.regenerate, "regenerate", true, "when parse, schema or domain fails, ask the model once more with the exact error (--regenerate=false: stop at the first failure)")
 	fl.BoolVar(&f.json, "json", false, "print JSON lines: canonical events, decisions, results, and the session result")
 	fl.BoolVar(&f.otelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the trace")
-	fl.DurationVar(&f.timeouts.Connect, "connect-timeout", session.DefaultTimeouts.Connect, "limit on connecting")
-	fl.DurationVar(&f.timeouts.FirstEvent, "first-event-timeout", session.DefaultTimeouts.FirstEvent, "limit from sending to the first event")
-	fl.DurationVar(&f.timeouts.Idle, "idle-timeout", session.DefaultTimeouts.Idle, "limit between two events")
-	fl.DurationVar(&f.timeouts.Total, "total-timeout", session.DefaultTimeouts.Total, "limit on one attempt")
+	fl.DurationVar(&f.timeouts.Connect, "connect-timeout", transport.DefaultTimeouts.Connect, "limit on connecting")
+	fl.DurationVar(&f.timeouts.FirstEvent, "first-event-timeout", transport.DefaultTimeouts.FirstEvent, "limit from sending to the first event")
+	fl.DurationVar(&f.timeouts.Idle, "idle-timeout", transport.DefaultTimeouts.Idle, "limit between two events")
+	fl.DurationVar(&f.timeouts.Total, "total-timeout", transport.DefaultTimeouts.Total, "limit on one attempt")
 	completeWith(cmd, "protocol", registry.Protocols)
 	completeWith(cmd, "provider", []string{adapters.ProviderSim, adapters.ProviderOpenAI, adapters.ProviderAnthropic, adapters.ProviderDeepSeek,
 		adapters.ProviderGemini, adapters.ProviderCompatible})

@@ -19,6 +19,7 @@ import (
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // wire is the refund request of a turn (1 or 3) as the protocol sends it.
@@ -57,14 +58,14 @@ var rawClient = &http.Client{Transport: &http.Transport{DisableCompression: true
 // send sends a wire request to base with the protocol's key header.
 func send(t testing.TB, base, protocol string, w *adapters.HTTPRequest, key string) received {
 	t.Helper()
-	req, err := http.NewRequest(w.Method, session.Provider{BaseURL: base}.URL(w.Path), bytes.NewReader(w.Body))
+	req, err := http.NewRequest(w.Method, transport.Provider{BaseURL: base}.URL(w.Path), bytes.NewReader(w.Body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range w.Headers {
 		req.Header.Set(k, v)
 	}
-	session.Provider{Key: key}.Authorize(req.Header, protocol)
+	transport.Provider{Key: key}.Authorize(req.Header, protocol)
 	resp, err := rawClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // classify names the protocol spoken at a request's path ("" when the
@@ -55,7 +55,7 @@ func providerHost(provider string) string {
 // (a base ending in /v1 absorbs the path's /v1, as the SDKs' base URLs
 // do) and the query, unchanged.
 func target(base string, u *url.URL) string {
-	t := session.Provider{BaseURL: base}.URL(u.EscapedPath())
+	t := transport.Provider{BaseURL: base}.URL(u.EscapedPath())
 	if u.RawQuery != "" {
 		t += "?" + u.RawQuery
 	}

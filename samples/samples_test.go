@@ -13,6 +13,7 @@ import (
 	"github.com/modelwire/modelwire/adapters/adapterstest"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // The shipped case's tools answer the chapter's calls with the chapter's
@@ -58,7 +59,7 @@ func runRefund(t *testing.T, sc *session.Scenario, protocol string, stream bool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := session.New(session.Config{Scenario: sc, Protocol: protocol, Provider: session.Provider{Name: "sim", BaseURL: base, Key: "k"},
+	s, err := session.New(session.Config{Scenario: sc, Protocol: protocol, Provider: transport.Provider{Name: "sim", BaseURL: base, Key: "k"},
 		Stream: stream, Policy: session.PolicyAuto}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)

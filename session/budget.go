@@ -13,6 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/pricing"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // The chapter's check before sending (13.1.5): the input, the output budget
@@ -121,7 +124,7 @@ func EstimateTokens(body []byte) int {
 // budget (0: the model's limit) and judges the fit.
 func CheckBudget(b *Budget, model string, maxOutput int) {
 	b.Margin = BudgetMargin
-	facts, ok := Models().Lookup(model)
+	facts, ok := pricing.Models().Lookup(model)
 	b.Output = maxOutput
 	if ok {
 		b.ContextWindow, b.MaxOutput = facts.ContextWindow, facts.MaxOutput
@@ -143,7 +146,7 @@ func CheckBudget(b *Budget, model string, maxOutput int) {
 // count endpoint, asks it; a failed count is reported, never fatal.
 func (s *Session) budget(ctx context.Context, req *adapters.Request, wire *adapters.HTTPRequest) *Budget {
 	b := &Budget{Estimate: EstimateTokens(wire.Body)}
-	if path, body, ok := countRequest(s.cfg.Protocol, req.Model, wire); ok && s.cfg.Provider.hasCountEndpoint(s.cfg.Protocol) {
+	if path, body, ok := countRequest(s.cfg.Provider, s.cfg.Protocol, req.Model, wire); ok {
 		n, err := s.count(ctx, wire, path, body)
 		if err != nil {
 			b.CountError = s.seal.All(err.Error())
@@ -159,52 +162,51 @@ func (s *Session) budget(ctx context.Context, req *adapters.Request, wire *adapt
 	return b
 }
 
-// hasCountEndpoint: Anthropic and Gemini count tokens (and the simulator
-// speaks both); OpenAI-compatible servers have no such endpoint.
-func (p Provider) hasCountEndpoint(protocol string) bool {
-	switch protocol {
-	case adapters.AnthropicMessages:
-		return p.Name == adapters.ProviderSim || p.Name == adapters.ProviderAnthropic
-	case adapters.Gemini:
-		return p.Name == adapters.ProviderSim || p.Name == adapters.ProviderGemini
+// countRequest builds the count request for a wire request, where the
+// protocol has a token-count endpoint (its descriptor's Count) and the
+// provider serves it: the protocol's own provider, or the simulator, which
+// speaks every protocol (OpenAI-compatible servers have none). The count
+// takes the request's Keep fields, or the whole request wrapped in Wrap
+// with the model named as "models/{model}"; a path that names the model
+// names it there too.
+func countRequest(p transport.Provider, protocol, model string, wire *adapters.HTTPRequest) (string, []byte, bool) {
+	d, ok := registry.Describe(protocol)
+	if !ok || d.Count == nil || (p.Name != adapters.ProviderSim && p.Name != d.Provider) {
+		return "", nil, false
 	}
-	return false
-}
-
-// countRequest builds the count request for a wire request: Anthropic's
-// POST /v1/messages/count_tokens takes the message fields without the
-// generation ones; Gemini's :countTokens takes the whole request as
-// generateContentRequest.
-func countRequest(protocol, model string, wire *adapters.HTTPRequest) (string, []byte, bool) {
 	var body map[string]json.RawMessage
 	if json.Unmarshal(wire.Body, &body) != nil {
 		return "", nil, false
 	}
-	switch protocol {
-	case adapters.AnthropicMessages:
+	path := d.Count.Path
+	if strings.Contains(path, "{model}") {
+		m := d.PathModel(wire.Path)
+		if m == "" {
+			return "", nil, false
+		}
+		path = strings.Replace(path, "{model}", m, 1)
+	}
+	if d.Count.Keep != nil {
 		keep := map[string]json.RawMessage{}
-		for _, k := range []string{"model", "messages", "system", "tools", "tool_choice", "thinking"} {
+		for _, k := range d.Count.Keep {
 			if v, ok := body[k]; ok {
 				keep[k] = v
 			}
 		}
-		b, _ := json.Marshal(keep)
-		return "/v1/messages/count_tokens", b, true
-	case adapters.Gemini:
-		i := strings.LastIndex(wire.Path, ":")
-		if i < 0 {
-			return "", nil, false
-		}
-		m, _ := json.Marshal("models/" + model)
-		body["model"] = m
-		b, _ := json.Marshal(map[string]any{"generateContentRequest": body})
-		return wire.Path[:i] + ":countTokens", b, true
+		body = keep
 	}
-	return "", nil, false
+	if d.Count.Wrap == "" {
+		b, _ := json.Marshal(body)
+		return path, b, true
+	}
+	m, _ := json.Marshal("models/" + model)
+	body["model"] = m
+	b, _ := json.Marshal(map[string]any{d.Count.Wrap: body})
+	return path, b, true
 }
 
 // count posts a count request, with the wire request's headers, and reads
-// input_tokens (Anthropic) or totalTokens (Gemini).
+// the count from input_tokens or totalTokens (the answers' fields).
 func (s *Session) count(ctx context.Context, wire *adapters.HTTPRequest, path string, body []byte) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

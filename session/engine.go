@@ -12,22 +12,24 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/jsonschema"
+	"github.com/modelwire/modelwire/pricing"
 	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // Config is one session's setup.
 type Config struct {
 	Scenario *Scenario
 	Protocol string
-	Provider Provider
+	Provider transport.Provider
 	// Model overrides the scenario's model.
 	Model    string
 	Stream   bool
 	History  adapters.HistoryMode
 	Policy   Policy
-	Timeouts Timeouts
-	Retry    Retry
+	Timeouts transport.Timeouts
+	Retry    transport.Retry
 	// Client is reused for every attempt; nil builds one from Timeouts.
 	Client *http.Client
 	// Faults are recorded with the session (the simulator applies them).
@@ -170,7 +172,7 @@ type Result struct {
 	Layers    []LayerResult   `json:"validation"`
 	Output    json.RawMessage `json:"output"`
 	// Cost estimates each response's price from the model table.
-	Cost *SessionCost `json:"cost"`
+	Cost *pricing.SessionCost `json:"cost"`
 	// Regeneration is set when the engine asked the model once more.
 	Regeneration *Regeneration `json:"regeneration,omitempty"`
 	// CannotComplete is what a failed session delivers instead of an
@@ -240,19 +242,19 @@ func New(cfg Config, journal Journal, observe Observer, decider Decider) (*Sessi
 	if cfg.History == "" {
 		cfg.History = adapters.HistoryFull
 	}
-	if cfg.Timeouts == (Timeouts{}) {
-		cfg.Timeouts = DefaultTimeouts
+	if cfg.Timeouts == (transport.Timeouts{}) {
+		cfg.Timeouts = transport.DefaultTimeouts
 	}
-	if cfg.Retry == (Retry{}) {
-		cfg.Retry = DefaultRetry
+	if cfg.Retry == (transport.Retry{}) {
+		cfg.Retry = transport.DefaultRetry
 	}
 	if cfg.Client == nil {
-		cfg.Client = NewHTTPClient(cfg.Timeouts)
+		cfg.Client = transport.NewHTTPClient(cfg.Timeouts)
 	}
 	if observe == nil {
 		observe = func(Update) {}
 	}
-	return &Session{cfg: cfg, protocol: p, journal: journal, observe: observe, decider: decider, now: time.Now, sleep: sleepCtx,
+	return &Session{cfg: cfg, protocol: p, journal: journal, observe: observe, decider: decider, now: time.Now, sleep: transport.Sleep,
 		seal: sealFor(cfg.Provider)}, nil
 }
 
@@ -393,7 +395,7 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 		layers = f.Resend.Judge(res.Requests[len(res.Requests)-1], outcome)
 	}
 	res.Layers, res.Output = layers, output
-	res.Cost = PriceSession(s.Request(nil).Model, res.Turns)
+	res.Cost = pricing.PriceSession(s.Request(nil).Model, res.Turns)
 	domain := ExplainDomain(sc, layers, output, res.Obs)
 	if err := s.emit(Update{Kind: UpValidated, Layers: layers, Output: output, Domain: domain}); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // The engine's public behaviours, each against the simulator on loopback:
@@ -68,8 +69,8 @@ func newRig(t *testing.T, scenario, faults string) *rig {
 		}
 	}
 	r.cfg = session.Config{Scenario: &own, Protocol: adapters.AnthropicMessages, Stream: true, Policy: session.PolicyAuto,
-		Provider: session.Provider{Name: "sim", BaseURL: simBase(t, scenario, faults), Key: "k"},
-		Retry:    session.Retry{Max: 3, Base: 400 * time.Millisecond, MaxDelay: 8 * time.Second},
+		Provider: transport.Provider{Name: "sim", BaseURL: simBase(t, scenario, faults), Key: "k"},
+		Retry:    transport.Retry{Max: 3, Base: 400 * time.Millisecond, MaxDelay: 8 * time.Second},
 		Client:   &http.Client{Transport: loggingTransport{r}}}
 	return r
 }
@@ -400,7 +401,7 @@ func TestRetryHonoursRetryAfterAndBacksOff(t *testing.T) {
 // session fails at the transport layer naming the retries.
 func TestRetryBudgetAndBackoffCap(t *testing.T) {
 	r := newRig(t, "refund", "server-error:always")
-	r.cfg.Retry = session.Retry{Max: 3, Base: 400 * time.Millisecond, MaxDelay: 500 * time.Millisecond}
+	r.cfg.Retry = transport.Retry{Max: 3, Base: 400 * time.Millisecond, MaxDelay: 500 * time.Millisecond}
 	res, err := r.run()
 	if err != nil {
 		t.Fatal(err)

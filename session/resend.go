@@ -54,7 +54,7 @@ func (r *Resend) next(protocol, provider string, turn int, sent []*adapters.HTTP
 	field := historyField(protocol)
 	if later := r.Later[turn]; later != nil && !chains(protocol, later) {
 		if v := gjson.GetBytes(later, field); v.Exists() {
-			body = splice(later, v, gjson.GetBytes(body, field).Raw)
+			body = adapters.Splice(later, v, gjson.GetBytes(body, field).Raw)
 		}
 	}
 	return cloneRequest(last, body), nil
@@ -80,9 +80,10 @@ func (r *Resend) unran(calls []adapters.ToolCall) []string {
 }
 
 // chainField names the member by which a protocol's request continues a
-// stored conversation ("" for none).
+// stored conversation ("" for none): its descriptor's ChainField.
 func chainField(protocol string) string {
-	return map[string]string{adapters.OpenAIResponses: "previous_response_id", adapters.GeminiInteractions: "previous_interaction_id"}[protocol]
+	d, _ := registry.Describe(protocol)
+	return d.ChainField
 }
 
 // chains reports whether a request body continues a stored conversation.
@@ -91,15 +92,11 @@ func chains(protocol string, body []byte) bool {
 	return chain != "" && gjson.GetBytes(body, chain).String() != ""
 }
 
-// historyField is where a protocol's request carries the conversation.
+// historyField is where a protocol's request carries the conversation:
+// its descriptor's HistoryField.
 func historyField(protocol string) string {
-	switch protocol {
-	case adapters.OpenAIChat, adapters.DeepSeekChat, adapters.AnthropicMessages:
-		return "messages"
-	case adapters.Gemini:
-		return "contents"
-	}
-	return "input" // Responses, Interactions
+	d, _ := registry.Describe(protocol)
+	return d.HistoryField
 }
 
 // AppendTurn adds a model turn (its output items, then the results fed
@@ -143,8 +140,8 @@ func AppendTurn(protocol, provider string, body []byte, t adapters.Turn) ([]byte
 	if err != nil {
 		return nil, fmt.Errorf("writing the turn in %s's words: %w", protocol, err)
 	}
-	before := historyArray(gjson.GetBytes(w0.Body, field))
-	after := historyArray(gjson.GetBytes(w1.Body, field))
+	before := adapters.HistoryArray(gjson.GetBytes(w0.Body, field))
+	after := adapters.HistoryArray(gjson.GetBytes(w1.Body, field))
 	added := after
 	if !chained {
 		if len(after) < len(before) {
@@ -157,164 +154,10 @@ func AppendTurn(protocol, provider string, body []byte, t adapters.Turn) ([]byte
 		raws[i] = a.Raw
 	}
 	if chained {
-		out := splice(body, root.Get(chain), mustJSON(t.ResponseID))
-		return splice(out, gjson.GetBytes(out, field), "["+strings.Join(raws, ",")+"]"), nil
+		out := adapters.Splice(body, root.Get(chain), mustJSON(t.ResponseID))
+		return adapters.Splice(out, gjson.GetBytes(out, field), "["+strings.Join(raws, ",")+"]"), nil
 	}
-	return appendItems(body, field, raws, protocol == adapters.GeminiInteractions)
-}
-
-// historyArray is a history field's items (a bare string is one message,
-// an object one step, as the APIs read them).
-func historyArray(v gjson.Result) []gjson.Result {
-	if v.IsArray() {
-		return v.Array()
-	}
-	if v.Exists() {
-		return []gjson.Result{v}
-	}
-	return nil
-}
-
-// appendItems adds items at the end of the body's history array; a bare
-// string or single object becomes the array's first item.
-func appendItems(body []byte, field string, items []string, interactions bool) ([]byte, error) {
-	if len(items) == 0 {
-		return body, nil
-	}
-	v := gjson.GetBytes(body, field)
-	if !v.Exists() {
-		return nil, fmt.Errorf("the request body has no %s to continue", field)
-	}
-	var first string
-	switch {
-	case v.IsArray():
-		inner := strings.TrimSpace(v.Raw[1 : len(v.Raw)-1])
-		if inner != "" {
-			first = v.Raw[:len(v.Raw)-1] + ","
-		} else {
-			first = "["
-		}
-		return splice(body, v, first+strings.Join(items, ",")+"]"), nil
-	case v.Type == gjson.String && field == "input":
-		// A bare string input is one user message (Interactions: one
-		// user_input step), as HistoryItems reads it.
-		msg := mustJSON(map[string]string{"role": "user", "content": v.String()})
-		if interactions {
-			msg = mustJSON(map[string]any{"type": "user_input", "content": []map[string]string{{"type": "text", "text": v.String()}}})
-		}
-		return splice(body, v, "["+msg+","+strings.Join(items, ",")+"]"), nil
-	case v.IsObject():
-		return splice(body, v, "["+v.Raw+","+strings.Join(items, ",")+"]"), nil
-	}
-	return nil, fmt.Errorf("the request body's %s is not a conversation to continue", field)
-}
-
-// splice replaces the value v (found in body) with raw JSON.
-func splice(body []byte, v gjson.Result, raw string) []byte {
-	out := make([]byte, 0, len(body)+len(raw))
-	out = append(out, body[:v.Index]...)
-	out = append(out, raw...)
-	return append(out, body[v.Index+len(v.Raw):]...)
-}
-
-// mustJSON is v as the encoders write JSON (adapters.MarshalBody: no HTML
-// escaping); v is always one that encodes.
-func mustJSON(v any) string {
-	b, _ := adapters.MarshalBody(v)
-	return string(b)
-}
-
-// BodyResult is one tool result where it sits in a request body.
-type BodyResult struct {
-	// CallID is the call it answers ("" for a Gemini call without id:
-	// then Name says which).
-	CallID, Name string
-	// Content is the result's text (Gemini: its response object, as the
-	// output or error member it holds).
-	Content string
-	IsError bool
-	// at is the content's value in the body.
-	at gjson.Result
-}
-
-// BodyResults lists the tool results a request body carries, in order:
-// Responses function_call_output, Chat and DeepSeek role:tool messages,
-// Anthropic tool_result blocks, Gemini functionResponse parts,
-// Interactions function_result steps.
-func BodyResults(protocol string, body []byte) []BodyResult {
-	root := gjson.ParseBytes(body)
-	names := map[string]string{} // call id → tool name, from the calls the body carries
-	var out []BodyResult
-	switch protocol {
-	case adapters.OpenAIResponses:
-		for _, it := range historyArray(root.Get("input")) {
-			switch it.Get("type").String() {
-			case "function_call":
-				names[it.Get("call_id").String()] = it.Get("name").String()
-			case "function_call_output":
-				out = append(out, BodyResult{CallID: it.Get("call_id").String(), Content: text(it.Get("output")), at: it.Get("output")})
-			}
-		}
-	case adapters.GeminiInteractions:
-		for _, it := range historyArray(root.Get("input")) {
-			switch it.Get("type").String() {
-			case "function_call":
-				names[it.Get("id").String()] = it.Get("name").String()
-			case "function_result":
-				out = append(out, BodyResult{CallID: it.Get("call_id").String(), Name: it.Get("name").String(),
-					Content: text(it.Get("result")), IsError: it.Get("is_error").Bool(), at: it.Get("result")})
-			}
-		}
-	case adapters.OpenAIChat, adapters.DeepSeekChat:
-		for _, m := range root.Get("messages").Array() {
-			for _, c := range m.Get("tool_calls").Array() {
-				names[c.Get("id").String()] = c.Get("function.name").String()
-			}
-			if m.Get("role").String() == "tool" {
-				out = append(out, BodyResult{CallID: m.Get("tool_call_id").String(), Content: text(m.Get("content")), at: m.Get("content")})
-			}
-		}
-	case adapters.AnthropicMessages:
-		for _, m := range root.Get("messages").Array() {
-			for _, b := range m.Get("content").Array() {
-				switch b.Get("type").String() {
-				case "tool_use":
-					names[b.Get("id").String()] = b.Get("name").String()
-				case "tool_result":
-					out = append(out, BodyResult{CallID: b.Get("tool_use_id").String(), Content: text(b.Get("content")),
-						IsError: b.Get("is_error").Bool(), at: b.Get("content")})
-				}
-			}
-		}
-	case adapters.Gemini:
-		for _, c := range root.Get("contents").Array() {
-			for _, p := range c.Get("parts").Array() {
-				fr := p.Get("functionResponse")
-				if !fr.Exists() {
-					fr = p.Get("function_response")
-				}
-				if !fr.Exists() {
-					continue
-				}
-				r := BodyResult{CallID: fr.Get("id").String(), Name: fr.Get("name").String(), at: fr.Get("response")}
-				switch resp := fr.Get("response"); {
-				case resp.Get("error").Exists() && len(resp.Map()) == 1:
-					r.Content, r.IsError = text(resp.Get("error")), true
-				case resp.Get("output").Exists() && len(resp.Map()) == 1:
-					r.Content = text(resp.Get("output"))
-				default:
-					r.Content = resp.Raw
-				}
-				out = append(out, r)
-			}
-		}
-	}
-	for i := range out {
-		if out[i].Name == "" {
-			out[i].Name = names[out[i].CallID]
-		}
-	}
-	return out
+	return adapters.AppendHistory(protocol, body, field, raws)
 }
 
 // CarriedResults pairs a turn's calls (call_id and name each) with the
@@ -323,11 +166,11 @@ func BodyResults(protocol string, body []byte) []BodyResult {
 // request adds to those of body, the turn's own request (a request that
 // chains on a stored response carries only new ones). It returns next's
 // results and, per call, the index of its result there (-1: none).
-func CarriedResults(protocol string, body, next []byte, calls [][2]string) ([]BodyResult, []int) {
-	rs := BodyResults(protocol, next)
+func CarriedResults(protocol string, body, next []byte, calls [][2]string) ([]adapters.BodyResult, []int) {
+	rs := adapters.BodyResults(protocol, next)
 	from := 0
 	if !chains(protocol, next) {
-		from = min(len(BodyResults(protocol, body)), len(rs))
+		from = min(len(adapters.BodyResults(protocol, body)), len(rs))
 	}
 	at := make([]int, len(calls))
 	taken := map[int]bool{}
@@ -344,40 +187,11 @@ func CarriedResults(protocol string, body, next []byte, calls [][2]string) ([]Bo
 	return rs, at
 }
 
-// text is a result's content as text: a string as itself, content parts
-// as their texts joined, anything else as its JSON.
-func text(v gjson.Result) string {
-	switch {
-	case v.Type == gjson.String:
-		return v.String()
-	case v.IsArray():
-		var b strings.Builder
-		all := true
-		for _, p := range v.Array() {
-			t := p.Get("text")
-			if t.Type != gjson.String {
-				all = false
-				break
-			}
-			b.WriteString(t.String())
-		}
-		if all {
-			return b.String()
-		}
-	}
-	return v.Raw
-}
-
-// EditResult replaces a result's content where it sits in the body, in
-// the shape the protocol gives it: a JSON string (Responses output, Chat
-// content, Anthropic content), Gemini's response object (as the encoder
-// writes one from a result: {"output": …} or {"error": …}).
-func EditResult(protocol string, body []byte, r BodyResult, content string) []byte {
-	raw := mustJSON(content)
-	if protocol == adapters.Gemini || protocol == adapters.GeminiInteractions && r.at.IsObject() {
-		raw = string(adapters.ResultObject(adapters.ToolResult{Content: content, IsError: r.IsError}))
-	}
-	return splice(body, r.at, raw)
+// mustJSON is v as the encoders write JSON (adapters.MarshalBody: no HTML
+// escaping); v is always one that encodes.
+func mustJSON(v any) string {
+	b, _ := adapters.MarshalBody(v)
+	return string(b)
 }
 
 // ResendScenario stands in for the application in a fork that re-sends

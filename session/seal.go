@@ -7,13 +7,14 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 
 	"github.com/modelwire/modelwire/redact"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // sealFor collects the secrets a session's requests carry, so that no
 // update, error or result quotes them: the provider's key, and its base
 // URL's userinfo and secret query parameters (package redact holds the
 // rules).
-func sealFor(p Provider) *redact.Known {
+func sealFor(p transport.Provider) *redact.Known {
 	var urls []*url.URL
 	if u, err := url.Parse(p.BaseURL); err == nil && p.BaseURL != "" {
 		urls = append(urls, u)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // TestSealUpdate: an update carries the session's key nowhere — not in
@@ -15,7 +16,7 @@ import (
 // not written.
 func TestSealUpdate(t *testing.T) {
 	const key = "sk-seal-canary-123456"
-	k := sealFor(Provider{Key: key, BaseURL: "http://gw-user:gw-password-1@gw.example/v1?token=tok-canary-999"})
+	k := sealFor(transport.Provider{Key: key, BaseURL: "http://gw-user:gw-password-1@gw.example/v1?token=tok-canary-999"})
 	events := []adapters.Event{{Type: adapters.EvTextDelta, Delta: "your key is " + key}}
 	step := &adapters.Step{Raw: adapters.RawEvent{Data: `{"echo":"` + key + `"}`}, Events: events}
 	u := Update{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // Sending one turn: its attempts, retries on the provider's signals, and
@@ -51,7 +52,7 @@ func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest
 		if terr != "" || !advice.retry || attempt > s.cfg.Retry.Max || ctx.Err() != nil {
 			return nil, out, nil
 		}
-		wait := s.cfg.Retry.delay(attempt-1, advice.after)
+		wait := s.cfg.Retry.Delay(attempt-1, advice.after)
 		if left := s.cfg.Retry.Budget - waited; s.cfg.Retry.Budget > 0 && wait > left {
 			out.note = fmt.Sprintf("not retried: the provider asked to wait %s, beyond the %s left of the retry budget", wait.Round(time.Millisecond), max(left, 0).Round(time.Millisecond))
 			return nil, out, nil
@@ -73,7 +74,7 @@ func (s *Session) send(ctx context.Context, turn int, wire *adapters.HTTPRequest
 }
 
 // retryAdvice is what an error response says about sending the request
-// again: whether to (shouldRetry), and not before when (Retry-After).
+// again: whether to (transport.ShouldRetry), and not before when (Retry-After).
 type retryAdvice struct {
 	retry bool
 	after time.Duration
@@ -86,8 +87,8 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	if s.cfg.Pause != nil {
 		limits.Total = 0 // a walkthrough may rest on a step for as long as the class needs
 	}
-	actx, wd := newWatchdog(ctx, limits)
-	defer wd.stop()
+	actx, wd := transport.NewWatchdog(ctx, limits)
+	defer wd.Stop()
 	hreq, err := http.NewRequestWithContext(actx, wire.Method, url, bytes.NewReader(wire.Body))
 	if err != nil {
 		return nil, 0, retryAdvice{}, nil, "", fmt.Errorf("building the request: %w", err)
@@ -104,7 +105,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	timings := &Timings{}
 	resp, herr := s.cfg.Client.Do(hreq)
 	if herr != nil {
-		msg := s.seal.All(describeTransport(actx, herr))
+		msg := s.seal.All(transport.Describe(actx, herr))
 		return nil, 0, retryAdvice{}, nil, msg, s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, Err: msg, Header: hreq.Header})
 	}
 	defer resp.Body.Close()
@@ -113,7 +114,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	if status < 200 || status > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		apiErr = s.protocol.DecodeError(status, resp.Header, body)
-		retry = retryAdvice{retry: shouldRetry(status, resp.Header), after: adapters.RetryAfter(resp.Header, s.now())}
+		retry = retryAdvice{retry: transport.ShouldRetry(status, resp.Header), after: adapters.RetryAfter(resp.Header, s.now())}
 		return nil, status, retry, apiErr, "", s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, HTTPStatus: status,
 			Header: resp.Header, APIError: apiErr, ResponseBody: body, Timings: timings})
 	}
@@ -125,8 +126,8 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		if s.cfg.Pause == nil {
 			return nil
 		}
-		wd.hold()
-		defer wd.event()
+		wd.Hold()
+		defer wd.Event()
 		start := s.now()
 		defer func() { pausedFor += s.now().Sub(start) }()
 		return s.pause(ctx, step, turn)
@@ -139,9 +140,9 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 	if !strings.HasPrefix(ct, "text/event-stream") {
 		body, rerr := io.ReadAll(resp.Body)
 		if rerr != nil {
-			transportErr = "reading the body: " + s.seal.All(describeTransport(actx, rerr))
+			transportErr = "reading the body: " + s.seal.All(transport.Describe(actx, rerr))
 		}
-		wd.event()
+		wd.Event()
 		timings.FirstEvent = since()
 		step := adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(body)}, Events: st.FeedBody(body)}
 		if hasText(step.Events) {
@@ -157,7 +158,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		off := since()
 		first := false
 		if step.Index >= 0 {
-			wd.event()
+			wd.Event()
 			if timings.FirstEvent == 0 {
 				timings.FirstEvent = off
 				first = true
@@ -185,7 +186,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		return nil, status, retryAdvice{}, nil, "", err
 	}
 	if cause := context.Cause(actx); cause != nil && !errors.Is(cause, context.Canceled) {
-		transportErr = s.seal.All(describeTransport(actx, cause))
+		transportErr = s.seal.All(transport.Describe(actx, cause))
 	} else if d := readErrorDiag(st); d != "" {
 		transportErr = "the stream broke: " + d
 	}
@@ -208,27 +209,4 @@ func hasText(evs []adapters.Event) bool {
 		}
 	}
 	return false
-}
-
-// describeTransport names a transport failure: a timeout by its limit, a
-// connection failure, or the error itself.
-func describeTransport(ctx context.Context, err error) string {
-	var te *TimeoutError
-	if cause := context.Cause(ctx); errors.As(cause, &te) {
-		return te.Error()
-	}
-	if errors.As(err, &te) {
-		return te.Error()
-	}
-	if isConnectError(err) {
-		var ne interface{ Timeout() bool }
-		if errors.As(err, &ne) && ne.Timeout() {
-			return "connect timeout: " + err.Error()
-		}
-		return "cannot connect: " + err.Error()
-	}
-	if errors.Is(err, context.Canceled) {
-		return "cancelled"
-	}
-	return err.Error()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/transport"
 )
 
 func simBase(t *testing.T, scenario, faults string) string {
@@ -58,9 +59,9 @@ func run(t *testing.T, o runOpts) (*session.Result, []session.Update, error) {
 		t.Fatal(err)
 	}
 	var ups []session.Update
-	cfg := session.Config{Scenario: sc, Protocol: o.protocol, Provider: session.Provider{Name: "sim", BaseURL: simBase(t, o.scenario, o.faults), Key: "k"},
+	cfg := session.Config{Scenario: sc, Protocol: o.protocol, Provider: transport.Provider{Name: "sim", BaseURL: simBase(t, o.scenario, o.faults), Key: "k"},
 		Stream: true, History: o.history, Policy: o.policy, NoRegeneration: o.noRegeneration,
-		Retry: session.Retry{Max: 3, Base: time.Millisecond, MaxDelay: 5 * time.Millisecond, Budget: o.retryBudget}}
+		Retry: transport.Retry{Max: 3, Base: time.Millisecond, MaxDelay: 5 * time.Millisecond, Budget: o.retryBudget}}
 	s, err := session.New(cfg, o.journal, func(u session.Update) { ups = append(ups, u) }, o.decider)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +185,7 @@ func TestPolicies(t *testing.T) {
 	if !strings.Contains(string(res.Output), `"decision":"unable_to_assess"`) || !strings.Contains(string(res.Output), `"max_refund_cents":null`) || !res.Passed() {
 		t.Fatalf("all calls rejected: %s %+v", res.Output, res.Layers)
 	}
-	if _, err := session.New(session.Config{Scenario: &session.Scenario{}, Protocol: adapters.OpenAIChat, Provider: session.Provider{Name: "sim"}, Policy: session.PolicyManual}, nil, nil, nil); !errors.Is(err, session.ErrNoDecider) {
+	if _, err := session.New(session.Config{Scenario: &session.Scenario{}, Protocol: adapters.OpenAIChat, Provider: transport.Provider{Name: "sim"}, Policy: session.PolicyManual}, nil, nil, nil); !errors.Is(err, session.ErrNoDecider) {
 		t.Fatalf("manual without a decider: %v", err)
 	}
 }
@@ -233,52 +234,13 @@ func TestJournalFailureStopsTheSession(t *testing.T) {
 	}
 }
 
-func TestProviderResolution(t *testing.T) {
-	env := map[string]string{"OPENAI_API_KEY": "sk-x", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/"}
-	get := func(k string) string { return env[k] }
-	p, err := session.ResolveProvider("openai", "", get)
-	if err != nil || p.URL("/v1/responses") != "https://api.openai.com/v1/responses" {
-		t.Fatalf("%v %s", err, p.URL("/v1/responses"))
-	}
-	if _, err := session.ResolveProvider("anthropic", "", get); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
-		t.Fatalf("missing key: %v", err)
-	}
-	env["ANTHROPIC_API_KEY"] = "k"
-	p, _ = session.ResolveProvider("anthropic", "", get)
-	if p.URL("/v1/messages") != "http://127.0.0.1:9/v1/messages" {
-		t.Fatalf("anthropic URL %s", p.URL("/v1/messages"))
-	}
-	p = session.Provider{BaseURL: "http://127.0.0.1:8787/v1"}
-	if p.URL("/v1/chat/completions") != "http://127.0.0.1:8787/v1/chat/completions" {
-		t.Fatalf("OpenAI-style base: %s", p.URL("/v1/chat/completions"))
-	}
-	if _, err := session.ResolveProvider("compatible", "", get); err == nil {
-		t.Fatal("compatible without a base URL accepted")
-	}
-	h := http.Header{}
-	session.Provider{Key: "g"}.Authorize(h, adapters.Gemini)
-	if h.Get("x-goog-api-key") != "g" || h.Get("Authorization") != "" {
-		t.Fatalf("gemini auth %v", h)
-	}
-}
-
-func TestClassify(t *testing.T) {
-	cases := map[int]session.ErrorClass{400: session.ClassRequest, 422: session.ClassRequest, 401: session.ClassConfig, 403: session.ClassConfig,
-		404: session.ClassNotFound, 429: session.ClassRetryable, 500: session.ClassRetryable, 529: session.ClassRetryable, 408: session.ClassRetryable}
-	for status, want := range cases {
-		if got := session.Classify(status); got != want {
-			t.Errorf("%d: %s, want %s", status, got, want)
-		}
-	}
-}
-
 // A request bug is not retried.
 func TestRequestErrorsAreNotRetried(t *testing.T) {
 	sc, _ := samples.Lookup("refund")
 	bad := *sc
 	bad.Limits.Temperature = new(float64)
 	*bad.Limits.Temperature = 7
-	s, err := session.New(session.Config{Scenario: &bad, Protocol: adapters.OpenAIChat, Provider: session.Provider{Name: "sim", BaseURL: simBase(t, "refund", ""), Key: "k"},
+	s, err := session.New(session.Config{Scenario: &bad, Protocol: adapters.OpenAIChat, Provider: transport.Provider{Name: "sim", BaseURL: simBase(t, "refund", ""), Key: "k"},
 		Stream: true, Policy: session.PolicyAuto}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -468,9 +430,8 @@ func TestRateLimitHeadersAreShown(t *testing.T) {
 	}
 }
 
-// Cost: every turn is priced from the dated table, the label says it is an
-// estimate, and cached input is cheaper than uncached by exactly the
-// savings.
+// Cost: every turn is priced from the dated table and the label says it
+// is an estimate (pricing's tests check the arithmetic).
 func TestCostEstimate(t *testing.T) {
 	res, _, err := run(t, runOpts{policy: session.PolicyAuto})
 	if err != nil {
@@ -479,19 +440,6 @@ func TestCostEstimate(t *testing.T) {
 	c := res.Cost
 	if c == nil || !c.Complete || len(c.Turns) != 3 || c.Total <= 0 || !strings.Contains(c.Label, "estimate") || c.Date == "" {
 		t.Fatalf("cost %+v", c)
-	}
-	u := &adapters.Usage{InputTokens: adapters.Int(1_000_000), CacheReadTokens: adapters.Int(400_000), OutputTokens: adapters.Int(100_000), ReasoningTokens: adapters.Int(20_000)}
-	got := session.PriceUsage("refund-model", u)
-	// refund-model: input 1.00, cached 0.10, output 4.00, reasoning 4.00 per million.
-	want := 0.6*1.00 + 0.4*0.10 + 0.08*4.00 + 0.02*4.00
-	if d := got.Total - want; d > 1e-9 || d < -1e-9 || got.Savings < 0.36-1e-9 || got.Savings > 0.36+1e-9 {
-		t.Fatalf("total %v savings %v, want %v and 0.36", got.Total, got.Savings, want)
-	}
-	if c := session.PriceUsage("claude-sonnet-4-5-20250929", u); !c.Priced {
-		t.Fatalf("a dated model name is not priced: %s", c.Why)
-	}
-	if c := session.PriceUsage("refund-model", nil); c.Priced || !strings.Contains(c.Why, "not zero") {
-		t.Fatalf("missing usage priced: %+v", c)
 	}
 }
 
@@ -593,8 +541,8 @@ func TestShouldRetryHeaderIsObeyed(t *testing.T) {
 			w.WriteHeader(c.status)
 			_, _ = w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":"no"}}`))
 		}))
-		s, err := session.New(session.Config{Scenario: sc, Protocol: adapters.AnthropicMessages, Provider: session.Provider{Name: "anthropic", BaseURL: srv.URL, Key: "k"},
-			Stream: true, Policy: session.PolicyAuto, Retry: session.Retry{Max: 3, Base: time.Millisecond, MaxDelay: 5 * time.Millisecond}}, nil, nil, nil)
+		s, err := session.New(session.Config{Scenario: sc, Protocol: adapters.AnthropicMessages, Provider: transport.Provider{Name: "anthropic", BaseURL: srv.URL, Key: "k"},
+			Stream: true, Policy: session.PolicyAuto, Retry: transport.Retry{Max: 3, Base: time.Millisecond, MaxDelay: 5 * time.Millisecond}}, nil, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // Setup is one session as a front end chooses it — `modelwire run`'s
@@ -31,7 +32,7 @@ type Setup struct {
 	Simulate *Scenario
 
 	Policy         Policy
-	Timeouts       Timeouts
+	Timeouts       transport.Timeouts
 	NoRegeneration bool
 
 	// Parent is the session this one was edited or forked from ("" for none).

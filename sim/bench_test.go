@@ -22,6 +22,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // The simulator's throughput on the refund loop: the case's three requests
@@ -120,7 +121,7 @@ func refundLoops(b *testing.B, ctx context.Context) []benchLoop {
 // the three requests the session sent.
 func recordLoop(b *testing.B, sc *session.Scenario, base, protocol string, stream bool) []*adapters.HTTPRequest {
 	b.Helper()
-	cfg := session.Config{Scenario: sc, Protocol: protocol, Provider: session.Provider{Name: adapters.ProviderSim, BaseURL: base, Key: "sim-key"},
+	cfg := session.Config{Scenario: sc, Protocol: protocol, Provider: transport.Provider{Name: adapters.ProviderSim, BaseURL: base, Key: "sim-key"},
 		Stream: stream, History: adapters.HistoryFull, Policy: session.PolicyAuto}
 	s, err := session.New(cfg, nil, nil, nil)
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // The benchmark's load client: HTTP/1.1 over one keep-alive connection per
@@ -120,14 +120,14 @@ func (c *benchClient) close() {
 func rawRequests(base, protocol string, loop []*adapters.HTTPRequest) ([][]byte, error) {
 	out := make([][]byte, len(loop))
 	for i, w := range loop {
-		req, err := http.NewRequest(w.Method, session.Provider{BaseURL: base}.URL(w.Path), bytes.NewReader(w.Body))
+		req, err := http.NewRequest(w.Method, transport.Provider{BaseURL: base}.URL(w.Path), bytes.NewReader(w.Body))
 		if err != nil {
 			return nil, err
 		}
 		for k, v := range w.Headers {
 			req.Header.Set(k, v)
 		}
-		session.Provider{Key: "sim-key"}.Authorize(req.Header, protocol)
+		transport.Provider{Key: "sim-key"}.Authorize(req.Header, protocol)
 		var b bytes.Buffer
 		if err := req.Write(&b); err != nil {
 			return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // refundIDs are call ids every protocol accepts.
@@ -38,11 +39,11 @@ func exchangeRaw(t *testing.T, base, protocol string, req *adapters.Request, edi
 	if edit != nil {
 		body = edit(body)
 	}
-	hreq, _ := http.NewRequest(wire.Method, session.Provider{BaseURL: base}.URL(wire.Path), bytes.NewReader(body))
+	hreq, _ := http.NewRequest(wire.Method, transport.Provider{BaseURL: base}.URL(wire.Path), bytes.NewReader(body))
 	for k, v := range wire.Headers {
 		hreq.Header.Set(k, v)
 	}
-	session.Provider{Key: "k"}.Authorize(hreq.Header, protocol)
+	transport.Provider{Key: "k"}.Authorize(hreq.Header, protocol)
 	resp, err := http.DefaultClient.Do(hreq)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // start serves the refund case with the given faults.
@@ -55,14 +56,14 @@ func send(t *testing.T, base, protocol string, scenario string, stream bool) exc
 	if err != nil {
 		t.Fatal(err)
 	}
-	hreq, _ := http.NewRequest(wire.Method, session.Provider{BaseURL: base}.URL(wire.Path), bytes.NewReader(wire.Body))
+	hreq, _ := http.NewRequest(wire.Method, transport.Provider{BaseURL: base}.URL(wire.Path), bytes.NewReader(wire.Body))
 	for k, v := range wire.Headers {
 		hreq.Header.Set(k, v)
 	}
 	if scenario != "" {
 		hreq.Header.Set(sim.ScenarioHeader, scenario)
 	}
-	session.Provider{Key: "k"}.Authorize(hreq.Header, protocol)
+	transport.Provider{Key: "k"}.Authorize(hreq.Header, protocol)
 	resp, err := http.DefaultClient.Do(hreq)
 	if err != nil {
 		t.Fatal(err)
@@ -226,18 +227,18 @@ func TestOverloadedIsAnthropicOnly(t *testing.T) {
 func TestLimitsFireByName(t *testing.T) {
 	cases := []struct {
 		fault, want string
-		limits      session.Timeouts
+		limits      transport.Timeouts
 	}{
-		{"slow-first-byte", "first-event timeout", session.Timeouts{Connect: time.Second, FirstEvent: 50 * time.Millisecond, Idle: time.Second, Total: 5 * time.Second}},
-		{"stall", "idle timeout", session.Timeouts{Connect: time.Second, FirstEvent: time.Second, Idle: 50 * time.Millisecond, Total: 5 * time.Second}},
-		{"stall", "total timeout", session.Timeouts{Connect: time.Second, FirstEvent: time.Second, Idle: time.Minute, Total: 200 * time.Millisecond}},
+		{"slow-first-byte", "first-event timeout", transport.Timeouts{Connect: time.Second, FirstEvent: 50 * time.Millisecond, Idle: time.Second, Total: 5 * time.Second}},
+		{"stall", "idle timeout", transport.Timeouts{Connect: time.Second, FirstEvent: time.Second, Idle: 50 * time.Millisecond, Total: 5 * time.Second}},
+		{"stall", "total timeout", transport.Timeouts{Connect: time.Second, FirstEvent: time.Second, Idle: time.Minute, Total: 200 * time.Millisecond}},
 	}
 	for _, c := range cases {
 		t.Run(c.fault+"/"+c.want, func(t *testing.T) {
 			base := start(t, c.fault, sim.Options{SlowFirstByte: 5 * time.Second, StallFor: 5 * time.Second})
 			sc, _ := samples.Lookup("refund")
-			s, err := session.New(session.Config{Scenario: sc, Protocol: adapters.AnthropicMessages, Provider: session.Provider{Name: "sim", BaseURL: base, Key: "k"},
-				Stream: true, Policy: session.PolicyAuto, Timeouts: c.limits, Retry: session.Retry{Max: 0, Base: time.Millisecond, MaxDelay: time.Millisecond}}, nil, nil, nil)
+			s, err := session.New(session.Config{Scenario: sc, Protocol: adapters.AnthropicMessages, Provider: transport.Provider{Name: "sim", BaseURL: base, Key: "k"},
+				Stream: true, Policy: session.PolicyAuto, Timeouts: c.limits, Retry: transport.Retry{Max: 0, Base: time.Millisecond, MaxDelay: time.Millisecond}}, nil, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/redact"
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // assemblyPanel shows how the request was assembled: each source with its
@@ -306,7 +306,7 @@ func displayHeaders(w *adapters.HTTPRequest, protocol string) map[string]string 
 		h.Set(k, v)
 	}
 	if h.Get("Authorization") == "" && h.Get("x-api-key") == "" && h.Get("x-goog-api-key") == "" {
-		session.Provider{Key: "[redacted]"}.Authorize(h, protocol)
+		transport.Provider{Key: "[redacted]"}.Authorize(h, protocol)
 	}
 	out := map[string]string{}
 	for k := range h {

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -122,7 +123,7 @@ func (m *Model) openFork() tea.Cmd {
 		}
 	}
 	if req := st.Turns[turn-1].Request; application && req != nil {
-		for _, r := range session.BodyResults(info.Protocol, req.Body) {
+		for _, r := range adapters.BodyResults(info.Protocol, req.Body) {
 			ref := r.CallID
 			if ref == "" {
 				ref = r.Name // a Gemini result without id names its call by function

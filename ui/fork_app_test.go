@@ -11,6 +11,7 @@ import (
 	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // F works on an application's session too (here the refund case stored
@@ -22,7 +23,7 @@ import (
 func TestForkAnApplicationsSession(t *testing.T) {
 	db, scripted, ups, sc := recordFixture(t)
 	rc := DefaultRunConfig()
-	meta := app.Meta(rc.setup(sc), session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, "proxy", "test")
+	meta := app.Meta(rc.setup(sc), transport.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, "proxy", "test")
 	meta.Scenario, meta.Source, meta.Title = "", "proxy", "POST sim/v1/responses"
 	j := session.NewStoreJournal(db, meta, rc.Stream)
 	proto, err := registry.Lookup(rc.Protocol)

@@ -10,6 +10,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // Catalog is what the workbench can run: the scenarios with their
@@ -96,7 +97,7 @@ func newOptionsDialog(c *Common, cat Catalog, rc RunConfig, getenv func(string) 
 func availableProviders(getenv func(string) string) []string {
 	out := []string{adapters.ProviderSim}
 	for _, p := range []string{adapters.ProviderOpenAI, adapters.ProviderAnthropic, adapters.ProviderDeepSeek, adapters.ProviderGemini, adapters.ProviderCompatible} {
-		env := session.KeyEnv(p)
+		env := transport.KeyEnv(p)
 		if env != "" && getenv != nil && getenv(env) != "" {
 			out = append(out, p)
 		}

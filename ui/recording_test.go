@@ -19,6 +19,7 @@ import (
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // The workbench as a recording proxy's screen: a real proxy in front of
@@ -97,11 +98,11 @@ func (r *recordingRig) send(t *testing.T, protocol string, stream bool) (int, []
 		t.Error(err)
 		return 0, nil
 	}
-	req, _ := http.NewRequest(w.Method, session.Provider{BaseURL: r.proxy}.URL(w.Path), bytes.NewReader(w.Body))
+	req, _ := http.NewRequest(w.Method, transport.Provider{BaseURL: r.proxy}.URL(w.Path), bytes.NewReader(w.Body))
 	for k, v := range w.Headers {
 		req.Header.Set(k, v)
 	}
-	session.Provider{Key: "sk-ui-test-key-123456"}.Authorize(req.Header, protocol)
+	transport.Provider{Key: "sk-ui-test-key-123456"}.Authorize(req.Header, protocol)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Error(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/transport"
 )
 
 // recordFixture records the scripted refund session through the store
@@ -29,7 +30,7 @@ func recordFixture(t *testing.T) (*store.DB, string, []session.Update, *session.
 	sc := refund(t)
 	rc := DefaultRunConfig()
 	ups := scriptedSession(t, sc, rc)
-	meta := app.Meta(rc.setup(sc), session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test")
+	meta := app.Meta(rc.setup(sc), transport.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test")
 	j := session.NewStoreJournal(db, meta, rc.Stream)
 	for _, u := range ups {
 		if err := j.Record(u); err != nil {
@@ -442,7 +443,7 @@ func recordInterrupted(t *testing.T, until func(session.Update) bool, edit func(
 	t.Cleanup(func() { db.Close() })
 	sc := refund(t)
 	rc := DefaultRunConfig()
-	meta := app.Meta(rc.setup(sc), session.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test")
+	meta := app.Meta(rc.setup(sc), transport.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test")
 	j := session.NewStoreJournal(db, meta, rc.Stream)
 	for _, u := range scriptedSession(t, sc, rc) {
 		if edit != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/pricing"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -464,7 +465,7 @@ func sessionCost(s session.SessionInfo) (float64, bool) {
 	u := &adapters.Usage{InputTokens: &s.InputTokens, OutputTokens: &s.OutputTokens,
 		CacheReadTokens: &s.CacheReadTokens, CacheWriteTokens: &s.CacheWriteTokens, ReasoningTokens: &s.ReasoningTokens}
 	for _, m := range []string{s.ModelReported, s.Model} {
-		if c := session.PriceUsage(m, u); c.Priced {
+		if c := pricing.PriceUsage(m, u); c.Priced {
 			return c.Total, true
 		}
 	}
@@ -479,7 +480,7 @@ var costColumn = &sessionColumn{name: "COST", width: 9, right: true,
 		if !ok {
 			return "–"
 		}
-		if session.Models().Currency == "USD" {
+		if pricing.Models().Currency == "USD" {
 			return fmt.Sprintf("$%.5f", c)
 		}
 		return fmt.Sprintf("%.5f", c)

@@ -7,6 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/pricing"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -326,7 +327,7 @@ func (p *validationPanel) cost(st *session.State) []string {
 	if p.d.scenario != nil {
 		model = p.d.scenario.Model
 	}
-	c := session.PriceSession(model, sums)
+	c := pricing.PriceSession(model, sums)
 	shown, earlier := lastRows(c.Turns)
 	out := p.earlier(earlier, "in the total")
 	for i, tc := range shown {

@@ -96,8 +96,8 @@ var simRoutes = map[string][]simRoute{
 }
 
 // simKeyed is the request with key presented where the protocol's
-// provider reads it (registry.Auth), or with none.
-func simKeyed(base string, r simRoute, a registry.Auth, key string) *http.Request {
+// provider reads it (adapters.Auth), or with none.
+func simKeyed(base string, r simRoute, a adapters.Auth, key string) *http.Request {
 	req, _ := http.NewRequest(r.method, base+r.path, strings.NewReader(r.body))
 	if r.body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -128,7 +128,7 @@ func TestSimKeyOnEveryRoute(t *testing.T) {
 	keys := map[string]string{}
 	var env []string
 	for _, p := range registry.Protocols {
-		a, ok := registry.AuthOf(p)
+		a, ok := authOf(p)
 		if !ok {
 			t.Fatalf("the registry has no auth row for %s", p)
 		}
@@ -153,7 +153,7 @@ func TestSimKeyOnEveryRoute(t *testing.T) {
 			t.Errorf("%s: no routes in simRoutes; add the protocol's endpoints", p)
 			continue
 		}
-		a, _ := registry.AuthOf(p)
+		a, _ := authOf(p)
 		proto, _ := registry.Lookup(p)
 		simp := proto.(adapters.Simulated)
 		missing := simp.ErrorResponse(a.Missing.Status, a.Missing.Kind, a.Missing.Message)
@@ -190,7 +190,7 @@ func TestSimKeyOnEveryRoute(t *testing.T) {
 		}
 	}
 	// Gemini's ?key= is the same key.
-	if code, body := do(simKeyed(base, simRoute{"GET", "/v1beta/models?key=" + keys[adapters.Gemini], "", nil}, registry.Auth{}, "")); code != 200 {
+	if code, body := do(simKeyed(base, simRoute{"GET", "/v1beta/models?key=" + keys[adapters.Gemini], "", nil}, adapters.Auth{}, "")); code != 200 {
 		t.Errorf("?key=: %d %s", code, body)
 	}
 	report("sim: --require-key on every route", "%d routes of %d protocols: right key 200, none or wrong the provider's error", checked, len(registry.Protocols))
@@ -661,4 +661,10 @@ func simMust(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// authOf is a protocol's key handling, from its descriptor.
+func authOf(protocol string) (adapters.Auth, bool) {
+	d, ok := registry.Describe(protocol)
+	return d.Auth, ok
 }

@@ -1,4 +1,11 @@
-package session
+// Package transport is how a session's requests reach a provider: where
+// the provider is and its key (Provider, resolved from flags and the
+// environment by the protocols' descriptors), the HTTP client, the four
+// limits of an attempt and the watchdog that enforces them, the retry
+// policy, and what an HTTP error or a failed connection means. It knows
+// the wire formats only through their descriptors (adapters/registry);
+// the engine (session) makes its attempts with it.
+package transport
 
 import (
 	"context"
@@ -7,12 +14,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
-	"os"
-	"strings"
 	"time"
-
-	"github.com/modelwire/modelwire/adapters"
 )
 
 // Timeouts are the four separate limits of one attempt. Zero means none.
@@ -51,9 +53,9 @@ type Retry struct {
 // minutes of waiting in all.
 var DefaultRetry = Retry{Max: 3, Base: 500 * time.Millisecond, MaxDelay: 8 * time.Second, Budget: 5 * time.Minute}
 
-// delay is how long to wait before retry n (0-based): Retry-After as the
+// Delay is how long to wait before retry n (0-based): Retry-After as the
 // provider sent it, else exponential backoff with full jitter.
-func (r Retry) delay(n int, retryAfter time.Duration) time.Duration {
+func (r Retry) Delay(n int, retryAfter time.Duration) time.Duration {
 	if retryAfter > 0 {
 		return retryAfter
 	}
@@ -64,8 +66,8 @@ func (r Retry) delay(n int, retryAfter time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// sleepCtx waits d, or returns ctx's error if it ends first.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or returns ctx's error if it ends first.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -100,12 +102,12 @@ func Classify(status int) ErrorClass {
 	return ClassRequest
 }
 
-// shouldRetry decides whether an HTTP error is sent again, as the official
+// ShouldRetry decides whether an HTTP error is sent again, as the official
 // SDKs decide: the server's x-should-retry (true or false) first, else the
 // status's class. modelwire serve --session says false on the 409 for a
 // request its recording never saw: asking again gets the same mismatch
 // (issue 27).
-func shouldRetry(status int, h http.Header) bool {
+func ShouldRetry(status int, h http.Header) bool {
 	switch h.Get("x-should-retry") {
 	case "true":
 		return true
@@ -113,95 +115,6 @@ func shouldRetry(status int, h http.Header) bool {
 		return false
 	}
 	return Classify(status) == ClassRetryable
-}
-
-// Provider holds what a real provider needs: where it is and its key.
-type Provider struct {
-	Name    string
-	BaseURL string
-	Key     string
-}
-
-// defaultBaseURL is each provider's base URL as its official SDK means it.
-var defaultBaseURL = map[string]string{
-	adapters.ProviderOpenAI:    "https://api.openai.com/v1",
-	adapters.ProviderAnthropic: "https://api.anthropic.com",
-	adapters.ProviderDeepSeek:  "https://api.deepseek.com",
-	adapters.ProviderGemini:    "https://generativelanguage.googleapis.com",
-}
-
-var keyEnv = map[string]string{
-	adapters.ProviderOpenAI:     "OPENAI_API_KEY",
-	adapters.ProviderAnthropic:  "ANTHROPIC_API_KEY",
-	adapters.ProviderDeepSeek:   "DEEPSEEK_API_KEY",
-	adapters.ProviderGemini:     "GEMINI_API_KEY",
-	adapters.ProviderCompatible: "COMPATIBLE_API_KEY",
-}
-
-// KeyEnv is the environment variable a provider's key is read from.
-func KeyEnv(provider string) string { return keyEnv[provider] }
-
-// ResolveProvider fills a provider from flags and the environment: the
-// base URL from the flag, else <PROVIDER>_BASE_URL, else the default; the
-// key from <PROVIDER>_API_KEY.
-func ResolveProvider(name, baseURL string, getenv func(string) string) (Provider, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	p := Provider{Name: name, BaseURL: baseURL}
-	if name == adapters.ProviderSim {
-		if p.BaseURL == "" {
-			return p, errors.New("the simulator's base URL is not set")
-		}
-		p.Key = "sim-key"
-		return p, nil
-	}
-	env, ok := keyEnv[name]
-	if !ok {
-		return p, fmt.Errorf("unknown provider %q (want sim, openai, anthropic, deepseek, gemini or compatible)", name)
-	}
-	if p.BaseURL == "" {
-		p.BaseURL = getenv(strings.ToUpper(name) + "_BASE_URL")
-	}
-	if p.BaseURL == "" {
-		p.BaseURL = defaultBaseURL[name]
-	}
-	if p.BaseURL == "" {
-		return p, fmt.Errorf("provider compatible needs a base URL: --base-url or COMPATIBLE_BASE_URL (e.g. http://127.0.0.1:11434/v1)")
-	}
-	if _, err := url.Parse(p.BaseURL); err != nil {
-		return p, fmt.Errorf("bad base URL %q: %v", p.BaseURL, err)
-	}
-	p.Key = getenv(env)
-	if p.Key == "" && name != adapters.ProviderCompatible {
-		return p, fmt.Errorf("provider %s needs %s in the environment", name, env)
-	}
-	return p, nil
-}
-
-// URL joins the base URL and an encoded request's path. A base URL that
-// already ends in /v1 (OpenAI's convention) absorbs the path's /v1.
-func (p Provider) URL(path string) string {
-	base := strings.TrimRight(p.BaseURL, "/")
-	if strings.HasSuffix(base, "/v1") && strings.HasPrefix(path, "/v1/") {
-		path = strings.TrimPrefix(path, "/v1")
-	}
-	return base + path
-}
-
-// Authorize adds the key in the header the protocol uses.
-func (p Provider) Authorize(h http.Header, protocol string) {
-	if p.Key == "" {
-		return
-	}
-	switch protocol {
-	case adapters.AnthropicMessages:
-		h.Set("x-api-key", p.Key)
-	case adapters.Gemini, adapters.GeminiInteractions:
-		h.Set("x-goog-api-key", p.Key)
-	default:
-		h.Set("Authorization", "Bearer "+p.Key)
-	}
 }
 
 // NewHTTPClient builds the one client a session reuses: a connect limit on
@@ -228,9 +141,9 @@ func isConnectError(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// watchdog cancels an attempt when the first-event, idle or total limit
+// Watchdog cancels an attempt when the first-event, idle or total limit
 // fires, with a TimeoutError as the cause.
-type watchdog struct {
+type Watchdog struct {
 	cancel    context.CancelCauseFunc
 	stopTotal context.CancelFunc
 	timer     *time.Timer
@@ -238,9 +151,11 @@ type watchdog struct {
 	t         Timeouts
 }
 
-func newWatchdog(parent context.Context, t Timeouts) (context.Context, *watchdog) {
+// NewWatchdog starts the limits t on an attempt's context, derived from
+// parent; Stop ends it.
+func NewWatchdog(parent context.Context, t Timeouts) (context.Context, *Watchdog) {
 	ctx, cancel := context.WithCancelCause(parent)
-	w := &watchdog{cancel: cancel, t: t, stopTotal: func() {}}
+	w := &Watchdog{cancel: cancel, t: t, stopTotal: func() {}}
 	if t.Total > 0 {
 		ctx, w.stopTotal = context.WithTimeoutCause(ctx, t.Total, &TimeoutError{Limit: "total", After: t.Total})
 	}
@@ -250,9 +165,9 @@ func newWatchdog(parent context.Context, t Timeouts) (context.Context, *watchdog
 	return ctx, w
 }
 
-// event notes that an event arrived: the first-event limit is met and the
+// Event notes that an event arrived: the first-event limit is met and the
 // idle limit starts again.
-func (w *watchdog) event() {
+func (w *Watchdog) Event() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
@@ -267,18 +182,43 @@ func (w *watchdog) event() {
 	w.timer.Reset(w.t.Idle)
 }
 
-// hold stops the first-event and idle limits while a person reads a
-// paused step; the next event() starts the idle limit again.
-func (w *watchdog) hold() {
+// Hold stops the first-event and idle limits while a person reads a
+// paused step; the next Event starts the idle limit again.
+func (w *Watchdog) Hold() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
 }
 
-func (w *watchdog) stop() {
+// Stop ends the limits and the attempt's context.
+func (w *Watchdog) Stop() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
 	w.stopTotal()
 	w.cancel(nil)
+}
+
+// Describe names a transport failure: a timeout by its limit, a
+// connection failure, or the error itself. ctx is the attempt's (its
+// cause names the limit that fired).
+func Describe(ctx context.Context, err error) string {
+	var te *TimeoutError
+	if cause := context.Cause(ctx); errors.As(cause, &te) {
+		return te.Error()
+	}
+	if errors.As(err, &te) {
+		return te.Error()
+	}
+	if isConnectError(err) {
+		var ne interface{ Timeout() bool }
+		if errors.As(err, &ne) && ne.Timeout() {
+			return "connect timeout: " + err.Error()
+		}
+		return "cannot connect: " + err.Error()
+	}
+	if errors.Is(err, context.Canceled) {
+		return "cancelled"
+	}
+	return err.Error()
 }

@@ -1,4 +1,11 @@
-package session
+// Package pricing is the dated table of model facts (context window,
+// output limit and list prices, from models.json) and the chapter's cost
+// rule, which prices one response's usage and a session's responses from
+// it. It knows the canonical usage (adapters) and nothing of sessions,
+// transports or front ends: the engine prices its turns with it and checks
+// a request's token budget against the table; the workbench prices its
+// lists.
+package pricing
 
 import (
 	_ "embed"
@@ -50,7 +57,7 @@ var Models = sync.OnceValue(func() *ModelTable {
 	var t ModelTable
 	if err := json.Unmarshal(modelsJSON, &t); err != nil {
 		// Built in, so a test catches this; never worth a crash.
-		return &ModelTable{Label: "no prices: session/models.json does not parse: " + err.Error()}
+		return &ModelTable{Label: "no prices: pricing/models.json does not parse: " + err.Error()}
 	}
 	return &t
 })
