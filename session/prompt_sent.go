@@ -14,12 +14,12 @@ import (
 // Responses request carries only its results); the scenario's sources
 // when none can be read.
 func (s *Session) promptSent(reqs []*adapters.HTTPRequest) Prompt {
-	return promptFrom(s.cfg.Protocol, reqs, func() *adapters.Request { return s.Request(nil) })
+	return PromptFrom(s.cfg.Protocol, reqs, func() *adapters.Request { return s.Request(nil) })
 }
 
-// promptFrom reads the prompt from requests of a protocol, or from the
-// request fallback gives when none can be read.
-func promptFrom(protocol string, reqs []*adapters.HTTPRequest, fallback func() *adapters.Request) Prompt {
+// PromptFrom reads the prompt from requests of a protocol, as promptSent
+// does, or from the request fallback gives when none can be read.
+func PromptFrom(protocol string, reqs []*adapters.HTTPRequest, fallback func() *adapters.Request) Prompt {
 	if p, err := registry.Lookup(protocol); err == nil {
 		if simp, ok := p.(adapters.Simulated); ok {
 			for _, r := range reqs {

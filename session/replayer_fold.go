@@ -85,7 +85,7 @@ func setTurn[T any](s []T, turn int, v T) []T {
 
 // proposed reports whether the state shows the proposal of call id in turn.
 func (b *timelineBuilder) proposed(turn int, id string) bool {
-	return turn >= 1 && turn <= len(b.st.Turns) && b.st.Turns[turn-1].proposal(id) != nil
+	return turn >= 1 && turn <= len(b.st.Turns) && b.st.Turns[turn-1].Proposal(id) != nil
 }
 
 // errStop ends an EachEntry walk early.
@@ -507,7 +507,7 @@ func (r *Replayer) domain(layers []LayerResult, out json.RawMessage, st *State) 
 		reqs = append(reqs, t.Request)
 	}
 	obs := &Observations{Results: observedFrom(st),
-		Prompt: promptFrom(r.sess.Protocol, reqs, func() *adapters.Request { return r.sc.Request(r.stream, r.history) })}
+		Prompt: PromptFrom(r.sess.Protocol, reqs, func() *adapters.Request { return r.sc.Request(r.stream, r.history) })}
 	return ExplainDomain(r.sc, layers, out, obs)
 }
 

@@ -189,7 +189,7 @@ func (b *timelineBuilder) settle() {
 	for i := b.settled; i < len(st.Turns)-1; i++ {
 		t := st.Turn(i + 1)
 		tr := b.r.turnAt(i + 1)
-		t.Lanes, t.Log, t.byItem, t.lastClosed = nil, nil, nil, nil
+		t.DropDetail()
 		t.Terminal, t.Usage, t.Timings = tr.terminal, tr.usage, tr.timings
 		if t.Summary != nil {
 			sum := *t.Summary
