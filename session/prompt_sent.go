@@ -35,24 +35,6 @@ func PromptFrom(protocol string, reqs []*adapters.HTTPRequest, fallback func() *
 	return PromptOf(fallback())
 }
 
-// observedFrom are the tool results a state holds, in the order they were
-// sent back, as the engine observed them.
-func observedFrom(st *State) []ObservedResult {
-	var out []ObservedResult
-	for _, t := range st.Turns {
-		for _, p := range t.Proposals {
-			if r := p.Result; r != nil {
-				args := p.Proposal.Arguments
-				if d := p.Decision; d != nil && d.Kind == Edited {
-					args = d.Arguments
-				}
-				out = append(out, ObservedResult{CallID: r.CallID, Name: r.Name, Arguments: args, Content: r.Content, IsError: r.IsError})
-			}
-		}
-	}
-	return out
-}
-
 func header(m map[string]string) http.Header {
 	h := make(http.Header, len(m))
 	for k, v := range m {

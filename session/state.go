@@ -346,7 +346,7 @@ func (s *State) Apply(u Update) {
 	case UpRegenerate:
 		// The verdict that asked again is the regeneration's first; the
 		// layers wait for the new answer's (a replay shows the first at
-		// its entry: Replayer).
+		// its entry: timeline.Replayer).
 		s.Layers, s.Output = nil, nil
 		failed, _ := regenerable(u.Layers)
 		s.Turn(u.Turn).Regenerates = &Regeneration{Turn: u.Turn, Layer: failed.Layer, Detail: failed.Detail, Message: u.Message, FirstValidation: u.Layers}
@@ -436,3 +436,6 @@ func (t *TurnState) apply(ev adapters.Event, offset float64) {
 		}
 	}
 }
+
+// SessionInfo is a stored session's metadata, as lists show it.
+type SessionInfo = store.SessionInfo
