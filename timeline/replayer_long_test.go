@@ -157,7 +157,7 @@ func TestReplayerLongJumps(t *testing.T) {
 // jumping, cold (no checkpoints), to the end, to the middle, or to the
 // start of turn 700. Run with
 //
-//	go test ./session -run '^$' -bench ReplayerOpen -benchtime 10x
+//	go test ./timeline -run '^$' -bench ReplayerOpen -benchtime 10x
 func BenchmarkReplayerOpen(b *testing.B) {
 	db := openStore(b)
 	id := recordTurns(b, db, store.SourceRun, 1000, 1000, false)

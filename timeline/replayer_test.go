@@ -379,7 +379,7 @@ func TestReplayerMemory(t *testing.T) {
 //
 // Run with
 //
-//	go test ./session -run '^$' -bench Replayer -benchtime 20x
+//	go test ./timeline -run '^$' -bench Replayer -benchtime 20x
 func BenchmarkReplayer(b *testing.B) {
 	for _, size := range []struct {
 		name  string
