@@ -23,6 +23,7 @@ import (
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 	"github.com/modelwire/modelwire/transport"
 )
 
@@ -51,7 +52,7 @@ func (e *SetupError) Error() string { return e.Err.Error() }
 func (e *SetupError) Unwrap() error { return e.Err }
 
 // Engine runs sessions. DB, when set, records each through one
-// session.StoreJournal.
+// timeline.StoreJournal.
 type Engine struct {
 	DB *store.DB
 	// Getenv reads provider keys and base URLs (os.Getenv when nil).
@@ -104,9 +105,9 @@ func (e *Engine) Run(ctx context.Context, s session.Setup, h session.Hooks) (*se
 		return nil, &SetupError{err}
 	}
 	var journal session.Journal
-	var sj *session.StoreJournal
+	var sj *timeline.StoreJournal
 	if e.DB != nil {
-		sj = session.NewStoreJournal(e.DB, Meta(s, prov, e.Source, e.Version), s.Stream)
+		sj = timeline.NewStoreJournal(e.DB, Meta(s, prov, e.Source, e.Version), s.Stream)
 		if s.Fork != nil {
 			sj.Inherit(s.Parent, s.Fork.FromTurn, s.ForkResults)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // Library is the store as the workbench's sessions browser and replay
@@ -53,7 +54,7 @@ func (l Library) Export(id, dir string) (string, error) {
 // Load opens a session's replayer, with its scenario when it is one of
 // the embedded ones (a recording, or a scenario file moved since, is
 // replayed without notes).
-func (l Library) Load(id string) (*session.Replayer, error) {
+func (l Library) Load(id string) (*timeline.Replayer, error) {
 	s, err := l.DB.GetSession(id)
 	if err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func (l Library) Load(id string) (*session.Replayer, error) {
 	if s.Scenario != "" {
 		sc, _ = samples.Lookup(s.ScenarioName())
 	}
-	return session.ReplayerOf(l.DB, s, sc)
+	return timeline.ReplayerOf(l.DB, s, sc)
 }
 
 // Diff compares two stored sessions by turn and call_id (package diff).

@@ -249,9 +249,9 @@ func TestForkBadInput(t *testing.T) {
 	}
 }
 
-// timeline is a session's replay --json without the offsets (a HAR keeps
+// replayLines is a session's replay --json without the offsets (a HAR keeps
 // no time per event).
-func timeline(t *testing.T, db, id string) []string {
+func replayLines(t *testing.T, db, id string) []string {
 	t.Helper()
 	code, out, errs := mw(t, "replay", id, "--db", db, "--json")
 	if code != 0 {
@@ -287,7 +287,7 @@ func TestHARRoundTripOfAThreeTurnSession(t *testing.T) {
 			if len(ss) != 1 || ss[0]["turns"] != json.Number("3") || ss[0]["status"] != "done" || ss[0]["scenario"] != "refund" {
 				t.Fatalf("imported %v, want one done refund session of 3 turns", ss)
 			}
-			a, b := timeline(t, db1, id), timeline(t, db2, ss[0]["id"].(string))
+			a, b := replayLines(t, db1, id), replayLines(t, db2, ss[0]["id"].(string))
 			if len(a) != len(b) {
 				t.Fatalf("imported timeline has %d entries, want %d", len(b), len(a))
 			}

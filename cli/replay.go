@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters"
-	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 func init() { register(newReplayCmd) }
@@ -56,7 +56,7 @@ a table; with --to N the table ends with the state right after entry N.`,
 			defer db.Close()
 			out := bufio.NewWriterSize(app.Out, 64<<10)
 			defer out.Flush()
-			r, err := session.NewReplayer(db, id, nil)
+			r, err := timeline.NewReplayer(db, id, nil)
 			if err != nil {
 				return storeErr(err)
 			}
@@ -93,7 +93,7 @@ type replayLine struct {
 // canonical events (a response.completed: usage, then the terminal) is
 // printed with the first of them; the others carry raw null and the same
 // raw_index, so a reader that counts raw events counts each once.
-func replayJSON(w io.Writer, r *session.Replayer, to int) error {
+func replayJSON(w io.Writer, r *timeline.Replayer, to int) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	var last [3]int // turn, attempt, raw index of the raw event printed last
@@ -113,7 +113,7 @@ func replayJSON(w io.Writer, r *session.Replayer, to int) error {
 	})
 }
 
-func replayText(w io.Writer, r *session.Replayer, to int) error {
+func replayText(w io.Writer, r *timeline.Replayer, to int) error {
 	s := r.Info()
 	fmt.Fprintf(w, "%s  %s  %s · %s · %s  %s, %d turn(s), %d entries\n", s.ID, clip(s.Title, 60), s.Protocol, s.Provider,
 		firstNonEmpty(s.Model, s.ModelReported), s.Status, r.Turns(), r.Len())

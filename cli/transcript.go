@@ -9,6 +9,7 @@ import (
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // importTranscript stores a Claude Code transcript (`--output-format
@@ -23,7 +24,7 @@ func importTranscript(db *store.DB, r io.Reader, path string) (store.ImportResul
 	if err != nil {
 		return store.ImportResult{}, err
 	}
-	j := session.NewStoreJournal(db, store.SessionMeta{Title: "claude-code transcript " + filepath.Base(path), Scenario: "claude-code",
+	j := timeline.NewStoreJournal(db, store.SessionMeta{Title: "claude-code transcript " + filepath.Base(path), Scenario: "claude-code",
 		Protocol: adapters.ClaudeCode, Provider: "claude-code", Source: store.SourceClaudeCode, Version: Version}, true)
 	id, err := j.Start()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // Import imports a HAR file: read reads it into conversations (the file
@@ -51,7 +52,7 @@ func Import(db *store.DB, r io.Reader, name string, lookup func(protocol string)
 // failed when the last attempt of any turn failed, unless a modelwire
 // export says how it ended.
 func importHARConversation(db *store.DB, c conversation, lookup func(string) (adapters.Protocol, error)) (string, error) {
-	j := session.NewStoreJournal(db, c.Meta, false)
+	j := timeline.NewStoreJournal(db, c.Meta, false)
 	id, err := j.Start()
 	if err != nil {
 		return "", err
@@ -104,13 +105,13 @@ func importHARConversation(db *store.DB, c conversation, lookup func(string) (ad
 // verdict (nil when it did not): an HTTP error at the transport layer; a
 // response that ended failed, or never ended (a stream cut before its
 // terminal event), at the protocol layer.
-func importHARExchange(j *session.StoreJournal, x *exchange, lookup func(string) (adapters.Protocol, error)) ([]session.LayerResult, error) {
+func importHARExchange(j *timeline.StoreJournal, x *exchange, lookup func(string) (adapters.Protocol, error)) ([]session.LayerResult, error) {
 	proto, err := lookup(x.Request.Protocol)
 	if err != nil {
 		return nil, err
 	}
 	u := session.Update{Kind: session.UpAttempt, Turn: x.Turn, Attempt: x.Attempt, URL: x.Request.URL, HTTPStatus: x.Status, Header: x.Header}
-	if err := j.ImportAttempt(u, x.Request, session.AttemptTimes{Started: x.Started, Offset: x.Offset, Sent: x.Sent,
+	if err := j.ImportAttempt(u, x.Request, timeline.AttemptTimes{Started: x.Started, Offset: x.Offset, Sent: x.Sent,
 		FirstByte: x.FirstByte, End: x.End}); err != nil {
 		return nil, err
 	}
@@ -170,7 +171,7 @@ func importVerdict(transport session.Verdict, tdetail string, protocol session.V
 // results, verdicts) a modelwire export carries after this exchange, as
 // they were stored: like a JSONL import, it restores rows rather than
 // converting an exchange.
-func (x *exchange) restoreEntries(j *session.StoreJournal) error {
+func (x *exchange) restoreEntries(j *timeline.StoreJournal) error {
 	for _, se := range x.entries {
 		// Stored compact, as the live writer stores it (the HAR is
 		// indented).

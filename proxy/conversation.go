@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // Conversations. Every HTTP exchange is a turn of a conversation, and a
@@ -50,8 +50,8 @@ type conversation struct {
 	n        int
 	protocol string
 	unknown  bool
-	j        *session.StoreJournal // nil when nothing is recorded
-	id       string                // the session id, set by its first exchange's head
+	j        *timeline.StoreJournal // nil when nothing is recorded
+	id       string                 // the session id, set by its first exchange's head
 
 	// lastHead is closed when the latest exchange's head (started,
 	// assembled, attempt) has been recorded: the next exchange waits for

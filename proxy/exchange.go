@@ -18,6 +18,7 @@ import (
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // exchange is one HTTP request and its response, as recorded: a turn
@@ -202,7 +203,7 @@ func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText 
 	c := x.conv
 	if c.id == "" {
 		if p.opts.DB != nil {
-			c.j = session.NewStoreJournal(p.opts.DB, x.meta(), x.req.stream)
+			c.j = timeline.NewStoreJournal(p.opts.DB, x.meta(), x.req.stream)
 			id, err := c.j.Start()
 			if err != nil {
 				p.recordErr(err)

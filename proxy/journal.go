@@ -6,13 +6,14 @@ import (
 
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // journal writes one update of exchange x through the conversation's
-// journal — session.StoreJournal, the one every session records through.
+// journal — timeline.StoreJournal, the one every session records through.
 // An attempt carries the exchange's own request as it was forwarded (its
 // method, headers, body, stream flag and retry reason).
-func (x *exchange) journal(j *session.StoreJournal, u session.Update) error {
+func (x *exchange) journal(j *timeline.StoreJournal, u session.Update) error {
 	if u.Kind == session.UpAttempt {
 		return j.RecordAttempt(u, store.AttemptMeta{Protocol: x.protocolName(), Method: x.method, URL: u.URL,
 			Header: x.recHeader, Body: x.recBody, Stream: x.req.stream, RetryReason: x.retryReason})

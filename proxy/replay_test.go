@@ -6,6 +6,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // TestFailingExchangeReplays: a proxied exchange that failed replays as
@@ -25,7 +26,7 @@ func TestFailingExchangeReplays(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			rep, err := session.NewReplayer(db, sessions[0].ID, nil)
+			rep, err := timeline.NewReplayer(db, sessions[0].ID, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -159,7 +159,7 @@ type Timings struct {
 type Observer func(Update)
 
 // Journal records a session (the store implements it through
-// StoreJournal). A journal error stops the session: nothing may go
+// timeline.StoreJournal). A journal error stops the session: nothing may go
 // unrecorded.
 type Journal interface {
 	Record(u Update) error

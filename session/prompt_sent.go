@@ -14,12 +14,12 @@ import (
 // Responses request carries only its results); the scenario's sources
 // when none can be read.
 func (s *Session) promptSent(reqs []*adapters.HTTPRequest) Prompt {
-	return promptFrom(s.cfg.Protocol, reqs, func() *adapters.Request { return s.Request(nil) })
+	return PromptFrom(s.cfg.Protocol, reqs, func() *adapters.Request { return s.Request(nil) })
 }
 
-// promptFrom reads the prompt from requests of a protocol, or from the
-// request fallback gives when none can be read.
-func promptFrom(protocol string, reqs []*adapters.HTTPRequest, fallback func() *adapters.Request) Prompt {
+// PromptFrom reads the prompt from requests of a protocol, as promptSent
+// does, or from the request fallback gives when none can be read.
+func PromptFrom(protocol string, reqs []*adapters.HTTPRequest, fallback func() *adapters.Request) Prompt {
 	if p, err := registry.Lookup(protocol); err == nil {
 		if simp, ok := p.(adapters.Simulated); ok {
 			for _, r := range reqs {
@@ -33,24 +33,6 @@ func promptFrom(protocol string, reqs []*adapters.HTTPRequest, fallback func() *
 		}
 	}
 	return PromptOf(fallback())
-}
-
-// observedFrom are the tool results a state holds, in the order they were
-// sent back, as the engine observed them.
-func observedFrom(st *State) []ObservedResult {
-	var out []ObservedResult
-	for _, t := range st.Turns {
-		for _, p := range t.Proposals {
-			if r := p.Result; r != nil {
-				args := p.Proposal.Arguments
-				if d := p.Decision; d != nil && d.Kind == Edited {
-					args = d.Arguments
-				}
-				out = append(out, ObservedResult{CallID: r.CallID, Name: r.Name, Arguments: args, Content: r.Content, IsError: r.IsError})
-			}
-		}
-	}
-	return out
 }
 
 func header(m map[string]string) http.Header {

@@ -329,13 +329,13 @@ func (s *State) Apply(u Update) {
 		t.Proposals = append(t.Proposals, &ProposalState{Proposal: p})
 		s.Step = StepProposals
 	case UpDecision:
-		if p := s.Turn(u.Turn).proposal(u.Proposal.CallID); p != nil {
+		if p := s.Turn(u.Turn).Proposal(u.Proposal.CallID); p != nil {
 			d := *u.Decision
 			p.Decision = &d
 			p.Proposal = *u.Proposal
 		}
 	case UpResult:
-		if p := s.Turn(u.Turn).proposal(u.Result.CallID); p != nil {
+		if p := s.Turn(u.Turn).Proposal(u.Result.CallID); p != nil {
 			r := *u.Result
 			p.Result = &r
 		}
@@ -346,7 +346,7 @@ func (s *State) Apply(u Update) {
 	case UpRegenerate:
 		// The verdict that asked again is the regeneration's first; the
 		// layers wait for the new answer's (a replay shows the first at
-		// its entry: Replayer).
+		// its entry: timeline.Replayer).
 		s.Layers, s.Output = nil, nil
 		failed, _ := regenerable(u.Layers)
 		s.Turn(u.Turn).Regenerates = &Regeneration{Turn: u.Turn, Layer: failed.Layer, Detail: failed.Detail, Message: u.Message, FirstValidation: u.Layers}
@@ -355,7 +355,9 @@ func (s *State) Apply(u Update) {
 	}
 }
 
-func (t *TurnState) proposal(callID string) *ProposalState {
+// Proposal is the turn's latest proposal of call callID, nil when it has
+// none.
+func (t *TurnState) Proposal(callID string) *ProposalState {
 	for i := len(t.Proposals) - 1; i >= 0; i-- {
 		if t.Proposals[i].Proposal.CallID == callID {
 			return t.Proposals[i]
@@ -363,6 +365,10 @@ func (t *TurnState) proposal(callID string) *ProposalState {
 	}
 	return nil
 }
+
+// DropDetail forgets the turn's lanes and event log: a replay of a long
+// session keeps them only for the turn it shows.
+func (t *TurnState) DropDetail() { t.Lanes, t.Log, t.byItem, t.lastClosed = nil, nil, nil, nil }
 
 // apply folds one canonical event into the turn's lanes.
 func (t *TurnState) apply(ev adapters.Event, offset float64) {
@@ -430,3 +436,6 @@ func (t *TurnState) apply(ev adapters.Event, offset float64) {
 		}
 	}
 }
+
+// SessionInfo is a stored session's metadata, as lists show it.
+type SessionInfo = store.SessionInfo

@@ -68,7 +68,7 @@ func recordLongAt(tb testing.TB, path string, turns, perTurn int) string {
 // does for a replay step in a session of 100,000 entries at 200×60: the
 // key (which only starts a seek), then the landed seek folded in and the
 // frame drawn — the 16 ms budget is a frame at 60 Hz. The seek itself runs
-// in its command, off that goroutine, and is not timed here (session's
+// in its command, off that goroutine, and is not timed here (timeline's
 // BenchmarkReplayer measures it). Run:
 // go test ./ui -run '^$' -bench ReplayStepFrame -benchtime 50x
 func BenchmarkReplayStepFrame(b *testing.B) {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 	"github.com/modelwire/modelwire/transport"
 )
 
@@ -84,7 +85,7 @@ func recordEditedOrder(t *testing.T, db *store.DB, sc *session.Scenario, ups []s
 	rc := DefaultRunConfig()
 	setup := rc.setup(sc)
 	setup.Parent = parent
-	j := session.NewStoreJournal(db, app.Meta(setup, transport.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test"), rc.Stream)
+	j := timeline.NewStoreJournal(db, app.Meta(setup, transport.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test"), rc.Stream)
 	for _, u := range ups {
 		if u.Kind == session.UpResult && u.Result.Name == "get_order_line" {
 			r := *u.Result

@@ -11,6 +11,7 @@ import (
 	"github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 	"github.com/modelwire/modelwire/transport"
 )
 
@@ -25,7 +26,7 @@ func TestForkAnApplicationsSession(t *testing.T) {
 	rc := DefaultRunConfig()
 	meta := app.Meta(rc.setup(sc), transport.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, "proxy", "test")
 	meta.Scenario, meta.Source, meta.Title = "", "proxy", "POST sim/v1/responses"
-	j := session.NewStoreJournal(db, meta, rc.Stream)
+	j := timeline.NewStoreJournal(db, meta, rc.Stream)
 	proto, err := registry.Lookup(rc.Protocol)
 	if err != nil {
 		t.Fatal(err)

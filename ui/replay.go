@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // Library is the store as the sessions browser and the replay see it
@@ -19,7 +20,7 @@ type Library interface {
 	Delete(id string) error
 	// Export writes the session as JSON Lines into dir and returns the path.
 	Export(id, dir string) (string, error)
-	Load(id string) (*session.Replayer, error)
+	Load(id string) (*timeline.Replayer, error)
 	// Diff compares two sessions (diff.go).
 	Diff(a, b string) (*DiffResult, error)
 	// Fork plans a fork of session id from turn (fork.go): body, when
@@ -32,7 +33,7 @@ type Library interface {
 // session's replayer with what the header and the scrubber show, read
 // once when it opens.
 type Replay struct {
-	r        *session.Replayer
+	r        *timeline.Replayer
 	Info     session.SessionInfo
 	Scenario *session.Scenario
 	Entries  int
@@ -49,7 +50,7 @@ type Replay struct {
 	gap   time.Duration
 }
 
-func newReplay(r *session.Replayer) *Replay {
+func newReplay(r *timeline.Replayer) *Replay {
 	rep := &Replay{r: r, Info: r.Info(), Scenario: r.Scenario(), Entries: r.Len(),
 		Stream: r.Stream(), History: r.History(), state: r.State().Clone(), gap: r.Gap()}
 	for _, s := range r.TurnStarts() {
@@ -85,7 +86,7 @@ func newCursor(rep *Replay) *cursor {
 // seekCmd moves the replayer to p in a command. The replayer is the
 // command's alone while it runs (the cursor starts one at a time); the
 // state it returns is a copy the replayer no longer changes.
-func seekCmd(gen int, r *session.Replayer, p int) tea.Cmd {
+func seekCmd(gen int, r *timeline.Replayer, p int) tea.Cmd {
 	return func() tea.Msg {
 		if err := r.Seek(p); err != nil {
 			return seekMsg{gen: gen, err: err}
@@ -105,7 +106,7 @@ type marksMsg struct {
 // store keeps no index of them, so it reads the session once (in SQLite,
 // decoding only the chunks that hold one), and the replay opens without
 // waiting for it.
-func marksCmd(gen int, r *session.Replayer) tea.Cmd {
+func marksCmd(gen int, r *timeline.Replayer) tea.Cmd {
 	return func() tea.Msg {
 		p, e, err := r.Marks()
 		return marksMsg{gen: gen, proposals: p, errors: e, err: err}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 	"github.com/modelwire/modelwire/transport"
 )
 
@@ -31,7 +32,7 @@ func recordFixture(t *testing.T) (*store.DB, string, []session.Update, *session.
 	rc := DefaultRunConfig()
 	ups := scriptedSession(t, sc, rc)
 	meta := app.Meta(rc.setup(sc), transport.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test")
-	j := session.NewStoreJournal(db, meta, rc.Stream)
+	j := timeline.NewStoreJournal(db, meta, rc.Stream)
 	for _, u := range ups {
 		if err := j.Record(u); err != nil {
 			t.Fatalf("record %s: %v", u.Kind, err)
@@ -309,7 +310,7 @@ func TestSessionsBrowser(t *testing.T) {
 
 // TestReplayEventOrder: at the end of a replay the workbench's event log
 // holds the stored canonical events in the order `replay --json` prints
-// them (both come from session.Replayer).
+// them (both come from timeline.Replayer).
 func TestReplayEventOrder(t *testing.T) {
 	db, id, _, _ := recordFixture(t)
 	r, err := app.Library{DB: db}.Load(id)
@@ -444,7 +445,7 @@ func recordInterrupted(t *testing.T, until func(session.Update) bool, edit func(
 	sc := refund(t)
 	rc := DefaultRunConfig()
 	meta := app.Meta(rc.setup(sc), transport.Provider{Name: "sim", BaseURL: "http://127.0.0.1:1"}, store.SourceTUI, "test")
-	j := session.NewStoreJournal(db, meta, rc.Stream)
+	j := timeline.NewStoreJournal(db, meta, rc.Stream)
 	for _, u := range scriptedSession(t, sc, rc) {
 		if edit != nil {
 			edit(&u)

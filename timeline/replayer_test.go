@@ -1,4 +1,4 @@
-package session
+package timeline
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -29,11 +30,11 @@ func recordTurns(t testing.TB, db *store.DB, source string, turns, perTurn int, 
 	for turn := 1; turn <= turns; turn++ {
 		recordResponse(t, w, turn, perTurn)
 		if source == store.SourceProxy {
-			st := Pass
+			st := session.Pass
 			if failLast && turn == turns {
-				st = Fail
+				st = session.Fail
 			}
-			must(w.RecordValidation(turn, []store.Validation{{Layer: LayerTransport, Status: Pass}, {Layer: LayerDomain, Status: st}}))
+			must(w.RecordValidation(turn, []store.Validation{{Layer: session.LayerTransport, Status: session.Pass}, {Layer: session.LayerDomain, Status: st}}))
 		}
 	}
 	status := store.StatusDone
@@ -94,10 +95,10 @@ func recordRegeneration(t testing.TB, db *store.DB) string {
 	for turn := 1; turn <= 3; turn++ {
 		recordResponse(t, w, turn, 8)
 		if turn == 2 {
-			must(w.RecordValidation(2, []store.Validation{{Layer: LayerParse, Status: Pass}, {Layer: LayerDomain, Status: Fail, Detail: "over the cap"}}))
+			must(w.RecordValidation(2, []store.Validation{{Layer: session.LayerParse, Status: session.Pass}, {Layer: session.LayerDomain, Status: session.Fail, Detail: "over the cap"}}))
 		}
 	}
-	must(w.RecordValidation(0, []store.Validation{{Layer: LayerParse, Status: Pass}, {Layer: LayerDomain, Status: Pass}}))
+	must(w.RecordValidation(0, []store.Validation{{Layer: session.LayerParse, Status: session.Pass}, {Layer: session.LayerDomain, Status: session.Pass}}))
 	must(w.Finish(store.StatusDone))
 	return w.ID()
 }
@@ -295,7 +296,7 @@ func TestReplayerProxyVerdicts(t *testing.T) {
 			t.Fatalf("turn %d shown as a regeneration", turn.N)
 		}
 	}
-	if len(st.Layers) != 2 || st.Layers[1].Status != Fail || st.Status != store.StatusFailed {
+	if len(st.Layers) != 2 || st.Layers[1].Status != session.Fail || st.Status != store.StatusFailed {
 		t.Fatalf("last verdict %+v, status %q", st.Layers, st.Status)
 	}
 }
@@ -378,7 +379,7 @@ func TestReplayerMemory(t *testing.T) {
 //
 // Run with
 //
-//	go test ./session -run '^$' -bench Replayer -benchtime 20x
+//	go test ./timeline -run '^$' -bench Replayer -benchtime 20x
 func BenchmarkReplayer(b *testing.B) {
 	for _, size := range []struct {
 		name  string
@@ -458,7 +459,7 @@ func BenchmarkReplayer(b *testing.B) {
 }
 
 // dump is what a person sees of a state: its JSON and every lane's text.
-func dump(t testing.TB, st *State) string {
+func dump(t testing.TB, st *session.State) string {
 	t.Helper()
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -538,19 +539,19 @@ func TestReplayerCheckpoints(t *testing.T) {
 // TestStateClone: a clone and its original change independently, the
 // turns they share included.
 func TestStateClone(t *testing.T) {
-	st := NewState()
+	st := session.NewState()
 	item := func(turn int, id string) {
-		st.Apply(Update{Kind: UpStep, Turn: turn, Step: &adapters.Step{Index: 1, Events: []adapters.Event{
+		st.Apply(session.Update{Kind: session.UpStep, Turn: turn, Step: &adapters.Step{Index: 1, Events: []adapters.Event{
 			{Type: adapters.EvItemStarted, ItemID: id, Kind: string(adapters.KindMessage)},
 			{Type: adapters.EvTextDelta, ItemID: id, Delta: "refund "}}}})
 	}
 	item(1, "a")
-	st.Apply(Update{Kind: UpProposal, Turn: 1, Proposal: &Proposal{CallID: "c1", Name: "get_order"}})
+	st.Apply(session.Update{Kind: session.UpProposal, Turn: 1, Proposal: &session.Proposal{CallID: "c1", Name: "get_order"}})
 	c := st.Clone()
 	before := dump(t, c)
 	// The original goes on: more text, a decision, a new turn.
-	st.Apply(Update{Kind: UpStep, Turn: 1, Step: &adapters.Step{Index: 2, Events: []adapters.Event{{Type: adapters.EvTextDelta, ItemID: "a", Delta: "150"}}}})
-	st.Apply(Update{Kind: UpDecision, Turn: 1, Proposal: &Proposal{CallID: "c1"}, Decision: &Decision{Kind: Approved}})
+	st.Apply(session.Update{Kind: session.UpStep, Turn: 1, Step: &adapters.Step{Index: 2, Events: []adapters.Event{{Type: adapters.EvTextDelta, ItemID: "a", Delta: "150"}}}})
+	st.Apply(session.Update{Kind: session.UpDecision, Turn: 1, Proposal: &session.Proposal{CallID: "c1"}, Decision: &session.Decision{Kind: session.Approved}})
 	item(2, "b")
 	if got := dump(t, c); got != before {
 		t.Fatalf("the clone changed with its original:\n%s\nwas\n%s", got, before)
@@ -559,7 +560,7 @@ func TestStateClone(t *testing.T) {
 		t.Fatalf("the original lost its updates: %s", dump(t, st))
 	}
 	// The clone goes on its own way.
-	c.Apply(Update{Kind: UpStep, Turn: 1, Step: &adapters.Step{Index: 2, Events: []adapters.Event{{Type: adapters.EvTextDelta, ItemID: "a", Delta: "yuan"}}}})
+	c.Apply(session.Update{Kind: session.UpStep, Turn: 1, Step: &adapters.Step{Index: 2, Events: []adapters.Event{{Type: adapters.EvTextDelta, ItemID: "a", Delta: "yuan"}}}})
 	if c.Turns[0].Lanes[0].Text() != "refund yuan" || st.Turns[0].Lanes[0].Text() != "refund 150" {
 		t.Fatalf("clone %q, original %q", c.Turns[0].Lanes[0].Text(), st.Turns[0].Lanes[0].Text())
 	}

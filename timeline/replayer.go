@@ -1,4 +1,4 @@
-package session
+package timeline
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -48,7 +49,7 @@ import (
 type Replayer struct {
 	db   *store.DB
 	sess *store.Session
-	sc   *Scenario
+	sc   *session.Scenario
 
 	stream  bool
 	history adapters.HistoryMode
@@ -98,7 +99,7 @@ var (
 // NewReplayer opens a replayer on a stored session, before its first
 // entry. sc, when known, gives the source map and the proposals' schema
 // checks.
-func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
+func NewReplayer(db *store.DB, id string, sc *session.Scenario) (*Replayer, error) {
 	s, err := db.GetSession(id)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func NewReplayer(db *store.DB, id string, sc *Scenario) (*Replayer, error) {
 // ReplayerOf is NewReplayer for a session already read (db.GetSession),
 // which it keeps and sorts: reading a long session's records is most of
 // what opening it costs.
-func ReplayerOf(db *store.DB, s *store.Session, sc *Scenario) (*Replayer, error) {
+func ReplayerOf(db *store.DB, s *store.Session, sc *session.Scenario) (*Replayer, error) {
 	r := &Replayer{db: db, sess: s, sc: sc, history: adapters.HistoryFull, attempt: map[[2]int]*store.Attempt{},
 		every: checkpointEvery}
 	slices.SortStableFunc(s.Attempts, func(a, b store.Attempt) int {
@@ -218,7 +219,7 @@ func (r *Replayer) Marks() (proposals, errs []int, err error) {
 func (r *Replayer) Info() store.SessionInfo { return r.sess.SessionInfo }
 
 // Scenario is the scenario the session ran, nil when unknown.
-func (r *Replayer) Scenario() *Scenario { return r.sc }
+func (r *Replayer) Scenario() *session.Scenario { return r.sc }
 
 // Stream reports whether the session's attempts streamed.
 func (r *Replayer) Stream() bool { return r.stream }
@@ -274,9 +275,9 @@ func (r *Replayer) PrevTurnFrom(p int) int {
 // State is the session right after the current entry. It is the
 // replayer's own: it changes on the next Seek (State.Clone makes a copy
 // that does not).
-func (r *Replayer) State() *State {
+func (r *Replayer) State() *session.State {
 	if r.b == nil {
-		return NewState() // the last Seek failed
+		return session.NewState() // the last Seek failed
 	}
 	return r.b.st
 }
@@ -365,6 +366,3 @@ func (r *Replayer) Each(from, to int, fn func(store.Entry) error) error {
 // (a proxied conversation judges each exchange) rather than one for the
 // session with a verdict per regenerated answer (a run).
 func (r *Replayer) PerTurnVerdicts() bool { return r.sess.Source == store.SourceProxy }
-
-// SessionInfo is a stored session's metadata, as lists show it.
-type SessionInfo = store.SessionInfo

@@ -1,4 +1,4 @@
-package session
+package timeline
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -23,7 +24,7 @@ func NewStoreJournal(db *store.DB, meta store.SessionMeta, stream bool) *StoreJo
 // StoreJournal is the one place a session's updates become stored events:
 // runs, the workbench, the proxy and imports record through it, so any
 // session can be listed and replayed the same way later. It implements
-// Journal and names the session through SessionID.
+// session.Journal and names the session through SessionID.
 //
 // Rules it keeps:
 //   - an attempt is recorded once per (turn, attempt); a "retrying in …"
@@ -135,11 +136,11 @@ func (j *StoreJournal) FinishAt(status store.Status, at time.Time) error {
 	return j.w.FinishAt(status, at)
 }
 
-// Record implements Journal.
-func (j *StoreJournal) Record(u Update) error {
+// Record implements session.Journal.
+func (j *StoreJournal) Record(u session.Update) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if u.Kind == UpStarted {
+	if u.Kind == session.UpStarted {
 		return j.start()
 	}
 	if j.w == nil {
@@ -147,7 +148,7 @@ func (j *StoreJournal) Record(u Update) error {
 	}
 	key := [2]int{u.Turn, u.Attempt}
 	switch u.Kind {
-	case UpAssembled:
+	case session.UpAssembled:
 		// Only the latest turn's request is kept (its retries record it
 		// again): a long session's earlier requests, each carrying the
 		// whole history so far, would otherwise all stay in memory.
@@ -157,7 +158,7 @@ func (j *StoreJournal) Record(u Update) error {
 			}
 		}
 		j.requests[u.Turn] = u.Request
-	case UpAttempt:
+	case session.UpAttempt:
 		m := store.AttemptMeta{URL: u.URL, Stream: j.stream}
 		if req := j.requests[u.Turn]; req != nil {
 			m.Method, m.Body = req.Method, req.Body
@@ -170,27 +171,27 @@ func (j *StoreJournal) Record(u Update) error {
 			m.Header = u.Header // a transport failure carries the request's headers (the store redacts them)
 		}
 		return j.attempt(u, m)
-	case UpStep:
+	case session.UpStep:
 		if rec := j.recs[key]; rec != nil { // a step without its attempt has nothing to attach to
 			return rec.AppendAt(ms(u.OffsetMS), *u.Step)
 		}
-	case UpResponse:
+	case session.UpResponse:
 		var err error
 		if u.Err != "" {
 			err = errors.New(u.Err)
 		}
 		return j.finish(key, err)
-	case UpDecision:
+	case session.UpDecision:
 		d := store.Decision{Turn: u.Turn, CallID: u.Proposal.CallID, Name: u.Proposal.Name, Decision: u.Decision.Kind,
 			Arguments: validJSON(u.Proposal.Arguments), Reason: u.Decision.Reason, At: u.At}
-		if u.Decision.Kind == Edited {
+		if u.Decision.Kind == session.Edited {
 			d.Edited = u.Decision.Arguments
 		}
 		return j.w.RecordDecision(d)
-	case UpResult:
+	case session.UpResult:
 		r := u.Result
 		return j.w.RecordToolResult(store.ToolResult{Turn: u.Turn, CallID: r.CallID, Name: r.Name, Content: r.Content, IsError: r.IsError, At: u.At})
-	case UpValidated, UpRegenerate:
+	case session.UpValidated, session.UpRegenerate:
 		vs := make([]store.Validation, len(u.Layers))
 		for i, l := range u.Layers {
 			vs[i] = store.Validation{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
@@ -198,13 +199,13 @@ func (j *StoreJournal) Record(u Update) error {
 		switch {
 		case j.meta.Source == store.SourceProxy:
 			return j.w.RecordValidation(u.Turn, vs) // the exchange's verdict
-		case u.Kind == UpRegenerate:
+		case u.Kind == session.UpRegenerate:
 			j.finishAll(nil)
 			return j.w.RecordValidation(u.Turn-1, vs) // the verdict on the answer being regenerated
 		}
 		j.finishAll(nil)
 		return j.w.RecordValidation(0, vs)
-	case UpFinished:
+	case session.UpFinished:
 		j.finishAll(nil)
 		status := store.StatusFailed
 		if u.Status == store.StatusDone {
@@ -217,7 +218,7 @@ func (j *StoreJournal) Record(u Update) error {
 
 // RecordVerdict records the layers' verdict on one turn (an imported
 // exchange's, as the proxy records one per exchange).
-func (j *StoreJournal) RecordVerdict(turn int, layers []LayerResult) error {
+func (j *StoreJournal) RecordVerdict(turn int, layers []session.LayerResult) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	vs := make([]store.Validation, len(layers))
@@ -230,7 +231,7 @@ func (j *StoreJournal) RecordVerdict(turn int, layers []LayerResult) error {
 // RecordAttempt records an HTTP attempt with its request as the caller
 // knows it (the proxy has each exchange's own request, stream flag and
 // retry reason).
-func (j *StoreJournal) RecordAttempt(u Update, m store.AttemptMeta) error {
+func (j *StoreJournal) RecordAttempt(u session.Update, m store.AttemptMeta) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.w == nil {
@@ -255,7 +256,7 @@ type AttemptTimes struct {
 // that got a response: u numbers it and gives the status and headers, m
 // the request, t its times. Its steps and its end follow as UpStep and
 // UpResponse updates, as for a live attempt; the end is recorded at t.End.
-func (j *StoreJournal) ImportAttempt(u Update, m store.AttemptMeta, t AttemptTimes) error {
+func (j *StoreJournal) ImportAttempt(u session.Update, m store.AttemptMeta, t AttemptTimes) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.w == nil {
@@ -295,7 +296,7 @@ func (j *StoreJournal) RestoreEntry(off time.Duration, entry json.RawMessage) er
 // attempt records an HTTP attempt: a new one when the (turn, attempt)
 // pair is new; a notice about an attempt already recorded changes nothing.
 // An attempt that got no response is finished at once with its error.
-func (j *StoreJournal) attempt(u Update, m store.AttemptMeta) error {
+func (j *StoreJournal) attempt(u session.Update, m store.AttemptMeta) error {
 	key := [2]int{u.Turn, u.Attempt}
 	if j.recs[key] != nil {
 		return nil

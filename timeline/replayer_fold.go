@@ -1,4 +1,4 @@
-package session
+package timeline
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -29,7 +30,7 @@ import (
 // it. Before the first entry (position 0) the first turn's request shows.
 type timelineBuilder struct {
 	r  *Replayer
-	st *State
+	st *session.State
 
 	emitted int // attempts emitted
 	// By turn (index turn-1): assembled, responded, the terminal event.
@@ -43,7 +44,7 @@ type timelineBuilder struct {
 	prelude int
 	// regenerate are the regenerations a verdict asked for, waiting for
 	// their turn to open.
-	regenerate []Update
+	regenerate []session.Update
 	// at is the time of entry pos from the session's start, next that
 	// of the entry after it (hasNext: there is one), seen while folding
 	// so that playback needs no read of its own.
@@ -56,8 +57,8 @@ type timelineBuilder struct {
 }
 
 func (r *Replayer) newBuilder() *timelineBuilder {
-	b := &timelineBuilder{r: r, st: NewState()}
-	b.emit(Update{Kind: UpStarted})
+	b := &timelineBuilder{r: r, st: session.NewState()}
+	b.emit(session.Update{Kind: session.UpStarted})
 	return b
 }
 
@@ -85,7 +86,7 @@ func setTurn[T any](s []T, turn int, v T) []T {
 
 // proposed reports whether the state shows the proposal of call id in turn.
 func (b *timelineBuilder) proposed(turn int, id string) bool {
-	return turn >= 1 && turn <= len(b.st.Turns) && b.st.Turns[turn-1].proposal(id) != nil
+	return turn >= 1 && turn <= len(b.st.Turns) && b.st.Turns[turn-1].Proposal(id) != nil
 }
 
 // errStop ends an EachEntry walk early.
@@ -168,19 +169,19 @@ func (b *timelineBuilder) end() {
 	b.flushAttempts(func(store.Attempt) bool { return true }, true)
 	b.openRegenerations(-1)
 	b.respond(len(b.st.Turns) + 1)
-	b.emit(Update{Kind: UpFinished, Status: b.r.sess.Status})
+	b.emit(session.Update{Kind: session.UpFinished, Status: b.r.sess.Status})
 }
 
-func (b *timelineBuilder) emit(u Update) {
+func (b *timelineBuilder) emit(u session.Update) {
 	u.SessionID = b.r.sess.ID
-	if u.Kind == UpStep && u.Turn <= b.settled {
+	if u.Kind == session.UpStep && u.Turn <= b.settled {
 		// A step of a settled turn (attempts that interleave): settle
 		// took what the turn keeps from the records, and a skeleton
 		// never sees it, so it is not folded either way.
 		return
 	}
 	b.st.Apply(u)
-	if u.Kind == UpAssembled && b.r.long() {
+	if u.Kind == session.UpAssembled && b.r.long() {
 		// A long session keeps the lanes and the event log of the turn
 		// being shown only, so the replay's memory stays bounded by a
 		// turn, not the session; earlier turns keep their request,
@@ -223,7 +224,7 @@ func (b *timelineBuilder) beforeSession(se sessEntry, open bool) bool {
 		b.respond(d.Turn + 1)
 		if !b.proposed(d.Turn, d.CallID) {
 			p := b.proposal(d)
-			b.emit(Update{Kind: UpProposal, Turn: d.Turn, Proposal: &p})
+			b.emit(session.Update{Kind: session.UpProposal, Turn: d.Turn, Proposal: &p})
 		}
 	case store.EntryValidation:
 		// A verdict on a turn follows that turn's attempts, not those
@@ -335,7 +336,7 @@ func (b *timelineBuilder) fold(es []store.Entry, p int) error {
 		}
 		st.Events = append(st.Events, ev)
 	}
-	u := Update{Kind: UpStep, Turn: e.Turn, Attempt: e.Attempt, Step: &st, OffsetMS: float64(e.Offset.Microseconds()) / 1000}
+	u := session.Update{Kind: session.UpStep, Turn: e.Turn, Attempt: e.Attempt, Step: &st, OffsetMS: float64(e.Offset.Microseconds()) / 1000}
 	last := es[len(es)-1].Seq
 	if a := b.r.attempt[[2]int{e.Turn, e.Attempt}]; a != nil && !b.partial && a.LastSeq == last {
 		u.Timings = timingsOf(a.Timings) // an attempt's timings ride on its last step, as live
@@ -360,10 +361,10 @@ func (b *timelineBuilder) flushAttempts(upto func(store.Attempt) bool, open bool
 			}
 			b.openRegenerations(a.Turn)
 			b.assembled = setTurn(b.assembled, a.Turn, true)
-			b.emit(Update{Kind: UpAssembled, Turn: a.Turn, Request: b.request(a)})
+			b.emit(session.Update{Kind: session.UpAssembled, Turn: a.Turn, Request: b.request(a)})
 		}
 		b.emitted++
-		b.emit(Update{Kind: UpAttempt, Turn: a.Turn, Attempt: a.Attempt, URL: a.URL, HTTPStatus: a.StatusCode,
+		b.emit(session.Update{Kind: session.UpAttempt, Turn: a.Turn, Attempt: a.Attempt, URL: a.URL, HTTPStatus: a.StatusCode,
 			Err: a.Error, Header: a.ResponseHeader})
 	}
 	return false
@@ -392,7 +393,7 @@ func (b *timelineBuilder) respond(turn int) {
 			ev := b.terminal[t-1]
 			sum.Terminal, sum.StopReason, sum.ProviderStopReason = ev.Status, ev.StopReason, ev.ProviderStopReason
 		}
-		b.emit(Update{Kind: UpResponse, Turn: t, Summary: sum})
+		b.emit(session.Update{Kind: session.UpResponse, Turn: t, Summary: sum})
 	}
 }
 
@@ -425,14 +426,14 @@ func (r *Replayer) urlPath(u string) string {
 	return p
 }
 
-func timingsOf(t store.Timings) *Timings {
+func timingsOf(t store.Timings) *session.Timings {
 	f := func(d *time.Duration) float64 {
 		if d == nil {
 			return 0
 		}
 		return float64(d.Microseconds()) / 1000
 	}
-	return &Timings{FirstByte: f(t.FirstByte), FirstEvent: f(t.FirstEvent), FirstText: f(t.FirstText), Terminal: f(t.Terminal)}
+	return &session.Timings{FirstByte: f(t.FirstByte), FirstEvent: f(t.FirstEvent), FirstText: f(t.FirstText), Terminal: f(t.Terminal)}
 }
 
 // sessionEntry folds a decision, a tool result or a validation.
@@ -451,24 +452,24 @@ func (b *timelineBuilder) applySession(se sessEntry) {
 	case store.EntryDecision:
 		d := se.decision
 		p := b.proposal(d)
-		dec := Decision{Kind: d.Decision, Reason: d.Reason, By: "person"}
+		dec := session.Decision{Kind: d.Decision, Reason: d.Reason, By: "person"}
 		switch d.Decision {
 		case store.DecisionAuto:
-			dec.Kind, dec.By = Approved, "auto"
+			dec.Kind, dec.By = session.Approved, "auto"
 		case store.DecisionEdited:
 			dec.Arguments = d.Edited
 		}
-		b.emit(Update{Kind: UpDecision, Turn: d.Turn, Proposal: &p, Decision: &dec})
+		b.emit(session.Update{Kind: session.UpDecision, Turn: d.Turn, Proposal: &p, Decision: &dec})
 	case store.EntryToolResult:
 		r := se.result
-		b.emit(Update{Kind: UpResult, Turn: r.Turn, Result: &adapters.ToolResult{CallID: r.CallID, Name: r.Name,
+		b.emit(session.Update{Kind: session.UpResult, Turn: r.Turn, Result: &adapters.ToolResult{CallID: r.CallID, Name: r.Name,
 			Content: r.Content, IsError: r.IsError}})
 	case store.EntryValidation:
-		layers := make([]LayerResult, len(se.verdicts))
+		layers := make([]session.LayerResult, len(se.verdicts))
 		parsed := false
 		for i, l := range se.verdicts {
-			layers[i] = LayerResult{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
-			if l.Layer == LayerParse && l.Status == Pass {
+			layers[i] = session.LayerResult{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
+			if l.Layer == session.LayerParse && l.Status == session.Pass {
 				parsed = true
 			}
 		}
@@ -477,11 +478,11 @@ func (b *timelineBuilder) applySession(se sessEntry) {
 			// again. The entry is the verdict on that turn; the
 			// regeneration opens the next, with its first entry, and
 			// clears the layers for the new answer's (State.Apply).
-			b.emit(Update{Kind: UpValidated, Turn: se.vturn, Layers: layers})
-			b.regenerate = append(b.regenerate, Update{Kind: UpRegenerate, Turn: se.vturn + 1, Layers: layers})
+			b.emit(session.Update{Kind: session.UpValidated, Turn: se.vturn, Layers: layers})
+			b.regenerate = append(b.regenerate, session.Update{Kind: session.UpRegenerate, Turn: se.vturn + 1, Layers: layers})
 			return
 		}
-		u := Update{Kind: UpValidated, Turn: se.vturn, Layers: layers}
+		u := session.Update{Kind: session.UpValidated, Turn: se.vturn, Layers: layers}
 		if parsed {
 			u.Output = finalAnswer(b.st)
 			b.answered = true
@@ -491,14 +492,14 @@ func (b *timelineBuilder) applySession(se sessEntry) {
 	default:
 		// An entry of a kind this version does not know: it keeps its
 		// position and shows nothing.
-		b.emit(Update{Kind: UpdateKind("entry:" + se.kind)})
+		b.emit(session.Update{Kind: session.UpdateKind("entry:" + se.kind)})
 	}
 }
 
 // domain is the domain layer's working for a stored answer: the store
 // keeps the verdicts, not the checks' values, so they are computed again
 // from the results and the prompt the state holds, as the engine did.
-func (r *Replayer) domain(layers []LayerResult, out json.RawMessage, st *State) *Domain {
+func (r *Replayer) domain(layers []session.LayerResult, out json.RawMessage, st *session.State) *session.Domain {
 	if r.sc == nil || len(out) == 0 {
 		return nil
 	}
@@ -506,9 +507,27 @@ func (r *Replayer) domain(layers []LayerResult, out json.RawMessage, st *State) 
 	for _, t := range st.Turns {
 		reqs = append(reqs, t.Request)
 	}
-	obs := &Observations{Results: observedFrom(st),
-		Prompt: promptFrom(r.sess.Protocol, reqs, func() *adapters.Request { return r.sc.Request(r.stream, r.history) })}
-	return ExplainDomain(r.sc, layers, out, obs)
+	obs := &session.Observations{Results: observedFrom(st),
+		Prompt: session.PromptFrom(r.sess.Protocol, reqs, func() *adapters.Request { return r.sc.Request(r.stream, r.history) })}
+	return session.ExplainDomain(r.sc, layers, out, obs)
+}
+
+// observedFrom are the tool results a state holds, in the order they were
+// sent back, as the engine observed them.
+func observedFrom(st *session.State) []session.ObservedResult {
+	var out []session.ObservedResult
+	for _, t := range st.Turns {
+		for _, p := range t.Proposals {
+			if r := p.Result; r != nil {
+				args := p.Proposal.Arguments
+				if d := p.Decision; d != nil && d.Kind == session.Edited {
+					args = d.Arguments
+				}
+				out = append(out, session.ObservedResult{CallID: r.CallID, Name: r.Name, Arguments: args, Content: r.Content, IsError: r.IsError})
+			}
+		}
+	}
+	return out
 }
 
 // decisionOf decodes a decision entry; a decision recorded without its
@@ -525,8 +544,8 @@ func decisionOf(e store.Entry) (store.Decision, error) {
 }
 
 // proposal rebuilds a proposal as the gate saw it.
-func (b *timelineBuilder) proposal(d store.Decision) Proposal {
-	p := Proposal{Turn: d.Turn, CallID: d.CallID, Name: d.Name, Arguments: d.Arguments, Known: true}
+func (b *timelineBuilder) proposal(d store.Decision) session.Proposal {
+	p := session.Proposal{Turn: d.Turn, CallID: d.CallID, Name: d.Name, Arguments: d.Arguments, Known: true}
 	var calls []store.Call
 	for _, c := range b.r.sess.Calls {
 		if c.Turn == d.Turn {
@@ -555,7 +574,7 @@ func (b *timelineBuilder) proposal(d store.Decision) Proposal {
 
 // finalAnswer is the last turn's message text parsed as JSON (the
 // validator's output), or nil.
-func finalAnswer(st *State) json.RawMessage {
+func finalAnswer(st *session.State) json.RawMessage {
 	t := st.Current()
 	if t == nil {
 		return nil

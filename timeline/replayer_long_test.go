@@ -1,4 +1,4 @@
-package session
+package timeline
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -55,7 +56,7 @@ func recordTools(t testing.TB, db *store.DB, turns, perTurn int) string {
 		must(w.RecordDecision(store.Decision{Turn: turn, CallID: call, Name: "get_order", Decision: store.DecisionApproved, Arguments: args}))
 		must(w.RecordToolResult(store.ToolResult{Turn: turn, CallID: call, Name: "get_order", Content: `{"status":"shipped"}`}))
 	}
-	must(w.RecordValidation(0, []store.Validation{{Layer: LayerTransport, Status: Pass}, {Layer: LayerParse, Status: Fail, Detail: "no answer"}}))
+	must(w.RecordValidation(0, []store.Validation{{Layer: session.LayerTransport, Status: session.Pass}, {Layer: session.LayerParse, Status: session.Fail, Detail: "no answer"}}))
 	must(w.Finish(store.StatusFailed))
 	return w.ID()
 }
@@ -156,7 +157,7 @@ func TestReplayerLongJumps(t *testing.T) {
 // jumping, cold (no checkpoints), to the end, to the middle, or to the
 // start of turn 700. Run with
 //
-//	go test ./session -run '^$' -bench ReplayerOpen -benchtime 10x
+//	go test ./timeline -run '^$' -bench ReplayerOpen -benchtime 10x
 func BenchmarkReplayerOpen(b *testing.B) {
 	db := openStore(b)
 	id := recordTurns(b, db, store.SourceRun, 1000, 1000, false)

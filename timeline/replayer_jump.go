@@ -1,4 +1,4 @@
-package session
+package timeline
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -33,7 +34,7 @@ func (r *Replayer) baseTurn(p int) int {
 type turnRecord struct {
 	terminal *adapters.Event
 	usage    *adapters.Usage
-	timings  *Timings
+	timings  *session.Timings
 }
 
 // records collects the turns' records from the attempts (in turn and
@@ -48,7 +49,7 @@ func (r *Replayer) records() {
 	// The records are read, never changed: turns that ended alike share
 	// their terminal event, and the timings are one slice.
 	terminals := map[[2]string]*adapters.Event{}
-	timings := make([]Timings, len(atts))
+	timings := make([]session.Timings, len(atts))
 	for i, a := range atts {
 		if a.Turn < 1 {
 			continue
@@ -189,7 +190,7 @@ func (b *timelineBuilder) settle() {
 	for i := b.settled; i < len(st.Turns)-1; i++ {
 		t := st.Turn(i + 1)
 		tr := b.r.turnAt(i + 1)
-		t.Lanes, t.Log, t.byItem, t.lastClosed = nil, nil, nil, nil
+		t.DropDetail()
 		t.Terminal, t.Usage, t.Timings = tr.terminal, tr.usage, tr.timings
 		if t.Summary != nil {
 			sum := *t.Summary
