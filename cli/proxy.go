@@ -345,7 +345,7 @@ func (p *proxyPrinter) observe(u session.Update) {
 		var verdict []string
 		for _, lr := range u.Layers {
 			if lr.Status != session.Skip {
-				verdict = append(verdict, lr.Layer+" "+string(lr.Status))
+				verdict = append(verdict, string(lr.Layer)+" "+string(lr.Status))
 			}
 		}
 		att := ""

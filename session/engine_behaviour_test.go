@@ -16,6 +16,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // The engine's public behaviours, each against the simulator on loopback:
@@ -151,7 +152,7 @@ func (r *rig) updates(kind session.UpdateKind) []session.Update {
 	return out
 }
 
-func layer(res *session.Result, name string) session.LayerResult {
+func layer(res *session.Result, name validate.Layer) session.LayerResult {
 	for _, l := range res.Layers {
 		if l.Layer == name {
 			return l

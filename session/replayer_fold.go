@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // Folding stored entries into the State a person sees: the builder a
@@ -467,8 +468,8 @@ func (b *timelineBuilder) applySession(se sessEntry) {
 		layers := make([]LayerResult, len(se.verdicts))
 		parsed := false
 		for i, l := range se.verdicts {
-			layers[i] = LayerResult{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
-			if l.Layer == LayerParse && l.Status == Pass {
+			layers[i] = validate.FromStored(l)
+			if layers[i].Layer == LayerParse && l.Status == Pass {
 				parsed = true
 			}
 		}

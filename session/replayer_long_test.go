@@ -55,7 +55,7 @@ func recordTools(t testing.TB, db *store.DB, turns, perTurn int) string {
 		must(w.RecordDecision(store.Decision{Turn: turn, CallID: call, Name: "get_order", Decision: store.DecisionApproved, Arguments: args}))
 		must(w.RecordToolResult(store.ToolResult{Turn: turn, CallID: call, Name: "get_order", Content: `{"status":"shipped"}`}))
 	}
-	must(w.RecordValidation(0, []store.Validation{{Layer: LayerTransport, Status: Pass}, {Layer: LayerParse, Status: Fail, Detail: "no answer"}}))
+	must(w.RecordValidation(0, []store.Validation{{Layer: string(LayerTransport), Status: Pass}, {Layer: string(LayerParse), Status: Fail, Detail: "no answer"}}))
 	must(w.Finish(store.StatusFailed))
 	return w.ID()
 }

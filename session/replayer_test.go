@@ -33,7 +33,7 @@ func recordTurns(t testing.TB, db *store.DB, source string, turns, perTurn int, 
 			if failLast && turn == turns {
 				st = Fail
 			}
-			must(w.RecordValidation(turn, []store.Validation{{Layer: LayerTransport, Status: Pass}, {Layer: LayerDomain, Status: st}}))
+			must(w.RecordValidation(turn, []store.Validation{{Layer: string(LayerTransport), Status: Pass}, {Layer: string(LayerDomain), Status: st}}))
 		}
 	}
 	status := store.StatusDone
@@ -94,10 +94,10 @@ func recordRegeneration(t testing.TB, db *store.DB) string {
 	for turn := 1; turn <= 3; turn++ {
 		recordResponse(t, w, turn, 8)
 		if turn == 2 {
-			must(w.RecordValidation(2, []store.Validation{{Layer: LayerParse, Status: Pass}, {Layer: LayerDomain, Status: Fail, Detail: "over the cap"}}))
+			must(w.RecordValidation(2, []store.Validation{{Layer: string(LayerParse), Status: Pass}, {Layer: string(LayerDomain), Status: Fail, Detail: "over the cap"}}))
 		}
 	}
-	must(w.RecordValidation(0, []store.Validation{{Layer: LayerParse, Status: Pass}, {Layer: LayerDomain, Status: Pass}}))
+	must(w.RecordValidation(0, []store.Validation{{Layer: string(LayerParse), Status: Pass}, {Layer: string(LayerDomain), Status: Pass}}))
 	must(w.Finish(store.StatusDone))
 	return w.ID()
 }

@@ -54,11 +54,11 @@ func (m *Model) teachKey() string {
 	case panelValidation:
 		for _, l := range m.d.state.Layers {
 			if l.Status == session.Fail {
-				return l.Layer
+				return string(l.Layer)
 			}
 		}
 		if len(m.d.state.Layers) > 0 {
-			return m.d.state.Layers[len(m.d.state.Layers)-1].Layer
+			return string(m.d.state.Layers[len(m.d.state.Layers)-1].Layer)
 		}
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // validationPanel shows the five layers, the terminal status and stop
@@ -48,7 +49,7 @@ func (p *validationPanel) lines() []string {
 			line += s.Muted.Render(" (" + ev.ProviderStopReason + ")")
 		}
 		out = append(out, wrapLines(line, w)...)
-		if next := session.TerminalAdvice(ev.Status, ev.StopReason); next != "" {
+		if next := validate.TerminalAdvice(ev.Status, ev.StopReason); next != "" {
 			for _, l := range wrapLines("next: "+next, max(1, w-2)) {
 				out = append(out, "  "+s.Warn.Render(l))
 			}
@@ -65,18 +66,18 @@ func (p *validationPanel) lines() []string {
 		}
 	}
 	out = append(out, "", p.c.section("layers"))
-	byLayer := map[string]session.LayerResult{}
+	byLayer := map[validate.Layer]session.LayerResult{}
 	for _, l := range st.Layers {
 		byLayer[l.Layer] = l
 	}
-	for _, name := range session.Layers {
+	for _, name := range validate.Layers {
 		l, ok := byLayer[name]
 		if !ok {
-			out = append(out, "  "+s.Subtle.Render("· "+padRight(name, 9)+" pending"))
+			out = append(out, "  "+s.Subtle.Render("· "+padRight(string(name), 9)+" pending"))
 			continue
 		}
 		icon := map[session.Verdict]string{session.Pass: "✓", session.Fail: "✗", session.Skip: "–"}[l.Status]
-		head := "  " + s.State(string(l.Status)).Render(icon+" "+padRight(name, 9)+" "+padRight(string(l.Status), 4))
+		head := "  " + s.State(string(l.Status)).Render(icon+" "+padRight(string(name), 9)+" "+padRight(string(l.Status), 4))
 		detail := oneLine(l.Detail)
 		if name == session.LayerDomain && st.Domain != nil {
 			// The checks are listed below, each with its values.

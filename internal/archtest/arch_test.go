@@ -50,6 +50,8 @@ var forbidden = []rule{
 		why: "the store keeps sessions and knows only the canonical model (adapters) and the one redaction (redact)"},
 	{from: p("redact"), to: p("*"),
 		why: "redact is a leaf: every layer calls it, so it imports nothing of the module"},
+	{from: p("validate"), to: p("*"), notTo: p("adapters jsonschema store"),
+		why: "validate is the validation pipeline every front end shares: it judges the canonical model against a contract and knows the store's verdict type, nothing above"},
 	{from: p("jsonschema"), to: p("*"),
 		why: "jsonschema is a leaf: the validator and the JSON reader every layer calls import nothing of the module"},
 	{from: p("session"), to: p("ui cli app sim samples proxy vcr diff bench telemetry copyout themes"),
@@ -71,12 +73,12 @@ var forbidden = []rule{
 // every wire-format package that has none of its own.
 var allowed = map[string][]string{
 	"main":       p("cli"),
-	"cli":        p("app ui proxy telemetry themes bench vcr session store har jsonl sim samples diff copyout adapters/... redact"),
+	"cli":        p("app ui proxy telemetry themes bench vcr session validate store har jsonl sim samples diff copyout adapters/... redact"),
 	"bench":      p("app ui proxy store adapters/..."),
-	"app":        p("session store jsonl sim samples diff proxy adapters/... redact jsonschema"),
-	"ui":         p("session diff copyout themes adapters/... redact jsonschema"),
+	"app":        p("session validate store jsonl sim samples diff proxy adapters/... redact jsonschema"),
+	"ui":         p("session validate diff copyout themes adapters/... redact jsonschema"),
 	"vcr":        p("diff store adapters/... jsonschema"),
-	"proxy":      p("session store adapters/... redact jsonschema"),
+	"proxy":      p("session validate store adapters/... redact jsonschema"),
 	"diff":       p("session store adapters/... jsonschema"),
 	"telemetry":  p("store adapters/... redact"),
 	"sim":        p("session adapters/..."),
@@ -84,7 +86,8 @@ var allowed = map[string][]string{
 	"copyout":    p("adapters/... redact"),
 	"har":        p("session store adapters/... redact"),
 	"jsonl":      p("store adapters"),
-	"session":    p("store adapters/... redact jsonschema"),
+	"session":    p("validate store adapters/... redact jsonschema"),
+	"validate":   p("adapters jsonschema store"),
 	"store":      p("adapters redact"),
 	"redact":     nil,
 	"jsonschema": nil,
@@ -323,6 +326,10 @@ func TestRuleReasons(t *testing.T) {
 		{"jsonschema", "session", false},
 		{"jsonschema", "adapters", false},
 		{"vcr", "session", false},
+		{"validate", "store", true},
+		{"validate", "session", false},
+		{"validate", "adapters/registry", false},
+		{"session", "validate", true},
 	} {
 		if msg := check(c.from, c.to); (msg == "") != c.ok {
 			t.Errorf("%s → %s: allowed %v, want %v (%s)", c.from, c.to, msg == "", c.ok, msg)
