@@ -51,9 +51,9 @@ type Verdict = store.Verdict
 
 // The verdicts.
 const (
-	Pass Verdict = "pass"
-	Fail Verdict = "fail"
-	Skip Verdict = "skip"
+	Pass = store.VerdictPass
+	Fail = store.VerdictFail
+	Skip = store.VerdictSkip
 )
 
 // LayerResult is one layer's verdict.
