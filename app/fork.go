@@ -170,7 +170,7 @@ func (p *ForkPlan) bodyEdits(original []byte) error {
 // turn's answer), so the fork sends the history the parent sent.
 func regenerationAsked(s *store.Session, turn int) string {
 	for _, v := range s.Validations {
-		if v.Turn == turn && v.Status == session.Fail {
+		if v.Turn == turn && v.Status == validate.Fail {
 			return session.RegenerationMessage(validate.FromStored(v.Validation))
 		}
 	}

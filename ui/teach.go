@@ -3,8 +3,8 @@ package ui
 import (
 	"strings"
 
-	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/themes"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // Teaching mode (E) shows, above the footer, two lines on the focused
@@ -53,7 +53,7 @@ func (m *Model) teachKey() string {
 		}
 	case panelValidation:
 		for _, l := range m.d.state.Layers {
-			if l.Status == session.Fail {
+			if l.Status == validate.Fail {
 				return string(l.Layer)
 			}
 		}
