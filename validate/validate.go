@@ -36,16 +36,6 @@ const (
 // Layers lists the layers in order.
 var Layers = []Layer{Transport, Protocol, Parse, Schema, Domain}
 
-// Index is the layer's place in Layers, -1 for a name that is none.
-func (l Layer) Index() int {
-	for i, x := range Layers {
-		if x == l {
-			return i
-		}
-	}
-	return -1
-}
-
 // Verdict is a layer's outcome. The store keeps verdicts as they are.
 type Verdict = store.Verdict
 
