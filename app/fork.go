@@ -13,6 +13,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // ForkEdits are what a fork changes, as `modelwire fork` and the
@@ -169,8 +170,8 @@ func (p *ForkPlan) bodyEdits(original []byte) error {
 // turn's answer), so the fork sends the history the parent sent.
 func regenerationAsked(s *store.Session, turn int) string {
 	for _, v := range s.Validations {
-		if v.Turn == turn && v.Status == session.Fail {
-			return session.RegenerationMessage(session.LayerResult{Layer: v.Layer, Status: v.Status, Detail: v.Detail})
+		if v.Turn == turn && v.Status == validate.Fail {
+			return session.RegenerationMessage(validate.FromStored(v.Validation))
 		}
 	}
 	return ""

@@ -20,6 +20,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // A fork of an application's session — recorded by the proxy, or imported
@@ -145,7 +146,7 @@ func planResend(s *store.Session, turns []store.TurnRecord, turn int, e ForkEdit
 		}
 	}
 	protocol := s.Protocol
-	judge := func(last *adapters.HTTPRequest, o session.Outcome) []session.LayerResult {
+	judge := func(last *adapters.HTTPRequest, o validate.Outcome) []validate.LayerResult {
 		return proxy.JudgeExchange(protocol, last.Path, last.Body, o.HTTPStatus, o.TransportErr, o.Final)
 	}
 	p.app = &appFork{scenario: sc, resend: &session.Resend{First: first, Ran: ran, Later: later, Judge: judge}, stream: streamed(s.Protocol, first)}

@@ -26,6 +26,7 @@ import (
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/ui"
+	"github.com/modelwire/modelwire/validate"
 )
 
 func init() { register(newProxyCmd) }
@@ -344,8 +345,8 @@ func (p *proxyPrinter) observe(u session.Update) {
 	case session.UpValidated:
 		var verdict []string
 		for _, lr := range u.Layers {
-			if lr.Status != session.Skip {
-				verdict = append(verdict, lr.Layer+" "+string(lr.Status))
+			if lr.Status != validate.Skip {
+				verdict = append(verdict, string(lr.Layer)+" "+string(lr.Status))
 			}
 		}
 		att := ""

@@ -242,7 +242,7 @@ func writeState(w io.Writer, st *store.State) {
 	for _, c := range st.Calls {
 		line := fmt.Sprintf("call %s %s %s", c.CallID, c.Name, string(c.Arguments))
 		if c.Decision != "" {
-			line += " → " + c.Decision
+			line += " → " + string(c.Decision)
 			if len(c.Edited) > 0 {
 				line += " " + string(c.Edited)
 			}

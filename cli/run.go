@@ -21,6 +21,7 @@ import (
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/transport"
+	"github.com/modelwire/modelwire/validate"
 )
 
 func init() { register(newRunCmd) }
@@ -344,7 +345,7 @@ func (p *runPrinter) observe(u session.Update) {
 		if s.Usage != nil {
 			fmt.Fprintf(w, "  usage: %s\n", usageLine(s.Usage))
 		}
-		if next := session.TerminalAdvice(s.Terminal, s.StopReason); next != "" {
+		if next := validate.TerminalAdvice(s.Terminal, s.StopReason); next != "" {
 			fmt.Fprintf(w, "  next: %s\n", next)
 		}
 	case session.UpProposal:

@@ -19,6 +19,7 @@ import (
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/timeline"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // exchange is one HTTP request and its response, as recorded: a turn
@@ -469,7 +470,7 @@ func (x *exchange) finish(o outcome, sum *adapters.Summary) {
 	layers := judge(o)
 	failed := false
 	for _, l := range layers {
-		failed = failed || l.Status == session.Fail
+		failed = failed || l.Status == validate.Fail
 	}
 	x.p.mu.Lock()
 	if v, ok := x.conv.verdicts[x.turn]; !ok || x.attempt >= v.attempt {

@@ -20,6 +20,7 @@ import (
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/transport"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // wire is the refund request of a turn (1 or 3) as the protocol sends it.
@@ -112,8 +113,8 @@ func tail(b []byte) []byte {
 // got it (a 429 with Retry-After: 1), the attempt is recorded failed with
 // the one body as its raw event, the transport layer fails naming the
 // status and there is no response for the protocol layer to judge.
-func httpError(status int) func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
-	return func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
+func httpError(status int) func(t *testing.T, got received, a store.Attempt, l map[validate.Layer]store.ValidationRecord) {
+	return func(t *testing.T, got received, a store.Attempt, l map[validate.Layer]store.ValidationRecord) {
 		if got.status != status || status == 429 && got.header.Get("Retry-After") != "1" {
 			t.Errorf("client got %d Retry-After %q", got.status, got.header.Get("Retry-After"))
 		}
@@ -131,9 +132,9 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 		fault  string
 		turn   int
 		stream bool
-		check  func(t *testing.T, got received, a store.Attempt, layers map[string]store.ValidationRecord)
+		check  func(t *testing.T, got received, a store.Attempt, layers map[validate.Layer]store.ValidationRecord)
 	}{
-		{"disconnect-mid-text", 3, true, func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
+		{"disconnect-mid-text", 3, true, func(t *testing.T, got received, a store.Attempt, l map[validate.Layer]store.ValidationRecord) {
 			if got.readErr == nil || got.status != 200 {
 				t.Errorf("the client's stream was not cut: %d %v", got.status, got.readErr)
 			}
@@ -144,7 +145,7 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 				t.Errorf("protocol %+v, terminal %q, state %q", l[session.LayerProtocol], a.TerminalStatus, a.State)
 			}
 		}},
-		{"disconnect-mid-args", 1, true, func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
+		{"disconnect-mid-args", 1, true, func(t *testing.T, got received, a store.Attempt, l map[validate.Layer]store.ValidationRecord) {
 			if got.readErr == nil {
 				t.Error("the client's stream was not cut")
 			}
@@ -153,7 +154,7 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 			}
 		}},
 		{"rate-limit", 1, true, httpError(429)},
-		{"error-after-200", 1, true, func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
+		{"error-after-200", 1, true, func(t *testing.T, got received, a store.Attempt, l map[validate.Layer]store.ValidationRecord) {
 			if got.status != 200 || got.readErr != nil {
 				t.Errorf("client got %d %v", got.status, got.readErr)
 			}
@@ -163,7 +164,7 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 		}},
 		{"rate-limit", 1, false, httpError(429)},
 		{"server-error", 1, false, httpError(500)},
-		{"truncate", 1, false, func(t *testing.T, got received, a store.Attempt, l map[string]store.ValidationRecord) {
+		{"truncate", 1, false, func(t *testing.T, got received, a store.Attempt, l map[validate.Layer]store.ValidationRecord) {
 			if got.status != 200 || got.readErr != nil {
 				t.Errorf("client got %d %v", got.status, got.readErr)
 			}
@@ -201,9 +202,9 @@ func TestFaultsReachTheClientAsSent(t *testing.T) {
 				if n := rawEvents(t, protocol, sent[0]); a.RawEvents != n {
 					t.Errorf("%d raw events recorded, the simulator sent %d", a.RawEvents, n)
 				}
-				l := map[string]store.ValidationRecord{}
+				l := map[validate.Layer]store.ValidationRecord{}
 				for _, v := range s.Validations {
-					l[v.Layer] = v
+					l[validate.Layer(v.Layer)] = v
 				}
 				if s.Status != store.StatusFailed && (l[session.LayerTransport].Status == session.Fail || l[session.LayerProtocol].Status == session.Fail) {
 					t.Errorf("session status %s with layers %+v", s.Status, l)

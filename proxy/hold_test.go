@@ -18,6 +18,7 @@ import (
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // fakeDecider answers hold questions with a function and keeps them.
@@ -98,7 +99,7 @@ func TestHoldRejectIsProviderError(t *testing.T) {
 					t.Errorf("calls %+v", s.Calls)
 				}
 				for _, v := range s.Validations {
-					if v.Layer == session.LayerTransport && !strings.Contains(v.Detail, "replaced by the proxy's HTTP 403") {
+					if validate.Layer(v.Layer) == validate.Transport && !strings.Contains(v.Detail, "replaced by the proxy's HTTP 403") {
 						t.Errorf("transport %q", v.Detail)
 					}
 				}

@@ -33,6 +33,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // sdkKey is the application's key in these tests.
@@ -522,12 +523,12 @@ func checkRecorded(t *testing.T, r *rig, protocol string, turns int, schema bool
 	if totalSent != totalStored {
 		t.Errorf("%d raw events stored, the simulator sent %d", totalStored, totalSent)
 	}
-	layers := map[int]map[string]session.Verdict{}
+	layers := map[int]map[validate.Layer]session.Verdict{}
 	for _, v := range s.Validations {
 		if layers[v.Turn] == nil {
-			layers[v.Turn] = map[string]session.Verdict{}
+			layers[v.Turn] = map[validate.Layer]session.Verdict{}
 		}
-		layers[v.Turn][v.Layer] = v.Status
+		layers[v.Turn][validate.Layer(v.Layer)] = v.Status
 	}
 	for turn := 1; turn <= turns; turn++ {
 		l := layers[turn]

@@ -74,7 +74,7 @@ func runRefund(t *testing.T, sc *session.Scenario, protocol string, stream bool)
 func failedAt(res *session.Result) string {
 	for _, l := range res.Layers {
 		if l.Status == session.Fail {
-			return l.Layer
+			return string(l.Layer)
 		}
 	}
 	return ""

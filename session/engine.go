@@ -403,9 +403,9 @@ func (s *Session) Run(ctx context.Context) (*Result, error) {
 	if err := s.pause(ctx, StepValidated, 0); err != nil {
 		return nil, err
 	}
-	res.Status = "done"
+	res.Status = StatusDone
 	if !res.Passed() {
-		res.Status = "failed"
+		res.Status = StatusFailed
 		res.CannotComplete = &CannotComplete{Reason: FirstFailure(layers), Evidence: append([]ObservedResult{}, res.Obs.Results...)}
 	}
 	if err := s.emit(Update{Kind: UpFinished, Status: res.Status}); err != nil {

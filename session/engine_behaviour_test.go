@@ -17,6 +17,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/transport"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // The engine's public behaviours, each against the simulator on loopback:
@@ -152,7 +153,7 @@ func (r *rig) updates(kind session.UpdateKind) []session.Update {
 	return out
 }
 
-func layer(res *session.Result, name string) session.LayerResult {
+func layer(res *session.Result, name validate.Layer) session.LayerResult {
 	for _, l := range res.Layers {
 		if l.Layer == name {
 			return l

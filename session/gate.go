@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/modelwire/modelwire/jsonschema"
+	"github.com/modelwire/modelwire/store"
 )
 
 // Policy says who decides tool proposals.
@@ -29,11 +30,15 @@ func ParsePolicy(s string) (Policy, error) {
 	return "", fmt.Errorf("unknown approval policy %q (want auto, reject or manual)", s)
 }
 
-// Decision kinds, as the contract names them.
+// DecisionKind is what was decided about a proposal: the store's kinds,
+// which the timeline keeps.
+type DecisionKind = store.DecisionKind
+
+// Decision kinds, as the contract names them (the store's).
 const (
-	Approved = "approved"
-	Edited   = "edited"
-	Rejected = "rejected"
+	Approved = store.DecisionApproved
+	Edited   = store.DecisionEdited
+	Rejected = store.DecisionRejected
 )
 
 // Proposal is a closed, parsed tool call waiting for a decision.
@@ -65,7 +70,7 @@ func (p Proposal) Valid() bool { return p.Known && len(p.Violations) == 0 }
 
 // Decision is what a person (or a policy) decided about a proposal.
 type Decision struct {
-	Kind string `json:"decision"`
+	Kind DecisionKind `json:"decision"`
 	// Arguments are the edited arguments (Edited only).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Reason    string          `json:"reason,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // The chapter's budget (13.6.6): when the answer fails the parse, schema or
@@ -23,8 +24,8 @@ type Regeneration struct {
 	// Turn is the turn that asked again; Turn-1 gave the failing answer.
 	Turn int `json:"turn"`
 	// Layer and Detail are the failure the model was told about.
-	Layer  string `json:"layer"`
-	Detail string `json:"detail"`
+	Layer  validate.Layer `json:"layer"`
+	Detail string         `json:"detail"`
 	// Message is the exact text sent.
 	Message string `json:"message"`
 	// FirstValidation is the verdict on the first answer.

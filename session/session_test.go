@@ -17,6 +17,7 @@ import (
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/transport"
+	"github.com/modelwire/modelwire/validate"
 )
 
 func simBase(t *testing.T, scenario, faults string) string {
@@ -405,7 +406,7 @@ func TestContentFilterIsARefusal(t *testing.T) {
 		if f.Terminal != adapters.StatusRefused || res.Layers[1].Status != session.Fail || res.Regeneration != nil {
 			t.Fatalf("%s: terminal %s (%s), protocol %+v", p, f.Terminal, f.ProviderStopReason, res.Layers[1])
 		}
-		if session.TerminalAdvice(f.Terminal, f.StopReason) == "" {
+		if validate.TerminalAdvice(f.Terminal, f.StopReason) == "" {
 			t.Fatalf("%s: no advice for a refusal", p)
 		}
 	}

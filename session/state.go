@@ -174,8 +174,20 @@ type ProposalState struct {
 // Waiting reports whether the proposal still waits for a decision.
 func (p *ProposalState) Waiting() bool { return p.Decision == nil }
 
+// Status is a session's run status, as the store keeps it; the front ends
+// that do not see the store name statuses here.
+type Status = store.Status
+
+// The run statuses (the store's).
+const (
+	StatusRunning     = store.StatusRunning
+	StatusDone        = store.StatusDone
+	StatusFailed      = store.StatusFailed
+	StatusInterrupted = store.StatusInterrupted
+)
+
 // NewState starts an empty state.
-func NewState() *State { return &State{Status: "running"} }
+func NewState() *State { return &State{Status: StatusRunning} }
 
 // Turn returns turn n (1-based) for changing, creating it (and any before
 // it); a turn shared with a clone is copied first.

@@ -1,52 +1,42 @@
 package session
 
 import (
-	"github.com/modelwire/modelwire/store"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"reflect"
 	"strings"
 
-	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/jsonschema"
+	"github.com/modelwire/modelwire/validate"
 )
 
-// The five validation layers, in order. A failure names its layer, so a
-// person knows whether to fix the transport, the protocol handling, the
-// prompt, the schema or the business rule.
+// The layers and verdicts are validate's; session names them for its own
+// code and its callers' (the replayer, the engine's tests).
 const (
-	LayerTransport = "transport"
-	LayerProtocol  = "protocol"
-	LayerParse     = "parse"
-	LayerSchema    = "schema"
-	LayerDomain    = "domain"
+	LayerTransport = validate.Transport
+	LayerProtocol  = validate.Protocol
+	LayerParse     = validate.Parse
+	LayerSchema    = validate.Schema
+	LayerDomain    = validate.Domain
 )
 
-// Layers lists the layers in order.
-var Layers = []string{LayerTransport, LayerProtocol, LayerParse, LayerSchema, LayerDomain}
-
-// Verdict is a layer's outcome. A layer that could not be judged (no
-// answer to parse, no checks to run) is skipped and says why: never a
-// pass. The store keeps verdicts as they are (store.Verdict).
-type Verdict = store.Verdict
+// Verdict is a layer's outcome (validate.Verdict, which the store keeps).
+type Verdict = validate.Verdict
 
 // The verdicts.
 const (
-	Pass Verdict = "pass"
-	Fail Verdict = "fail"
-	Skip Verdict = "skip"
+	Pass = validate.Pass
+	Fail = validate.Fail
+	Skip = validate.Skip
 )
 
 // LayerResult is one layer's verdict.
-type LayerResult struct {
-	Layer  string  `json:"layer"`
-	Status Verdict `json:"status"`
-	Detail string  `json:"detail"`
-}
+type LayerResult = validate.LayerResult
+
+// Outcome is what a session's run came to, as the validator needs it.
+type Outcome = validate.Outcome
 
 // CheckResult is one business check's verdict.
 type CheckResult struct {
@@ -73,235 +63,27 @@ type Domain struct {
 	Facts  []FactResult  `json:"facts,omitempty"`
 }
 
-// Outcome is what a session's run produced, as the validator needs it.
-type Outcome struct {
-	// HTTPStatus of the last attempt (0 when no response came).
-	HTTPStatus int
-	// TransportErr is a connection, timeout or read failure, by name.
-	TransportErr string
-	// Retries made before the last attempt, and why.
-	Retries []string
-	// RetryNote says why a retryable error was not retried.
-	RetryNote string
-	// Final is the summary of the last response, nil when none came.
-	Final *adapters.Summary
-	// Unanswered lists call ids proposed without a result sent back.
-	Unanswered []string
-	// TurnLimitHit: the loop stopped at the scenario's turn limit.
-	TurnLimitHit bool
-	// Stopped: the session ended before the model answered (a rejected
-	// proposal with the reject policy, or cancellation).
-	Stopped string
-}
-
-// Validate runs the five layers. Transport and protocol are judged
-// whenever a response arrived; parse, schema and domain only when the
-// layer before them passed, since they need a trustworthy answer.
+// Validate runs the five layers on a session (validate.Judge): the whole
+// loop, parsed per the scenario's output contract, its business checks as
+// the domain layer. A session that re-sent an application's requests is
+// judged in the application's scope.
 func Validate(sc *Scenario, o Outcome, obs *Observations) (results []LayerResult, output json.RawMessage) {
-	transport := judgeTransport(o)
-	protocol := judgeProtocol(o)
-	results = append(results, transport, protocol)
-	prev := protocol
-	if transport.Status == Fail && o.Final == nil {
-		prev = transport
+	scope := validate.Scenario
+	if sc.application {
+		scope = validate.Application
 	}
-	skipRest := func(from []string, because LayerResult) {
-		for _, l := range from {
-			results = append(results, LayerResult{Layer: l, Status: Skip, Detail: fmt.Sprintf("not judged: the %s layer failed", because.Layer)})
-		}
-	}
-	if prev.Status != Pass {
-		skipRest([]string{LayerParse, LayerSchema, LayerDomain}, prev)
-		return results, nil
-	}
-	parse, obj := judgeParse(sc, o.Final.Text)
-	results = append(results, parse)
-	if parse.Status == Fail {
-		skipRest([]string{LayerSchema, LayerDomain}, parse)
-		return results, nil
-	}
-	output = obj
-	schema := judgeSchema(sc, obj)
-	results = append(results, schema)
-	if schema.Status == Fail {
-		skipRest([]string{LayerDomain}, schema)
-		return results, output
-	}
-	results = append(results, judgeDomain(sc, obj, obs))
-	return results, output
-}
-
-func judgeTransport(o Outcome) LayerResult {
-	r := LayerResult{Layer: LayerTransport}
-	retried := ""
-	if len(o.Retries) > 0 {
-		retried = fmt.Sprintf(" after %d retr%s (%s)", len(o.Retries), plural(len(o.Retries), "y", "ies"), strings.Join(o.Retries, ", "))
-	}
-	switch {
-	case o.TransportErr != "":
-		r.Status, r.Detail = Fail, o.TransportErr+retried
-	case o.HTTPStatus == 0:
-		r.Status, r.Detail = Fail, "no response"
-	case o.HTTPStatus < 200 || o.HTTPStatus > 299:
-		r.Status, r.Detail = Fail, fmt.Sprintf("HTTP %d%s", o.HTTPStatus, retried)
-		if o.Final != nil && o.Final.Error != nil {
-			r.Detail += ": " + o.Final.Error.Message
-		}
-		if o.RetryNote != "" {
-			r.Detail += "; " + o.RetryNote
-		}
-	default:
-		r.Status, r.Detail = Pass, fmt.Sprintf("HTTP %d, complete body%s", o.HTTPStatus, retried)
-	}
-	return r
-}
-
-func judgeProtocol(o Outcome) LayerResult {
-	r := LayerResult{Layer: LayerProtocol, Status: Fail}
-	f := o.Final
-	switch {
-	case o.Stopped != "":
-		r.Detail = o.Stopped
-	case f == nil:
-		r.Status, r.Detail = Skip, "no response to judge"
-	case TerminalProblem(f) != "":
-		r.Detail = TerminalProblem(f)
-	case o.TurnLimitHit:
-		r.Detail = "stopped at the turn limit with tool calls still being proposed"
-	case len(o.Unanswered) > 0:
-		r.Detail = "tool calls without a result: " + strings.Join(o.Unanswered, ", ")
-	case f.StopReason == adapters.StopToolCall:
-		r.Detail = "the last response asked for tools; there is no final answer"
-	default:
-		r.Status, r.Detail = Pass, fmt.Sprintf("one completed terminal (%s), every call answered", f.ProviderStopReason)
-	}
-	return r
-}
-
-// TerminalProblem says what is wrong with a response's terminal state for
-// the protocol layer — a cut stream, a refusal, a truncation, a failure —
-// or "" when it completed. The engine and the proxy judge by it alike.
-func TerminalProblem(f *adapters.Summary) string {
-	switch f.Terminal {
-	case adapters.StatusCompleted:
-		return ""
-	case adapters.StatusUnknown:
-		d := "no terminal event: the stream was cut"
-		if n := len(f.IncompleteToolCalls); n > 0 {
-			d += fmt.Sprintf("; %d tool call(s) never closed, so none was proposed", n)
-		}
-		return d
-	case adapters.StatusRefused:
-		d := "the model refused"
-		if f.Refusal != nil && *f.Refusal != "" {
-			d += ": " + oneLine(*f.Refusal, 120)
-		}
-		return d
-	case adapters.StatusIncomplete:
-		return fmt.Sprintf("truncated (%s)", f.ProviderStopReason)
-	case adapters.StatusFailed:
-		d := "the response failed"
-		if f.Error != nil {
-			d += ": " + f.Error.Error()
-		}
-		return d
-	}
-	return fmt.Sprintf("terminal %s", f.Terminal)
-}
-
-// TerminalAdvice says what the application may do next after a terminal
-// state that is not an answer (13.4.2): "" for a completed response.
-func TerminalAdvice(status adapters.Status, stop adapters.StopReason) string {
-	switch {
-	case stop == adapters.StopPause:
-		return "paused (Anthropic pause_turn): send the response back as the assistant turn, unchanged, to let it continue; it is not a final answer"
-	case status == adapters.StatusRefused:
-		return "refused (refusal or content filter): do not retry the same request; show the user an explainable message, record the event, or change the request and ask again"
-	case status == adapters.StatusIncomplete:
-		return "truncated: the text is not an answer and no cut tool call may run; raise the output budget, shorten the input, or ask for less"
-	case status == adapters.StatusUnknown:
-		return "no terminal event: the stream was cut; do not run half-received calls, do not assume SSE resumes; a new attempt is a new generation"
-	case status == adapters.StatusFailed:
-		return "the provider failed mid-response: treat it as a failed attempt; the usage received so far is billed"
-	}
-	return ""
-}
-
-func judgeParse(sc *Scenario, text string) (LayerResult, json.RawMessage) {
-	r := LayerResult{Layer: LayerParse, Status: Fail}
-	if sc.Output.Mode == adapters.OutputText || sc.Output.Mode == "" {
-		r.Status, r.Detail = Skip, "the output contract is free text"
-		if sc.application {
-			r.Detail = "the request asks for no output schema; modelwire does not know how the application parses the answer"
-		}
-		return r, nil
-	}
-	t := strings.TrimSpace(text)
-	switch {
-	case t == "":
-		r.Detail = "the final text is empty"
-		return r, nil
-	case strings.HasPrefix(t, "```"):
-		r.Detail = "the JSON is wrapped in a markdown code fence; the contract asks for exactly one JSON object"
-		return r, nil
-	case !strings.HasPrefix(t, "{"):
-		r.Detail = fmt.Sprintf("the final text does not start with a JSON object: %q", oneLine(t, 40))
-		return r, nil
-	}
-	dec := json.NewDecoder(strings.NewReader(t))
-	var obj json.RawMessage
-	if err := dec.Decode(&obj); err != nil {
-		r.Detail = "not valid JSON: " + err.Error()
-		return r, nil
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		rest := strings.TrimSpace(t[dec.InputOffset():])
-		r.Detail = fmt.Sprintf("text after the JSON object: %q", oneLine(rest, 40))
-		return r, nil
-	}
-	var b bytes.Buffer
-	_ = json.Compact(&b, obj)
-	r.Status, r.Detail = Pass, "exactly one JSON object"
-	return r, b.Bytes()
-}
-
-func judgeSchema(sc *Scenario, obj json.RawMessage) LayerResult {
-	r := LayerResult{Layer: LayerSchema}
-	s := sc.OutputSchema()
-	if s == nil {
-		r.Status, r.Detail = Skip, "no output schema"
-		return r
-	}
-	if vs := s.Validate(obj); vs != nil {
-		r.Status, r.Detail = Fail, jsonschema.Joined(vs)
-		return r
-	}
-	r.Status, r.Detail = Pass, fmt.Sprintf("matches %s", sc.Output.Name)
-	return r
-}
-
-func judgeDomain(sc *Scenario, obj json.RawMessage, obs *Observations) LayerResult {
-	r := LayerResult{Layer: LayerDomain}
-	checks := RunChecks(sc, obj, obs)
-	if len(checks) == 0 {
-		r.Status, r.Detail = Skip, "the scenario has no business checks"
-		if sc.application {
-			r.Detail = "modelwire does not know the application's business rules"
-		}
-		return r
-	}
-	var failed []string
-	for _, c := range checks {
-		if !c.Pass {
-			failed = append(failed, c.ID+": "+c.Detail)
-		}
-	}
-	if len(failed) > 0 {
-		r.Status, r.Detail = Fail, strings.Join(failed, "; ")
-		return r
-	}
-	r.Status, r.Detail = Pass, fmt.Sprintf("%d business checks pass", len(checks))
-	return r
+	return validate.Judge(validate.Input{
+		Scope:    scope,
+		Outcome:  o,
+		Contract: validate.Contract{Mode: sc.Output.Mode, Schema: sc.OutputSchema(), Name: sc.Output.Name},
+		Domain: func(obj json.RawMessage) []validate.Check {
+			var out []validate.Check
+			for _, c := range RunChecks(sc, obj, obs) {
+				out = append(out, validate.Check{ID: c.ID, Pass: c.Pass, Detail: c.Detail})
+			}
+			return out
+		},
+	})
 }
 
 // RunChecks runs the scenario's checks on an answer, with the facts
@@ -470,13 +252,6 @@ func normalise(v any) any {
 func show(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func oneLine(s string, n int) string {

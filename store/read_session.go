@@ -65,7 +65,7 @@ type Call struct {
 	Name        string
 	Arguments   json.RawMessage // as proposed
 	ProposedSeq int             // 0 when no tool.proposed was recorded
-	Decision    string          // "" while undecided
+	Decision    DecisionKind    // "" while undecided
 	Edited      json.RawMessage
 	Reason      string
 	DecidedAt   time.Time

@@ -112,7 +112,7 @@ func parseSessionEntry(raw json.RawMessage) (any, error) {
 			return nil, err
 		}
 		for _, l := range v.Results {
-			if l.Status != "pass" && l.Status != "fail" && l.Status != "skip" {
+			if !l.Status.Valid() {
 				return nil, fmt.Errorf("validation layer %q has status %q", l.Layer, l.Status)
 			}
 		}

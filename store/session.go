@@ -27,9 +27,19 @@ const (
 	StatusInterrupted Status = "interrupted"
 )
 
-// Verdict is a validation layer's outcome: "pass", "fail" or "skip"
-// (session names them).
+// Verdict is a validation layer's outcome, as the store keeps it (the
+// validate package judges the layers and names them for its callers).
 type Verdict string
+
+// The verdicts.
+const (
+	VerdictPass Verdict = "pass"
+	VerdictFail Verdict = "fail"
+	VerdictSkip Verdict = "skip"
+)
+
+// Valid reports whether v is one of the verdicts.
+func (v Verdict) Valid() bool { return v == VerdictPass || v == VerdictFail || v == VerdictSkip }
 
 // Session sources: what recorded a session (SessionMeta.Source).
 const (

@@ -10,12 +10,17 @@ import (
 
 // Session-level entries of the timeline.
 
-// Decision values.
+// DecisionKind is what was decided about a proposed call; the session's
+// gate and every front end name decisions by these.
+type DecisionKind string
+
+// Decision kinds. Auto is a decision recorded without a decider (an
+// imported transcript's call, which ran).
 const (
-	DecisionApproved = "approved"
-	DecisionEdited   = "edited"
-	DecisionRejected = "rejected"
-	DecisionAuto     = "auto"
+	DecisionApproved DecisionKind = "approved"
+	DecisionEdited   DecisionKind = "edited"
+	DecisionRejected DecisionKind = "rejected"
+	DecisionAuto     DecisionKind = "auto"
 )
 
 // Decision is what was decided about one proposed tool call.
@@ -24,7 +29,7 @@ type Decision struct {
 	CallID string
 	Name   string
 	// Decision is approved, edited, rejected or auto.
-	Decision string
+	Decision DecisionKind
 	// Arguments are the model's original arguments; Edited the arguments
 	// a person replaced them with (decision edited).
 	Arguments json.RawMessage
@@ -57,7 +62,7 @@ type decisionEvent struct {
 	Turn              int             `json:"turn"`
 	CallID            string          `json:"call_id"`
 	Name              string          `json:"name"`
-	Decision          string          `json:"decision"`
+	Decision          DecisionKind    `json:"decision"`
 	Arguments         json.RawMessage `json:"arguments,omitempty"`
 	OriginalArguments json.RawMessage `json:"original_arguments,omitempty"`
 	Reason            string          `json:"reason,omitempty"`
@@ -191,7 +196,7 @@ func (s *SessionWriter) recordValidation(turn int, results []Validation, at time
 		body = []byte(Redact(string(body)))
 	}
 	for _, v := range results {
-		if v.Status != "pass" && v.Status != "fail" && v.Status != "skip" {
+		if !v.Status.Valid() {
 			return fmt.Errorf("store: validation layer %q: status %q, want pass, fail or skip", v.Layer, v.Status)
 		}
 	}

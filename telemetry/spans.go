@@ -331,7 +331,7 @@ func toolSpan(ctx context.Context, t trace.Tracer, sessionID string, c store.Cal
 		attrTurn.Int(c.Turn),
 	}
 	if c.Decision != "" {
-		attrs = append(attrs, attrDecision.String(c.Decision))
+		attrs = append(attrs, attrDecision.String(string(c.Decision)))
 	}
 	if content {
 		args := c.Arguments

@@ -194,7 +194,7 @@ func (j *StoreJournal) Record(u session.Update) error {
 	case session.UpValidated, session.UpRegenerate:
 		vs := make([]store.Validation, len(u.Layers))
 		for i, l := range u.Layers {
-			vs[i] = store.Validation{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
+			vs[i] = l.Stored()
 		}
 		switch {
 		case j.meta.Source == store.SourceProxy:
@@ -223,7 +223,7 @@ func (j *StoreJournal) RecordVerdict(turn int, layers []session.LayerResult) err
 	defer j.mu.Unlock()
 	vs := make([]store.Validation, len(layers))
 	for i, l := range layers {
-		vs[i] = store.Validation{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
+		vs[i] = l.Stored()
 	}
 	return j.w.RecordValidation(turn, vs)
 }

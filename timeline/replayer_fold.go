@@ -13,6 +13,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // Folding stored entries into the State a person sees: the builder a
@@ -468,8 +469,8 @@ func (b *timelineBuilder) applySession(se sessEntry) {
 		layers := make([]session.LayerResult, len(se.verdicts))
 		parsed := false
 		for i, l := range se.verdicts {
-			layers[i] = session.LayerResult{Layer: l.Layer, Status: l.Status, Detail: l.Detail}
-			if l.Layer == session.LayerParse && l.Status == session.Pass {
+			layers[i] = validate.FromStored(l)
+			if layers[i].Layer == session.LayerParse && l.Status == session.Pass {
 				parsed = true
 			}
 		}

@@ -56,7 +56,7 @@ func recordTools(t testing.TB, db *store.DB, turns, perTurn int) string {
 		must(w.RecordDecision(store.Decision{Turn: turn, CallID: call, Name: "get_order", Decision: store.DecisionApproved, Arguments: args}))
 		must(w.RecordToolResult(store.ToolResult{Turn: turn, CallID: call, Name: "get_order", Content: `{"status":"shipped"}`}))
 	}
-	must(w.RecordValidation(0, []store.Validation{{Layer: session.LayerTransport, Status: session.Pass}, {Layer: session.LayerParse, Status: session.Fail, Detail: "no answer"}}))
+	must(w.RecordValidation(0, []store.Validation{{Layer: string(session.LayerTransport), Status: session.Pass}, {Layer: string(session.LayerParse), Status: session.Fail, Detail: "no answer"}}))
 	must(w.Finish(store.StatusFailed))
 	return w.ID()
 }

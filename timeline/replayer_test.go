@@ -34,7 +34,7 @@ func recordTurns(t testing.TB, db *store.DB, source string, turns, perTurn int, 
 			if failLast && turn == turns {
 				st = session.Fail
 			}
-			must(w.RecordValidation(turn, []store.Validation{{Layer: session.LayerTransport, Status: session.Pass}, {Layer: session.LayerDomain, Status: st}}))
+			must(w.RecordValidation(turn, []store.Validation{{Layer: string(session.LayerTransport), Status: session.Pass}, {Layer: string(session.LayerDomain), Status: st}}))
 		}
 	}
 	status := store.StatusDone
@@ -95,10 +95,10 @@ func recordRegeneration(t testing.TB, db *store.DB) string {
 	for turn := 1; turn <= 3; turn++ {
 		recordResponse(t, w, turn, 8)
 		if turn == 2 {
-			must(w.RecordValidation(2, []store.Validation{{Layer: session.LayerParse, Status: session.Pass}, {Layer: session.LayerDomain, Status: session.Fail, Detail: "over the cap"}}))
+			must(w.RecordValidation(2, []store.Validation{{Layer: string(session.LayerParse), Status: session.Pass}, {Layer: string(session.LayerDomain), Status: session.Fail, Detail: "over the cap"}}))
 		}
 	}
-	must(w.RecordValidation(0, []store.Validation{{Layer: session.LayerParse, Status: session.Pass}, {Layer: session.LayerDomain, Status: session.Pass}}))
+	must(w.RecordValidation(0, []store.Validation{{Layer: string(session.LayerParse), Status: session.Pass}, {Layer: string(session.LayerDomain), Status: session.Pass}}))
 	must(w.Finish(store.StatusDone))
 	return w.ID()
 }

@@ -36,7 +36,7 @@ type viewData struct {
 	replay   bool
 	// ended is the status a replayed session was stored with (done,
 	// failed, interrupted; "" live).
-	ended string
+	ended session.Status
 	// preview is the first request, encoded before the session sends it.
 	preview *adapters.HTTPRequest
 	// paused is the step the walkthrough waits on ("" when not paused).

@@ -49,7 +49,7 @@ func (m *Model) onReplay(msg replayMsg) tea.Cmd {
 	m.rep = msg.rep
 	m.cur = newCursor(msg.rep)
 	m.playing = false
-	m.d.replay, m.d.ended = true, string(msg.rep.Info.Status)
+	m.d.replay, m.d.ended = true, msg.rep.Info.Status
 	m.d.scenario = msg.rep.Scenario
 	m.d.preview, m.d.paused, m.d.laneHL = nil, "", ""
 	m.d.rc = RunConfig{Scenario: msg.rep.Info.Scenario, Variant: msg.rep.Info.Variant, Protocol: msg.rep.Info.Protocol,

@@ -14,6 +14,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/pricing"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // sessionsDialog browses stored sessions: fuzzy search, sort by any
@@ -315,7 +316,7 @@ func (d *sessionsDialog) View(w, h int) string {
 			cell := c.cell(val)
 			switch c.name {
 			case "STATUS":
-				cell = s.State(map[string]string{"done": "pass", "failed": "fail"}[string(x.Status)]).Render(cell)
+				cell = s.State(string(map[session.Status]validate.Verdict{session.StatusDone: validate.Pass, session.StatusFailed: validate.Fail}[x.Status])).Render(cell)
 			case "FAILED":
 				cell = s.Bad.Render(cell)
 			}

@@ -3,8 +3,8 @@ package ui
 import (
 	"strings"
 
-	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/themes"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // Teaching mode (E) shows, above the footer, two lines on the focused
@@ -53,12 +53,12 @@ func (m *Model) teachKey() string {
 		}
 	case panelValidation:
 		for _, l := range m.d.state.Layers {
-			if l.Status == session.Fail {
-				return l.Layer
+			if l.Status == validate.Fail {
+				return string(l.Layer)
 			}
 		}
 		if len(m.d.state.Layers) > 0 {
-			return m.d.state.Layers[len(m.d.state.Layers)-1].Layer
+			return string(m.d.state.Layers[len(m.d.state.Layers)-1].Layer)
 		}
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/pricing"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // validationPanel shows the five layers, the terminal status and stop
@@ -49,7 +50,7 @@ func (p *validationPanel) lines() []string {
 			line += s.Muted.Render(" (" + ev.ProviderStopReason + ")")
 		}
 		out = append(out, wrapLines(line, w)...)
-		if next := session.TerminalAdvice(ev.Status, ev.StopReason); next != "" {
+		if next := validate.TerminalAdvice(ev.Status, ev.StopReason); next != "" {
 			for _, l := range wrapLines("next: "+next, max(1, w-2)) {
 				out = append(out, "  "+s.Warn.Render(l))
 			}
@@ -66,31 +67,31 @@ func (p *validationPanel) lines() []string {
 		}
 	}
 	out = append(out, "", p.c.section("layers"))
-	byLayer := map[string]session.LayerResult{}
+	byLayer := map[validate.Layer]validate.LayerResult{}
 	for _, l := range st.Layers {
 		byLayer[l.Layer] = l
 	}
-	for _, name := range session.Layers {
+	for _, name := range validate.Layers {
 		l, ok := byLayer[name]
 		if !ok {
-			out = append(out, "  "+s.Subtle.Render("· "+padRight(name, 9)+" pending"))
+			out = append(out, "  "+s.Subtle.Render("· "+padRight(string(name), 9)+" pending"))
 			continue
 		}
-		icon := map[session.Verdict]string{session.Pass: "✓", session.Fail: "✗", session.Skip: "–"}[l.Status]
-		head := "  " + s.State(string(l.Status)).Render(icon+" "+padRight(name, 9)+" "+padRight(string(l.Status), 4))
+		icon := map[validate.Verdict]string{validate.Pass: "✓", validate.Fail: "✗", validate.Skip: "–"}[l.Status]
+		head := "  " + s.State(string(l.Status)).Render(icon+" "+padRight(string(name), 9)+" "+padRight(string(l.Status), 4))
 		detail := oneLine(l.Detail)
-		if name == session.LayerDomain && st.Domain != nil {
+		if name == validate.Domain && st.Domain != nil {
 			// The checks are listed below, each with its values.
 			detail = p.checksSummary(st.Domain)
 		}
-		if l.Status == session.Pass && displayWidth(head)+1+displayWidth(detail) <= w {
+		if l.Status == validate.Pass && displayWidth(head)+1+displayWidth(detail) <= w {
 			// A pass needs no essay: one line when it fits.
 			out = append(out, head+" "+s.Muted.Render(detail))
 			continue
 		}
 		out = append(out, head)
 		for _, dl := range wrapLines(detail, max(1, w-4)) {
-			if l.Status == session.Pass {
+			if l.Status == validate.Pass {
 				dl = s.Muted.Render(dl)
 			}
 			out = append(out, "    "+dl)
@@ -132,11 +133,11 @@ func (p *validationPanel) status(st *session.State) string {
 		return s.Warn.Render("interrupted")
 	}
 	switch st.Status {
-	case "done":
+	case session.StatusDone:
 		return s.Good.Render("done")
-	case "failed":
+	case session.StatusFailed:
 		return s.Bad.Render("failed")
-	case "running":
+	case session.StatusRunning:
 		if p.d.paused != "" {
 			return s.Info.Render("paused at " + p.d.paused)
 		}
@@ -149,7 +150,7 @@ func (p *validationPanel) status(st *session.State) string {
 // end: it is, or it is a replay of one that was (whose record ends where
 // it stopped: it is not running anywhere).
 func (p *validationPanel) interrupted(st *session.State) bool {
-	return st.Status == "interrupted" || st.Status == "running" && p.d.replay && p.d.ended == "interrupted"
+	return st.Status == session.StatusInterrupted || st.Status == session.StatusRunning && p.d.replay && p.d.ended == session.StatusInterrupted
 }
 
 // stopReason is why an interrupted session stopped, as stored: the error
@@ -292,7 +293,7 @@ func (p *validationPanel) regeneration(st *session.State) []string {
 			out = append(out, "    "+l)
 		}
 	}
-	if len(out) > 0 && st.Status == "failed" {
+	if len(out) > 0 && st.Status == session.StatusFailed {
 		out = append(out, styleLines(s.Bad, hang("  ", "cannot complete: the answer is withheld; the tool results are the evidence", 4, p.w))...)
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/themes"
+	"github.com/modelwire/modelwire/validate"
 )
 
 func nextTheme(name string) string { return themes.Next(name) }
@@ -109,9 +110,9 @@ func (m *Model) panelTitle(id panelID) string {
 			pass, skip := 0, 0
 			for _, l := range st.Layers {
 				switch l.Status {
-				case session.Pass:
+				case validate.Pass:
 					pass++
-				case session.Skip:
+				case validate.Skip:
 					skip++
 				}
 			}
@@ -212,9 +213,9 @@ func (m *Model) headerState() string {
 		return s.Accent.Render("⏸ " + m.pause.step + " · " + next)
 	case m.running:
 		return s.Info.Render("● running")
-	case st.Status == "done":
+	case st.Status == session.StatusDone:
 		return s.Good.Render("✓ done")
-	case st.Status == "failed":
+	case st.Status == session.StatusFailed:
 		return s.Bad.Render("✗ failed")
 	}
 	return s.Muted.Render(string(st.Status))
