@@ -37,11 +37,11 @@ func scanMembers(data string, f *fields) (valid, object bool) {
 func (f *fields) set(key, raw string) {
 	switch key {
 	case "type":
-		f.typ, f.hasType = stringValue(raw)
+		f.typ, f.hasType = wire.Unquote(raw), wire.IsString(raw)
 	case "sequence_number":
 		f.seq, f.hasSeq = intValue(raw)
 	case "item_id":
-		f.itemID, _ = stringValue(raw)
+		f.itemID = wire.Unquote(raw)
 	case "output_index":
 		f.outIdx, f.hasIdx = intValue(raw)
 	case "content_index":
@@ -49,7 +49,7 @@ func (f *fields) set(key, raw string) {
 	case "summary_index":
 		f.summaryIdx, _ = intValue(raw)
 	case "delta":
-		f.delta, f.hasDelta = stringValue(raw)
+		f.delta, f.hasDelta = wire.Unquote(raw), wire.IsString(raw)
 	case "response":
 		f.response = gjson.Parse(raw)
 	case "item":
@@ -71,33 +71,14 @@ func (f *fields) set(key, raw string) {
 	}
 }
 
-// stringValue returns a JSON string's text, unescaped; ok is false for any
-// other value.
-func stringValue(raw string) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	s := raw[1 : len(raw)-1]
-	if strings.IndexByte(s, '\\') < 0 {
-		return s, true
-	}
-	return gjson.Parse(raw).Str, true
-}
-
-// intValue reads a JSON number as an integer; ok is false for any other
-// value.
+// intValue reads a JSON number as an integer, as gjson's Int reads it
+// (the decoder's rule before the scanner: a fraction truncated, a huge
+// value clamped); ok is false for any other value. The indexes and
+// sequence numbers of a stream are small integers (wire.SmallIndex).
 func intValue(raw string) (int64, bool) {
-	if raw == "" {
-		return 0, false
+	if n, end, ok := wire.SmallIndex(raw, 0); ok && end == len(raw) {
+		return n, true
 	}
-	var n int64
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c < '0' || c > '9' || i >= 18 {
-			r := gjson.Parse(raw)
-			return r.Int(), r.Type == gjson.Number
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
+	r := gjson.Parse(raw)
+	return r.Int(), r.Type == gjson.Number
 }

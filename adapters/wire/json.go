@@ -64,18 +64,8 @@ func (v Value) Integer() bool {
 	return v.Kind() == KindNumber && !strings.ContainsAny(v.Raw, ".eE")
 }
 
-// Str is a string value's text ("" for anything else). Most strings have
-// no escapes and are returned as a sub-string.
-func (v Value) Str() string {
-	if v.Kind() != KindString {
-		return ""
-	}
-	s := v.Raw[1 : len(v.Raw)-1]
-	if !strings.ContainsRune(s, '\\') {
-		return s
-	}
-	return Unescape(s)
-}
+// Str is a string value's text ("" for anything else): Unquote.
+func (v Value) Str() string { return Unquote(v.Raw) }
 
 // Unescape is the text of a JSON string whose quotes are cut off, its
 // escapes decoded (\n, \", \u4e2d, a surrogate pair as one character, a
@@ -197,15 +187,13 @@ func (v Value) Elements() []Value {
 		return nil
 	}
 	var out []Value
-	for i := skipWS(v.Raw, 1); i < len(v.Raw) && v.Raw[i] != ']'; {
-		end := skipValue(v.Raw, i)
-		out = append(out, Value{v.Raw[i:end]})
-		i = skipWS(v.Raw, end)
-		if i < len(v.Raw) && v.Raw[i] == ',' {
-			i = skipWS(v.Raw, i+1)
+	for e := IterElements(v.Raw); ; {
+		raw, ok := e.Next()
+		if !ok {
+			return out
 		}
+		out = append(out, Value{raw})
 	}
-	return out
 }
 
 // All iterates an array's values in order without collecting them
@@ -216,14 +204,10 @@ func (v Value) All() iter.Seq[Value] {
 		if v.Kind() != KindArray {
 			return
 		}
-		for i := skipWS(v.Raw, 1); i < len(v.Raw) && v.Raw[i] != ']'; {
-			end := skipValue(v.Raw, i)
-			if end <= i || !yield(Value{v.Raw[i:end]}) {
+		for e := IterElements(v.Raw); ; {
+			raw, ok := e.Next()
+			if !ok || !yield(Value{raw}) {
 				return
-			}
-			i = skipWS(v.Raw, end)
-			if i < len(v.Raw) && v.Raw[i] == ',' {
-				i = skipWS(v.Raw, i+1)
 			}
 		}
 	}
@@ -245,28 +229,18 @@ func (v Value) MemberPair(a, b string) (va, vb Value) {
 	if v.Kind() != KindObject {
 		return
 	}
-	s := v.Raw
-	for i := skipWS(s, 1); i < len(s) && s[i] == '"'; {
-		end, escaped := ScanString(s, i)
-		key := s[i+1 : end-1]
-		if escaped {
-			key = Value{s[i:end]}.Str()
+	for m := IterMembers(v.Raw); ; {
+		key, raw, ok := m.Next()
+		if !ok {
+			return va, vb
 		}
-		i = skipWS(s, end)
-		i = skipWS(s, i+1) // the colon
-		end = skipValue(s, i)
 		switch key {
 		case a:
-			va = Value{s[i:end]}
+			va = Value{raw}
 		case b:
-			vb = Value{s[i:end]}
-		}
-		i = skipWS(s, end)
-		if i < len(s) && s[i] == ',' {
-			i = skipWS(s, i+1)
+			vb = Value{raw}
 		}
 	}
-	return va, vb
 }
 
 // Object is a JSON object read once: its members in body order. Lookups
@@ -289,21 +263,14 @@ func (v Value) Members() (Object, bool) {
 		vals [8]Value
 	})
 	o := Object{Keys: room.keys[:0], Vals: room.vals[:0]}
-	s := v.Raw
-	for i := skipWS(s, 1); i < len(s) && s[i] == '"'; {
-		end := skipValue(s, i)
-		key := Value{s[i:end]}.Str()
-		i = skipWS(s, end)
-		i = skipWS(s, i+1) // the colon
-		end = skipValue(s, i)
-		o.Keys = append(o.Keys, key)
-		o.Vals = append(o.Vals, Value{s[i:end]})
-		i = skipWS(s, end)
-		if i < len(s) && s[i] == ',' {
-			i = skipWS(s, i+1)
+	for m := IterMembers(v.Raw); ; {
+		key, raw, ok := m.Next()
+		if !ok {
+			return o, true
 		}
+		o.Keys = append(o.Keys, key)
+		o.Vals = append(o.Vals, Value{raw})
 	}
-	return o, true
 }
 
 // Get is the member named key; when a body repeats a key, the last one
@@ -341,20 +308,22 @@ func ParseString(s string) (Value, bool) {
 	return Value{strings.TrimSpace(s)}, true
 }
 
-// skipWS is the index of the first byte at or after i that is not JSON
+// SkipWS is the index of the first byte at or after i that is not JSON
 // white space.
-func skipWS(s string, i int) int {
+func SkipWS(s string, i int) int {
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
 		i++
 	}
 	return i
 }
 
-// skipValue is the index just after the value that starts at i. The text
-// is valid JSON (Parse checked it), so the scanner only finds where each
-// value ends: it does not parse numbers or unescape strings (gjson's
-// ForEach does both for every value, and that was most of a check's cost).
-func skipValue(s string, i int) int {
+// SkipValue is the index just after the value that starts at s[i]. The
+// text has been validated (Parse, Valid or Members checked it), so the
+// scanner only finds where each value ends: it does not parse numbers or
+// unescape strings (gjson's ForEach does both for every value, and that
+// was most of a check's cost). On text that is not valid JSON it still
+// never panics nor goes back: a value that does not close ends at len(s).
+func SkipValue(s string, i int) int {
 	if i >= len(s) {
 		return i
 	}
@@ -366,7 +335,7 @@ func skipValue(s string, i int) int {
 		for j := i; j < len(s); j++ {
 			switch s[j] {
 			case '"':
-				j = skipValue(s, j) - 1
+				j = SkipValue(s, j) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
