@@ -39,15 +39,15 @@ func (f *fields) set(key, raw string) {
 	case "type":
 		f.typ, f.hasType = wire.Unquote(raw), wire.IsString(raw)
 	case "sequence_number":
-		f.seq, f.hasSeq = intValue(raw)
+		f.seq, f.hasSeq = wire.GJSONInt(raw)
 	case "item_id":
 		f.itemID = wire.Unquote(raw)
 	case "output_index":
-		f.outIdx, f.hasIdx = intValue(raw)
+		f.outIdx, f.hasIdx = wire.GJSONInt(raw)
 	case "content_index":
-		f.contentIdx, _ = intValue(raw)
+		f.contentIdx, _ = wire.GJSONInt(raw)
 	case "summary_index":
-		f.summaryIdx, _ = intValue(raw)
+		f.summaryIdx, _ = wire.GJSONInt(raw)
 	case "delta":
 		f.delta, f.hasDelta = wire.Unquote(raw), wire.IsString(raw)
 	case "response":
@@ -69,16 +69,4 @@ func (f *fields) set(key, raw string) {
 	case "refusal":
 		f.refusal = gjson.Parse(raw)
 	}
-}
-
-// intValue reads a JSON number as an integer, as gjson's Int reads it
-// (the decoder's rule before the scanner: a fraction truncated, a huge
-// value clamped); ok is false for any other value. The indexes and
-// sequence numbers of a stream are small integers (wire.SmallIndex).
-func intValue(raw string) (int64, bool) {
-	if n, end, ok := wire.SmallIndex(raw, 0); ok && end == len(raw) {
-		return n, true
-	}
-	r := gjson.Parse(raw)
-	return r.Int(), r.Type == gjson.Number
 }

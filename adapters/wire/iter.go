@@ -3,6 +3,8 @@ package wire
 import (
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Pull iterators over the members of a JSON object and the elements of a
@@ -217,6 +219,19 @@ func ReadString(s string, i int) (text string, end int, ok bool) {
 		return "", i, false
 	}
 	return Unquote(s[i:end]), end, true
+}
+
+// GJSONInt reads a JSON value as gjson's Result.Int reads it (a fraction
+// truncated, a huge value clamped, a string's digits, true as 1: the
+// decoders' rule from before their scanners, kept so that no event reads
+// differently), and whether it is a number. Small integers, the indexes
+// and sequence numbers of a stream, are read without gjson.
+func GJSONInt(raw string) (n int64, number bool) {
+	if n, end, ok := SmallIndex(raw, 0); ok && end == len(raw) {
+		return n, true
+	}
+	r := gjson.Parse(raw)
+	return r.Int(), r.Type == gjson.Number
 }
 
 // Int reads a JSON number as an integer: exactly when it is written as

@@ -190,10 +190,11 @@ func (v Value) Elements() []Value {
 	for e := IterElements(v.Raw); ; {
 		raw, ok := e.Next()
 		if !ok {
-			return out
+			break
 		}
 		out = append(out, Value{raw})
 	}
+	return out
 }
 
 // All iterates an array's values in order without collecting them
