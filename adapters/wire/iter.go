@@ -23,17 +23,14 @@ import (
 // MemberIter iterates the members of a JSON object. Key reads the next key
 // and leaves the position I at its value; the caller then takes the value
 // with Value or Str, or decodes it in place and moves past it with SkipTo.
-type MemberIter struct {
-	S string // the text
-	I int    // the position in S
-}
+type MemberIter struct{ scanPos }
 
 // IterMembers iterates the object obj.
-func IterMembers(obj string) MemberIter { return MemberIter{S: obj, I: SkipWS(obj, 0)} }
+func IterMembers(obj string) MemberIter { return MemberIter{scanPos{obj, SkipWS(obj, 0)}} }
 
 // IterMembersAt iterates the object that starts at s[i] (or resumes just
 // after a member's colon or value).
-func IterMembersAt(s string, i int) MemberIter { return MemberIter{S: s, I: i} }
+func IterMembersAt(s string, i int) MemberIter { return MemberIter{scanPos{s, i}} }
 
 // Key returns the next member's key, unquoted.
 func (m *MemberIter) Key() (string, bool) {
@@ -58,20 +55,9 @@ func (m *MemberIter) Key() (string, bool) {
 	return k, true
 }
 
-// Peek is the first byte of the value at the position, 0 at the end.
-func (m *MemberIter) Peek() byte {
-	if m.I < len(m.S) {
-		return m.S[m.I]
-	}
-	return 0
-}
-
-// Value returns the raw value at the position and moves past it.
-func (m *MemberIter) Value() string {
-	start := m.I
-	m.I = SkipValue(m.S, start)
-	return m.S[start:m.I]
-}
+// End is the index just after the object's closing brace, once Key has
+// returned false.
+func (m *MemberIter) End() int { return m.end('}') }
 
 // Str returns the text of a string value at the position and moves past
 // it; any other value is skipped and yields ok false.
@@ -84,24 +70,6 @@ func (m *MemberIter) Str() (string, bool) {
 	end, esc := ScanString(m.S, start)
 	m.I = end
 	return literalText(m.S, start, end, esc), true
-}
-
-// SkipTo moves the position to end, just after a value decoded in place;
-// a value that did not end (end before the position) ends the object.
-func (m *MemberIter) SkipTo(end int) {
-	if end <= m.I {
-		end = len(m.S)
-	}
-	m.I = end
-}
-
-// End is the index just after the object's closing brace, once Key has
-// returned false.
-func (m *MemberIter) End() int {
-	if m.I < len(m.S) && m.S[m.I] == '}' {
-		return m.I + 1
-	}
-	return len(m.S)
 }
 
 // Next returns the next member's key and raw value.
@@ -117,16 +85,13 @@ func (m *MemberIter) Next() (key, val string, ok bool) {
 }
 
 // ElementIter iterates the elements of a JSON array, the same way.
-type ElementIter struct {
-	S string // the text
-	I int    // the position in S
-}
+type ElementIter struct{ scanPos }
 
 // IterElements iterates the array arr.
-func IterElements(arr string) ElementIter { return ElementIter{S: arr, I: SkipWS(arr, 0)} }
+func IterElements(arr string) ElementIter { return ElementIter{scanPos{arr, SkipWS(arr, 0)}} }
 
 // IterElementsAt iterates the array that starts at s[i].
-func IterElementsAt(s string, i int) ElementIter { return ElementIter{S: s, I: i} }
+func IterElementsAt(s string, i int) ElementIter { return ElementIter{scanPos{s, i}} }
 
 // Start moves to the next element and reports whether there is one.
 func (e *ElementIter) Start() bool {
@@ -139,38 +104,9 @@ func (e *ElementIter) Start() bool {
 	return e.I < len(s) && s[e.I] != ']'
 }
 
-// Peek is the first byte of the element at the position, 0 at the end.
-func (e *ElementIter) Peek() byte {
-	if e.I < len(e.S) {
-		return e.S[e.I]
-	}
-	return 0
-}
-
-// Value returns the raw element at the position and moves past it.
-func (e *ElementIter) Value() string {
-	start := e.I
-	e.I = SkipValue(e.S, start)
-	return e.S[start:e.I]
-}
-
-// SkipTo moves the position to end, just after an element decoded in
-// place; an element that did not end ends the array.
-func (e *ElementIter) SkipTo(end int) {
-	if end <= e.I {
-		end = len(e.S)
-	}
-	e.I = end
-}
-
 // End is the index just after the array's closing bracket, once Start has
 // returned false.
-func (e *ElementIter) End() int {
-	if e.I < len(e.S) && e.S[e.I] == ']' {
-		return e.I + 1
-	}
-	return len(e.S)
-}
+func (e *ElementIter) End() int { return e.end(']') }
 
 // Next returns the next raw element.
 func (e *ElementIter) Next() (string, bool) {
@@ -179,6 +115,47 @@ func (e *ElementIter) Next() (string, bool) {
 	}
 	v := e.Value()
 	return v, v != ""
+}
+
+// scanPos is an iterator's text and position, and what both iterators do
+// at the position.
+type scanPos struct {
+	S string // the text
+	I int    // the position in S
+}
+
+// Peek is the first byte of the value at the position, 0 at the end.
+func (p *scanPos) Peek() byte {
+	if p.I < len(p.S) {
+		return p.S[p.I]
+	}
+	return 0
+}
+
+// Value returns the raw value at the position and moves past it.
+func (p *scanPos) Value() string {
+	start := p.I
+	p.I = SkipValue(p.S, start)
+	return p.S[start:p.I]
+}
+
+// SkipTo moves the position to end, just after a value decoded in place;
+// a value that did not end (end before the position) ends the object or
+// array.
+func (p *scanPos) SkipTo(end int) {
+	if end <= p.I {
+		end = len(p.S)
+	}
+	p.I = end
+}
+
+// end is the index just after the closing byte at the position, len(S)
+// when another byte is there.
+func (p *scanPos) end(closing byte) int {
+	if p.I < len(p.S) && p.S[p.I] == closing {
+		return p.I + 1
+	}
+	return len(p.S)
 }
 
 // literalText is the text of the string literal s[start:end], which holds

@@ -1,8 +1,14 @@
-// Package wire is the simulator's small toolkit for the providers' wire
-// formats: reading a request's JSON once (Value, Object), quoting JSON
-// strings, simulated ids, SSE framing and request checks as tables of
-// named rules. Each protocol's simulator (adapters/*/simulate*.go) uses it
-// instead of keeping its own copy with its own rules.
+// Package wire is the adapters' one toolkit for the providers' wire
+// formats. Its JSON primitives exist here once and nowhere else: validate
+// (Valid, ValueEnd, StringEnd, NumberEnd), validate and read an event's
+// members in one pass (Members), skip a validated value (SkipValue,
+// SkipWS), walk an object or array in place (MemberIter, ElementIter,
+// Skim, Value), read a string (Unquote, Unescape, ReadString) or a number
+// (SmallIndex, Int, GJSONInt), pretty-print (AppendIndent). The decoders
+// and their fast paths (adapters/*/decode*.go, fast.go) and the
+// simulators (simulate*.go) keep only their protocol's logic on top of
+// them. It also holds simulated ids, SSE framing and request checks as
+// tables of named rules.
 package wire
 
 import (
