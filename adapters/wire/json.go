@@ -188,17 +188,23 @@ func (v Value) Float() (float64, bool) {
 }
 
 // Elements are an array's values in order (nil for anything else).
+//
+// Elements, All, MemberPair and Members walk the value in a loop of their
+// own rather than through ElementIter and MemberIter: they are most of a
+// request check, and the iterators' call per member measured ~6% slower
+// there (BenchmarkCheckRequest of openairesponses).
 func (v Value) Elements() []Value {
 	if v.Kind() != KindArray {
 		return nil
 	}
 	var out []Value
-	for e := IterElements(v.Raw); ; {
-		raw, ok := e.Next()
-		if !ok {
-			break
+	for i := SkipWS(v.Raw, 1); i < len(v.Raw) && v.Raw[i] != ']'; {
+		end := SkipValue(v.Raw, i)
+		out = append(out, Value{v.Raw[i:end]})
+		i = SkipWS(v.Raw, end)
+		if i < len(v.Raw) && v.Raw[i] == ',' {
+			i = SkipWS(v.Raw, i+1)
 		}
-		out = append(out, Value{raw})
 	}
 	return out
 }
@@ -211,10 +217,14 @@ func (v Value) All() iter.Seq[Value] {
 		if v.Kind() != KindArray {
 			return
 		}
-		for e := IterElements(v.Raw); ; {
-			raw, ok := e.Next()
-			if !ok || !yield(Value{raw}) {
+		for i := SkipWS(v.Raw, 1); i < len(v.Raw) && v.Raw[i] != ']'; {
+			end := SkipValue(v.Raw, i)
+			if end <= i || !yield(Value{v.Raw[i:end]}) {
 				return
+			}
+			i = SkipWS(v.Raw, end)
+			if i < len(v.Raw) && v.Raw[i] == ',' {
+				i = SkipWS(v.Raw, i+1)
 			}
 		}
 	}
@@ -236,18 +246,28 @@ func (v Value) MemberPair(a, b string) (va, vb Value) {
 	if v.Kind() != KindObject {
 		return
 	}
-	for m := IterMembers(v.Raw); ; {
-		key, raw, ok := m.Next()
-		if !ok {
-			return va, vb
+	s := v.Raw
+	for i := SkipWS(s, 1); i < len(s) && s[i] == '"'; {
+		end, escaped := ScanString(s, i)
+		key := s[i+1 : end-1]
+		if escaped {
+			key = Value{s[i:end]}.Str()
 		}
+		i = SkipWS(s, end)
+		i = SkipWS(s, i+1) // the colon
+		end = SkipValue(s, i)
 		switch key {
 		case a:
-			va = Value{raw}
+			va = Value{s[i:end]}
 		case b:
-			vb = Value{raw}
+			vb = Value{s[i:end]}
+		}
+		i = SkipWS(s, end)
+		if i < len(s) && s[i] == ',' {
+			i = SkipWS(s, i+1)
 		}
 	}
+	return va, vb
 }
 
 // Object is a JSON object read once: its members in body order. Lookups
@@ -270,14 +290,21 @@ func (v Value) Members() (Object, bool) {
 		vals [8]Value
 	})
 	o := Object{Keys: room.keys[:0], Vals: room.vals[:0]}
-	for m := IterMembers(v.Raw); ; {
-		key, raw, ok := m.Next()
-		if !ok {
-			return o, true
-		}
+	s := v.Raw
+	for i := SkipWS(s, 1); i < len(s) && s[i] == '"'; {
+		end := SkipValue(s, i)
+		key := Value{s[i:end]}.Str()
+		i = SkipWS(s, end)
+		i = SkipWS(s, i+1) // the colon
+		end = SkipValue(s, i)
 		o.Keys = append(o.Keys, key)
-		o.Vals = append(o.Vals, Value{raw})
+		o.Vals = append(o.Vals, Value{s[i:end]})
+		i = SkipWS(s, end)
+		if i < len(s) && s[i] == ',' {
+			i = SkipWS(s, i+1)
+		}
 	}
+	return o, true
 }
 
 // Get is the member named key; when a body repeats a key, the last one
