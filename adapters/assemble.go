@@ -92,16 +92,18 @@ func ResultObject(r ToolResult) json.RawMessage {
 	return b
 }
 
-// MarshalBody encodes a request body without HTML escaping, so that the
-// wire JSON shows "<" and "&" as they are (the providers accept both).
+// MarshalBody is json.Marshal without HTML escaping, so that the wire
+// JSON shows "<" and "&" as they are (the providers accept both): compact,
+// with no trailing newline. It is the module's one such marshal; every
+// package that writes JSON "as canonical writes it" calls it.
 func MarshalBody(v any) (json.RawMessage, error) {
-	var b strings.Builder
+	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return json.RawMessage(strings.TrimSuffix(b.String(), "\n")), nil
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Prepare is where every encoder starts: what provider accepts on protocol,

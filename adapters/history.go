@@ -1,9 +1,7 @@
 package adapters
 
 import (
-	"bytes"
 	"encoding/json"
-	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -57,11 +55,8 @@ func Canonical(raw string) string {
 	if err := json.Unmarshal([]byte(raw), &v); err != nil {
 		return raw
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(dropNulls(v))
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := MarshalBody(dropNulls(v))
+	return string(b)
 }
 
 func dropNulls(v any) any {

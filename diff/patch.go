@@ -1,13 +1,13 @@
 package diff
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/jsonschema"
 )
 
@@ -80,13 +80,7 @@ func Apply(body []byte, ops []Op) ([]byte, error) {
 			return nil, fmt.Errorf("%s: %v", strings.Join(op.Path, "/"), err)
 		}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return adapters.MarshalBody(doc)
 }
 
 func apply(v any, path []string, op Op) (any, error) {

@@ -245,11 +245,9 @@ func validationChanges(a, b []store.Validation) []Change {
 // Text renders a value of a change for a person: JSON, compact (a JSON
 // null is "null"; a side that has no value is its caller's to say).
 func Text(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := adapters.MarshalBody(v)
+	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return string(b)
 }

@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"strings"
 	"time"
 
+	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/timeline"
 )
 
@@ -260,12 +260,8 @@ func marksOf(callIDs []string, text string) []string {
 		}
 	}
 	if r := []rune(head); len(r) >= 12 {
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false) // as canonical writes it
-		_ = enc.Encode(string(r[:min(len(r), 40)]))
-		s := strings.TrimSuffix(b.String(), "\n")
-		out = append(out, s[1:len(s)-1])
+		b, _ := adapters.MarshalBody(string(r[:min(len(r), 40)])) // as canonical writes it
+		out = append(out, string(b[1:len(b)-1]))
 	}
 	return out
 }

@@ -540,15 +540,7 @@ func jsonOrNil(b []byte) json.RawMessage {
 	return json.RawMessage(b)
 }
 
-func jsonMarshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+func jsonMarshal(v any) ([]byte, error) { return adapters.MarshalBody(v) }
 
 func oneLine(s string, n int) string {
 	s = headOf(s, 8*n) // the fields of the first few lines, not of a whole body

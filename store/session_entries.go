@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/modelwire/modelwire/adapters"
 )
 
 // Session-level entries of the timeline.
@@ -233,15 +235,7 @@ func (s *SessionWriter) sessionEntry(turn int, off time.Duration, body []byte, t
 
 // encodeEntry encodes a session-level entry as a one-element array, the
 // shape of a step's events.
-func encodeEntry(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode([]any{v}); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
+func encodeEntry(v any) ([]byte, error) { return adapters.MarshalBody([]any{v}) }
 
 func compactJSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -197,15 +196,7 @@ func (c *snapChain) row(red *adapters.Reducer) (snapRow, error) {
 
 // encodeJSON encodes v without HTML escaping, as events are stored, so
 // that raw JSON inside (provider usage) keeps the bytes replay decodes.
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
+func encodeJSON(v any) ([]byte, error) { return adapters.MarshalBody(v) }
 
 // eventsRoundTrip reports whether evs decode from their stored JSON as
 // they are: every string in them is well-formed UTF-8 (encoding/json

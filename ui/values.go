@@ -76,11 +76,8 @@ func jsonText(v gjson.Result) string {
 
 // quote writes a JSON string without escaping <, > and & or non-ASCII.
 func quote(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := adapters.MarshalBody(s)
+	return string(b)
 }
 
 // rawText is raw JSON as jsonText writes it, or the text as it is when it

@@ -104,15 +104,7 @@ func RandomTurn(r *rand.Rand, shape TurnShape) adapters.ModelTurn {
 }
 
 // marshalPlain is json.Marshal without HTML escaping, as models write.
-func marshalPlain(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+func marshalPlain(v any) (json.RawMessage, error) { return adapters.MarshalBody(v) }
 
 // randFragment splits text into random pieces, never inside a UTF-8
 // character, so the decoder's joining is exercised at every boundary.

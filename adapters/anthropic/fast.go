@@ -1,12 +1,6 @@
 package anthropic
 
-import (
-	"strings"
-
-	"github.com/tidwall/gjson"
-
-	"github.com/modelwire/modelwire/adapters/wire"
-)
+import "github.com/modelwire/modelwire/adapters/wire"
 
 // The shape of nearly every event of a stream, as the API sends it
 // (compact, keys in this order):
@@ -50,13 +44,9 @@ func fastDelta(data string) (index int64, dtype, key, value string, ok bool) {
 	if len(data)-i < 2 || data[i] != ':' || data[i+1] != '"' {
 		return
 	}
-	end, ok := wire.StringEnd(data, i+1)
+	value, end, ok := wire.ReadString(data, i+1)
 	if !ok || data[end:] != "}}" { // the object ends right after the value
 		return index, "", "", "", false
-	}
-	value = data[i+2 : end-1]
-	if strings.IndexByte(value, '\\') >= 0 {
-		value = gjson.Parse(data[i+1 : end]).Str
 	}
 	return index, dtype, key, value, true
 }

@@ -2,8 +2,6 @@ package gemini
 
 import (
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/modelwire/modelwire/adapters/wire"
 )
@@ -59,80 +57,32 @@ func (c *cursor) expect(b byte) {
 	c.i++
 }
 
-// stringStop marks the bytes a string scan must look at: the closing
-// quote, an escape, and the control characters JSON forbids in strings.
-var stringStop = func() (t [256]bool) {
-	for b := 0; b < 0x20; b++ {
-		t[b] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
 // quoted reads the string at the cursor and returns it with its quotes,
-// escapes intact, and whether it has escapes.
-func (c *cursor) quoted() (string, bool) {
+// escapes intact (wire.StringEnd checks its grammar).
+func (c *cursor) quoted() string {
 	if c.peek() != '"' {
 		c.fail()
-		return "", false
+		return ""
 	}
 	start := c.i
-	s := c.s
-	esc := false
-	for j := start + 1; j < len(s); {
-		b := s[j]
-		if !stringStop[b] {
-			j++
-			continue
-		}
-		switch b {
-		case '"':
-			c.i = j + 1
-			return s[start:c.i], esc
-		case '\\':
-			esc = true
-			if j+1 >= len(s) {
-				c.fail()
-				return "", false
-			}
-			switch s[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if _, ok := wire.Hex4(s[j+2:]); !ok {
-					c.fail()
-					return "", false
-				}
-				j += 6
-			default:
-				c.fail()
-				return "", false
-			}
-		default: // a control character
-			c.fail()
-			return "", false
-		}
+	end, ok := wire.StringEnd(c.s, start)
+	if !ok {
+		c.fail()
+		return ""
 	}
-	c.fail()
-	return "", false
+	c.i = end
+	return c.s[start:end]
 }
 
-// str reads a string value and unescapes it; text without escapes is a
-// substring of the chunk (no copy). Any other value is read and "" is
-// returned, so a caller expecting text never gets JSON syntax.
+// str reads a string value and unescapes it (wire.Unquote); text without
+// escapes is a substring of the chunk (no copy). Any other value is read
+// and "" is returned, so a caller expecting text never gets JSON syntax.
 func (c *cursor) str() string {
 	if c.peek() != '"' {
 		c.skip()
 		return ""
 	}
-	q, esc := c.quoted()
-	if len(q) < 2 {
-		return ""
-	}
-	if !esc {
-		return q[1 : len(q)-1]
-	}
-	return unescape(q[1:len(q)-1], strings.IndexByte(q[1:], '\\'))
+	return wire.Unquote(c.quoted())
 }
 
 // raw reads any value and returns its JSON text.
@@ -176,44 +126,14 @@ func (c *cursor) literal(word string) {
 	c.i += len(word)
 }
 
-// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (wire.NumberEnd).
 func (c *cursor) number() {
-	s, i := c.s, c.i
-	digits := func() bool {
-		start := i
-		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-			i++
-		}
-		return i > start
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case !digits():
+	end, ok := wire.NumberEnd(c.s, c.i)
+	if !ok {
 		c.fail()
 		return
 	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if !digits() {
-			c.fail()
-			return
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if !digits() {
-			c.fail()
-			return
-		}
-	}
-	c.i = i
+	c.i = end
 }
 
 // object calls fn for each member of the object at the cursor, with the
@@ -234,7 +154,7 @@ func (c *cursor) object(fn func(key string) bool) {
 		return
 	}
 	for !c.bad {
-		key, _ := c.quoted()
+		key := c.quoted()
 		c.expect(':')
 		if c.bad {
 			return
@@ -296,62 +216,4 @@ func (c *cursor) array(fn func(i int) bool) {
 func (c *cursor) end() bool {
 	c.peek()
 	return !c.bad && c.i == len(c.s)
-}
-
-// unescape decodes the JSON escapes of a string body whose first
-// backslash is at i. Runs without escapes are copied whole; a lone
-// surrogate becomes U+FFFD, as encoding/json does.
-func unescape(s string, i int) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for i >= 0 {
-		b.WriteString(s[:i])
-		s = s[i:]
-		if len(s) < 2 {
-			return b.String() // a lone trailing backslash: not valid JSON
-		}
-		n := 2
-		switch c := s[1]; c {
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case 'r':
-			b.WriteByte('\r')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			var r rune
-			r, n = unicodeEscape(s)
-			b.WriteRune(r)
-		default: // '"', '\\', '/'
-			b.WriteByte(c)
-		}
-		s = s[n:]
-		i = strings.IndexByte(s, '\\')
-	}
-	b.WriteString(s)
-	return b.String()
-}
-
-// unicodeEscape reads \uXXXX (and a following low surrogate) at the start
-// of s and returns the rune and the bytes used.
-func unicodeEscape(s string) (rune, int) {
-	r, ok := wire.Hex4(s[2:])
-	if !ok {
-		return utf8.RuneError, 2
-	}
-	if utf16.IsSurrogate(r) {
-		if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-			if lo, ok := wire.Hex4(s[8:]); ok {
-				if d := utf16.DecodeRune(r, lo); d != utf8.RuneError {
-					return d, 12
-				}
-			}
-		}
-		return utf8.RuneError, 6
-	}
-	return r, 6
 }

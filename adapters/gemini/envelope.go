@@ -77,11 +77,8 @@ var simRatings = []simRating{
 
 // simMarshal is compact JSON, UTF-8 and <>& left as they are.
 func simMarshal(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	b, _ := adapters.MarshalBody(v)
+	return b
 }
 
 // simStreamJSON prints v in the one-line style of Google's stream chunks: a

@@ -135,27 +135,16 @@ type member string
 // String is gjson's Result.String of the value; a string without escapes
 // is a sub-string of the event.
 func (v member) String() string {
-	if len(v) >= 2 && v[0] == '"' {
-		if s := string(v[1 : len(v)-1]); strings.IndexByte(s, '\\') < 0 {
-			return s
-		}
+	if wire.IsString(string(v)) {
+		return wire.Unquote(string(v))
 	}
 	return v.Result().String()
 }
 
-// Int is gjson's Result.Int of the value.
+// Int is gjson's Result.Int of the value (wire.GJSONInt).
 func (v member) Int() int64 {
-	if len(v) > 0 && len(v) <= 18 {
-		n := int64(0)
-		for i := 0; i < len(v); i++ {
-			if v[i] < '0' || v[i] > '9' {
-				return v.Result().Int()
-			}
-			n = n*10 + int64(v[i]-'0')
-		}
-		return n
-	}
-	return v.Result().Int()
+	n, _ := wire.GJSONInt(string(v))
+	return n
 }
 
 // Result is the value parsed.

@@ -3,8 +3,6 @@ package geminiinteractions
 import (
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/wire"
 )
@@ -55,13 +53,9 @@ func fastStepDelta(data string) (index int64, typ, value string, ok bool) {
 			continue
 		}
 		i += len(sh.head)
-		end, valid := wire.StringEnd(data, i)
+		value, end, valid := wire.ReadString(data, i)
 		if !valid || !strings.HasPrefix(data[end:], sh.tail) || data[end+len(sh.tail):] != fastTail {
 			return 0, "", "", false
-		}
-		value = data[i+1 : end-1]
-		if strings.IndexByte(value, '\\') >= 0 {
-			value = gjson.Parse(data[i:end]).Str
 		}
 		return index, sh.typ, value, true
 	}

@@ -80,7 +80,7 @@ func (v jval) str() (string, bool) {
 	if v.kind() != '"' {
 		return "", false
 	}
-	return unquote(v.raw), true
+	return wire.Unquote(v.raw), true
 }
 
 // jobj is a JSON object of the body: its keys in order (a repeated key
@@ -110,14 +110,14 @@ func readObject(s string, start int) jobj {
 		vals [8]jval
 	})
 	o := jobj{keys: room.keys[:0], vals: room.vals[:0]}
-	m := membersAt(s, start)
+	m := wire.IterMembersAt(s, start)
 	for {
-		k, ok := m.key()
+		k, ok := m.Key()
 		if !ok {
 			break
 		}
-		vs := m.i
-		v := jval{raw: m.value(), start: vs, end: m.i}
+		vs := m.I
+		v := jval{raw: m.Value(), start: vs, end: m.I}
 		if i := slices.Index(o.keys, k); i >= 0 {
 			o.vals[i] = v
 			continue
@@ -125,20 +125,20 @@ func readObject(s string, start int) jobj {
 		o.keys = append(o.keys, k)
 		o.vals = append(o.vals, v)
 	}
-	o.end = m.end()
+	o.end = m.End()
 	return o
 }
 
 func readArray(s string, v jval) []jval {
 	out := make([]jval, 0, 8)
-	e := elementsAt(s, v.start)
-	for e.start() {
-		vs := e.i
-		raw := e.value()
+	e := wire.IterElementsAt(s, v.start)
+	for e.Start() {
+		vs := e.I
+		raw := e.Value()
 		if raw == "" {
 			break
 		}
-		out = append(out, jval{raw: raw, start: vs, end: e.i})
+		out = append(out, jval{raw: raw, start: vs, end: e.I})
 	}
 	return out
 }
@@ -274,7 +274,7 @@ func openAIKind(raw string) string {
 func serdeUnexpected(raw string) string {
 	switch raw[0] {
 	case '"':
-		return "string " + strconv.Quote(unquote(raw))
+		return "string " + strconv.Quote(wire.Unquote(raw))
 	case '{':
 		return "map"
 	case '[':
@@ -348,7 +348,7 @@ func (p protocol) CheckRequest(method, path string, h http.Header, body []byte) 
 	if !wire.Valid(c.s) {
 		return nil, c.notJSON()
 	}
-	i := skipWS(c.s, 0)
+	i := wire.SkipWS(c.s, 0)
 	if c.s[i] != '{' {
 		if p.deepseek {
 			return nil, c.deser("", "invalid type: "+serdeUnexpected(strings.TrimSpace(c.s[i:]))+", expected struct ChatCompletionRequest", i+1)

@@ -102,13 +102,13 @@ func (d *decoder) chunk(data string, out []adapters.Event) []adapters.Event {
 	if valid := resume && wire.ValidObjectFrom(data, len(d.prefix)) || !resume && wire.Valid(data); !valid {
 		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, "data is not JSON: "+clip(data))}
 	}
-	if i := skipWS(data, 0); i >= len(data) || data[i] != '{' {
+	if i := wire.SkipWS(data, 0); i >= len(data) || data[i] != '{' {
 		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, "data is JSON but not an object: "+clip(data))}
 	}
 
 	var id, model, object, usage, errv string
 	hasChoices := false
-	m := newMembers(data)
+	m := wire.IterMembers(data)
 	next := ""
 	// The envelope before "choices" (id, object, created, model,
 	// system_fingerprint …) is the same bytes in every chunk of a
@@ -116,7 +116,7 @@ func (d *decoder) chunk(data string, out []adapters.Event) []adapters.Event {
 	// scan resumes at its choices.
 	envelopeOnly := true // nothing but envelope fields so far
 	if resume {
-		m.i, next, id, model = len(d.prefix), "choices", d.prefixID, d.prefixModel
+		m.I, next, id, model = len(d.prefix), "choices", d.prefixID, d.prefixModel
 		envelopeOnly = false // the prefix is stored already
 	}
 	for {
@@ -124,50 +124,50 @@ func (d *decoder) chunk(data string, out []adapters.Event) []adapters.Event {
 		next = ""
 		if k == "" {
 			var ok bool
-			if k, ok = m.key(); !ok {
+			if k, ok = m.Key(); !ok {
 				break
 			}
 		}
 		switch k {
 		case "choices":
 			hasChoices = true
-			if m.peek() == '[' {
+			if m.Peek() == '[' {
 				if envelopeOnly && (id != "" || model != "") {
-					d.prefix, d.prefixID, d.prefixModel = strings.Clone(data[:m.i]), id, model
+					d.prefix, d.prefixID, d.prefixModel = strings.Clone(data[:m.I]), id, model
 				}
 				envelopeOnly = false
 				// id and model come before choices in every chunk seen;
 				// the response starts before its first delta.
 				out = d.start(id, model, out)
 				var end int
-				out, end = d.choices(data, m.i, out)
-				m.skipTo(end)
+				out, end = d.choices(data, m.I, out)
+				m.SkipTo(end)
 				continue
 			}
 		case "id":
-			id, _ = m.str()
+			id, _ = m.Str()
 			continue
 		case "model":
-			model, _ = m.str()
+			model, _ = m.Str()
 			continue
 		case "object", "type":
-			if v, _ := m.str(); object == "" {
+			if v, _ := m.Str(); object == "" {
 				object = v
 			}
 			continue
 		case "created", "service_tier", "system_fingerprint":
 		case "usage":
-			usage = m.value()
+			usage = m.Value()
 			envelopeOnly = false
 			continue
 		case "error":
-			errv = m.value()
+			errv = m.Value()
 			envelopeOnly = false
 			continue
 		default:
 			envelopeOnly = false
 		}
-		m.value()
+		m.Value()
 	}
 
 	// openai-go turns any payload with a top-level "error" into a stream
@@ -206,10 +206,10 @@ func (d *decoder) start(id, model string, out []adapters.Event) []adapters.Event
 // choices decodes the choices array that starts at s[i], in place, and
 // returns the index after it.
 func (d *decoder) choices(s string, i int, out []adapters.Event) ([]adapters.Event, int) {
-	e := elementsAt(s, i)
-	for e.start() {
-		if e.peek() != '{' {
-			v := e.value()
+	e := wire.IterElementsAt(s, i)
+	for e.Start() {
+		if e.Peek() != '{' {
+			v := e.Value()
 			if v == "" {
 				break // not JSON; the decoder validates first, so never
 			}
@@ -217,10 +217,10 @@ func (d *decoder) choices(s string, i int, out []adapters.Event) ([]adapters.Eve
 			continue
 		}
 		var end int
-		out, end = d.choice(s, e.i, out)
-		e.skipTo(end)
+		out, end = d.choice(s, e.I, out)
+		e.SkipTo(end)
 	}
-	return out, e.end()
+	return out, e.End()
 }
 
 // choice decodes the choice object at s[i] and returns the index after
@@ -230,28 +230,28 @@ func (d *decoder) choice(s string, i int, out []adapters.Event) ([]adapters.Even
 	var index int64
 	indexSeen := false
 	var delta, finish string
-	m := membersAt(s, i)
+	m := wire.IterMembersAt(s, i)
 	for {
-		k, ok := m.key()
+		k, ok := m.Key()
 		if !ok {
 			break
 		}
 		switch k {
 		case "index":
-			index, _ = rawInt(m.value())
+			index, _ = wire.Int(m.Value())
 			indexSeen = true
 		case "delta":
-			if indexSeen && index == 0 && m.peek() == '{' {
+			if indexSeen && index == 0 && m.Peek() == '{' {
 				var end int
-				out, end = d.delta(s, m.i, out)
-				m.skipTo(end)
+				out, end = d.delta(s, m.I, out)
+				m.SkipTo(end)
 			} else {
-				delta = m.value()
+				delta = m.Value()
 			}
 		case "finish_reason":
-			finish = m.value()
+			finish = m.Value()
 		default:
-			m.value()
+			m.Value()
 		}
 	}
 	if index != 0 {
@@ -259,32 +259,32 @@ func (d *decoder) choice(s string, i int, out []adapters.Event) ([]adapters.Even
 			d.otherChoicesReported = true
 			out = append(out, adapters.Diag(adapters.DiagUnknownEvent, fmt.Sprintf("choice %d ignored: only choice 0 is decoded", index)))
 		}
-		return out, m.end()
+		return out, m.End()
 	}
 	if len(delta) > 0 && delta[0] == '{' {
 		out, _ = d.delta(delta, 0, out)
 	}
-	if f := unquote(finish); f != "" {
+	if f := wire.Unquote(finish); f != "" {
 		out = d.finishReason(f, out)
 	}
-	return out, m.end()
+	return out, m.End()
 }
 
 // delta decodes the delta object at s[i] and returns the index after it.
 func (d *decoder) delta(s string, i int, out []adapters.Event) ([]adapters.Event, int) {
-	m := membersAt(s, i)
+	m := wire.IterMembersAt(s, i)
 	reasoned := false
 	for {
-		k, ok := m.key()
+		k, ok := m.Key()
 		if !ok {
 			break
 		}
 		switch k {
 		case "content":
-			t, _ := m.str()
+			t, _ := m.Str()
 			out = d.textDelta(&d.text, itemMessage, adapters.KindMessage, adapters.EvTextDelta, t, out)
 		case "refusal":
-			t, _ := m.str()
+			t, _ := m.Str()
 			out = d.textDelta(&d.refusal, itemRefusal, adapters.KindRefusal, adapters.EvRefusalDelta, t, out)
 		case "reasoning_content", "reasoning":
 			// DeepSeek's reasoning_content; compatible servers (vLLM,
@@ -292,16 +292,16 @@ func (d *decoder) delta(s string, i int, out []adapters.Event) ([]adapters.Event
 			// the same text, so the first of the two in a delta counts.
 			// DeepSeek's first chunk carries "", which must not open a
 			// lane: textDelta skips empty strings.
-			t, _ := m.str()
+			t, _ := m.Str()
 			if !reasoned {
 				reasoned = t != ""
 				out = d.textDelta(&d.reasoning, itemReasoning, adapters.KindReasoning, adapters.EvReasoningDelta, t, out)
 			}
 		case "tool_calls":
-			if v := m.value(); v[0] == '[' {
+			if v := m.Value(); v[0] == '[' {
 				var pos int64
-				for e := newElements(v); ; pos++ {
-					tc, ok := e.next()
+				for e := wire.IterElements(v); ; pos++ {
+					tc, ok := e.Next()
 					if !ok {
 						break
 					}
@@ -309,14 +309,14 @@ func (d *decoder) delta(s string, i int, out []adapters.Event) ([]adapters.Event
 				}
 			}
 		case "function_call":
-			if v := m.value(); v[0] == '{' {
+			if v := m.Value(); v[0] == '{' {
 				out = d.functionCallDelta(v, out)
 			}
 		default:
-			m.value()
+			m.Value()
 		}
 	}
-	return out, m.end()
+	return out, m.End()
 }
 
 // textDelta appends a text, refusal or reasoning fragment, opening its lane
@@ -347,18 +347,18 @@ func (d *decoder) toolCallDelta(pos int64, tc string, out []adapters.Event) []ad
 	}
 	index := pos // a server that omits index sends calls in order
 	var id, name, args string
-	for m := newMembers(tc); ; {
-		k, v, ok := m.next()
+	for m := wire.IterMembers(tc); ; {
+		k, v, ok := m.Next()
 		if !ok {
 			break
 		}
 		switch k {
 		case "index":
-			if n, ok := rawInt(v); ok {
+			if n, ok := wire.Int(v); ok {
 				index = n
 			}
 		case "id":
-			id = unquote(v)
+			id = wire.Unquote(v)
 		case "function":
 			name, args = functionFields(v)
 		}
@@ -425,21 +425,21 @@ func functionFields(fn string) (name, args string) {
 	if len(fn) == 0 || fn[0] != '{' {
 		return "", ""
 	}
-	for m := newMembers(fn); ; {
-		k, v, ok := m.next()
+	for m := wire.IterMembers(fn); ; {
+		k, v, ok := m.Next()
 		if !ok {
 			return name, args
 		}
 		switch k {
 		case "name":
-			name = unquote(v)
+			name = wire.Unquote(v)
 		case "arguments":
 			// a string of JSON text; a few compatible servers send the
 			// object itself
 			if len(v) > 0 && v[0] == '{' {
 				args = v
 			} else {
-				args = unquote(v)
+				args = wire.Unquote(v)
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package openaichat
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -210,10 +209,10 @@ func (p protocol) Body(t adapters.ModelTurn, o adapters.ResponseOptions) []byte 
 	} else {
 		body.ServiceTier = "default"
 	}
-	var compact bytes.Buffer
-	enc := json.NewEncoder(&compact)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(body)
-	out, _ := wire.AppendIndent(o.Buf[:0], compact.String()) // keeps Encode's trailing newline
+	compact, _ := adapters.MarshalBody(body)
+	out, ok := wire.AppendIndent(o.Buf[:0], adapters.View(compact))
+	if ok {
+		out = append(out, '\n') // the trailing newline the body has always had
+	}
 	return out
 }

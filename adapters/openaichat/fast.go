@@ -3,8 +3,6 @@ package openaichat
 import (
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/wire"
 )
@@ -81,12 +79,12 @@ func readFast(data string, i int) (f fastDelta, ok bool) {
 	switch {
 	case strings.HasPrefix(s[i:], fastNullReason):
 		f.kind = 'r'
-		if f.text, i, ok = fastString(s, i+len(fastNullReason)); !ok {
+		if f.text, i, ok = wire.ReadString(s, i+len(fastNullReason)); !ok {
 			return f, false
 		}
 	case strings.HasPrefix(s[i:], fastContent):
 		f.kind = 'c'
-		if f.text, i, ok = fastString(s, i+len(fastContent)); !ok {
+		if f.text, i, ok = wire.ReadString(s, i+len(fastContent)); !ok {
 			return f, false
 		}
 		if strings.HasPrefix(s[i:], fastReasonNull) {
@@ -94,19 +92,10 @@ func readFast(data string, i int) (f fastDelta, ok bool) {
 		}
 	case strings.HasPrefix(s[i:], fastToolArgs):
 		f.kind = 't'
-		i += len(fastToolArgs)
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			if i-start >= 9 {
-				return f, false
-			}
-			f.index = f.index*10 + int64(s[i]-'0')
-			i++
-		}
-		if i == start || (s[start] == '0' && i-start > 1) || !strings.HasPrefix(s[i:], fastFunction) {
+		if f.index, i, ok = wire.SmallIndex(s, i+len(fastToolArgs)); !ok || !strings.HasPrefix(s[i:], fastFunction) {
 			return f, false
 		}
-		if f.text, i, ok = fastString(s, i+len(fastFunction)); !ok || !strings.HasPrefix(s[i:], "}}]") {
+		if f.text, i, ok = wire.ReadString(s, i+len(fastFunction)); !ok || !strings.HasPrefix(s[i:], "}}]") {
 			return f, false
 		}
 		i += len("}}]")
@@ -125,18 +114,4 @@ func readFast(data string, i int) (f fastDelta, ok bool) {
 	}
 	end, valid := wire.StringEnd(s, i+len(fastObfuscated))
 	return f, valid && s[end:] == "}"
-}
-
-// fastString reads the string that starts at s[i]: its text and the
-// index after it.
-func fastString(s string, i int) (string, int, bool) {
-	end, ok := wire.StringEnd(s, i)
-	if !ok {
-		return "", i, false
-	}
-	t := s[i+1 : end-1]
-	if strings.IndexByte(t, '\\') >= 0 {
-		t = gjson.Parse(s[i:end]).Str
-	}
-	return t, end, true
 }

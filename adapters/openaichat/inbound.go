@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // readChoices fills what a checked request lets the model do: tool_choice
@@ -56,10 +57,10 @@ func (c *checker) prompt(role string, content jval) {
 	}
 	switch content.kind() {
 	case '"':
-		c.in.AddPrompt(r, unquote(content.raw))
+		c.in.AddPrompt(r, wire.Unquote(content.raw))
 	case '[':
-		for e := newElements(content.raw); ; {
-			part, ok := e.next()
+		for e := wire.IterElements(content.raw); ; {
+			part, ok := e.Next()
 			if !ok {
 				break
 			}
@@ -78,18 +79,18 @@ func partText(part string) (string, bool) {
 	}
 	var typ, text string
 	isText := false
-	for m := newMembers(part); ; {
-		k, ok := m.key()
+	for m := wire.IterMembers(part); ; {
+		k, ok := m.Key()
 		if !ok {
 			break
 		}
 		switch k {
 		case "type":
-			typ, _ = m.str()
+			typ, _ = m.Str()
 		case "text":
-			text, isText = m.str()
+			text, isText = m.Str()
 		default:
-			m.value()
+			m.Value()
 		}
 	}
 	return text, isText && typ == "text"

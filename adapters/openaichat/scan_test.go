@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters/adapterstest"
+	"github.com/modelwire/modelwire/adapters/wire"
 )
 
 // walk lists key=raw for every member, and recurses into objects and
@@ -15,10 +16,10 @@ import (
 func walkOurs(raw string, out *[]string) {
 	switch {
 	case strings.HasPrefix(raw, "{"):
-		for m := newMembers(raw); ; {
-			k, v, ok := m.next()
+		for m := wire.IterMembers(raw); ; {
+			k, v, ok := m.Next()
 			if !ok {
-				if m.end() != len(raw) {
+				if m.End() != len(raw) {
 					*out = append(*out, "END-MISMATCH")
 				}
 				return
@@ -27,10 +28,10 @@ func walkOurs(raw string, out *[]string) {
 			walkOurs(v, out)
 		}
 	case strings.HasPrefix(raw, "["):
-		for e := newElements(raw); ; {
-			v, ok := e.next()
+		for e := wire.IterElements(raw); ; {
+			v, ok := e.Next()
 			if !ok {
-				if e.end() != len(raw) {
+				if e.End() != len(raw) {
 					*out = append(*out, "END-MISMATCH")
 				}
 				return
@@ -39,7 +40,7 @@ func walkOurs(raw string, out *[]string) {
 			walkOurs(v, out)
 		}
 	case strings.HasPrefix(raw, `"`):
-		*out = append(*out, "text="+unquote(raw))
+		*out = append(*out, "text="+wire.Unquote(raw))
 	}
 }
 
@@ -115,49 +116,49 @@ func scanBounded(t *testing.T, s string, depth int) {
 	if depth > 64 {
 		return
 	}
-	m := newMembers(s)
+	m := wire.IterMembers(s)
 	for steps := 0; ; steps++ {
 		if steps > len(s) {
 			t.Fatalf("members of %q: more steps than bytes", s)
 		}
-		before := m.i
-		k, v, ok := m.next()
-		if m.i < before || m.i > len(s) {
-			t.Fatalf("members of %q: position %d after %d", s, m.i, before)
+		before := m.I
+		k, v, ok := m.Next()
+		if m.I < before || m.I > len(s) {
+			t.Fatalf("members of %q: position %d after %d", s, m.I, before)
 		}
 		if !ok {
 			break
 		}
-		if v == "" || !strings.HasSuffix(s[:m.i], v) {
-			t.Fatalf("members of %q: key %q value %q does not end at the position %d", s, k, v, m.i)
+		if v == "" || !strings.HasSuffix(s[:m.I], v) {
+			t.Fatalf("members of %q: key %q value %q does not end at the position %d", s, k, v, m.I)
 		}
 		scanBounded(t, v, depth+1)
 	}
-	if end := m.end(); end < 0 || end > len(s) {
+	if end := m.End(); end < 0 || end > len(s) {
 		t.Fatalf("members of %q: end %d", s, end)
 	}
-	e := newElements(s)
+	e := wire.IterElements(s)
 	for steps := 0; ; steps++ {
 		if steps > len(s) {
 			t.Fatalf("elements of %q: more steps than bytes", s)
 		}
-		before := e.i
-		v, ok := e.next()
-		if e.i < before || e.i > len(s) {
-			t.Fatalf("elements of %q: position %d after %d", s, e.i, before)
+		before := e.I
+		v, ok := e.Next()
+		if e.I < before || e.I > len(s) {
+			t.Fatalf("elements of %q: position %d after %d", s, e.I, before)
 		}
 		if !ok {
 			break
 		}
-		if v == "" || !strings.HasSuffix(s[:e.i], v) {
-			t.Fatalf("elements of %q: value %q does not end at the position %d", s, v, e.i)
+		if v == "" || !strings.HasSuffix(s[:e.I], v) {
+			t.Fatalf("elements of %q: value %q does not end at the position %d", s, v, e.I)
 		}
 		scanBounded(t, v, depth+1)
 	}
-	if end := e.end(); end < 0 || end > len(s) {
+	if end := e.End(); end < 0 || end > len(s) {
 		t.Fatalf("elements of %q: end %d", s, end)
 	}
-	_ = unquote(s)
+	_ = wire.Unquote(s)
 }
 
 // The scanner must not panic, loop or read out of place on text that is
@@ -172,8 +173,8 @@ func TestScannerOnGarbage(t *testing.T) {
 	// cut value as the rest of the text (the decoder never gets here: it
 	// validates first).
 	var got []string
-	for m := newMembers(`{"a":1,"b":[2,3],"c":"x`); ; {
-		k, v, ok := m.next()
+	for m := wire.IterMembers(`{"a":1,"b":[2,3],"c":"x`); ; {
+		k, v, ok := m.Next()
 		if !ok {
 			break
 		}

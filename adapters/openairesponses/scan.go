@@ -37,19 +37,19 @@ func scanMembers(data string, f *fields) (valid, object bool) {
 func (f *fields) set(key, raw string) {
 	switch key {
 	case "type":
-		f.typ, f.hasType = stringValue(raw)
+		f.typ, f.hasType = wire.Unquote(raw), wire.IsString(raw)
 	case "sequence_number":
-		f.seq, f.hasSeq = intValue(raw)
+		f.seq, f.hasSeq = wire.GJSONInt(raw)
 	case "item_id":
-		f.itemID, _ = stringValue(raw)
+		f.itemID = wire.Unquote(raw)
 	case "output_index":
-		f.outIdx, f.hasIdx = intValue(raw)
+		f.outIdx, f.hasIdx = wire.GJSONInt(raw)
 	case "content_index":
-		f.contentIdx, _ = intValue(raw)
+		f.contentIdx, _ = wire.GJSONInt(raw)
 	case "summary_index":
-		f.summaryIdx, _ = intValue(raw)
+		f.summaryIdx, _ = wire.GJSONInt(raw)
 	case "delta":
-		f.delta, f.hasDelta = stringValue(raw)
+		f.delta, f.hasDelta = wire.Unquote(raw), wire.IsString(raw)
 	case "response":
 		f.response = gjson.Parse(raw)
 	case "item":
@@ -69,35 +69,4 @@ func (f *fields) set(key, raw string) {
 	case "refusal":
 		f.refusal = gjson.Parse(raw)
 	}
-}
-
-// stringValue returns a JSON string's text, unescaped; ok is false for any
-// other value.
-func stringValue(raw string) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	s := raw[1 : len(raw)-1]
-	if strings.IndexByte(s, '\\') < 0 {
-		return s, true
-	}
-	return gjson.Parse(raw).Str, true
-}
-
-// intValue reads a JSON number as an integer; ok is false for any other
-// value.
-func intValue(raw string) (int64, bool) {
-	if raw == "" {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c < '0' || c > '9' || i >= 18 {
-			r := gjson.Parse(raw)
-			return r.Int(), r.Type == gjson.Number
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, true
 }

@@ -32,7 +32,7 @@ func AppendIndentAt(dst []byte, src string, depth int) []byte {
 			dst = append(dst, ' ', ' ')
 		}
 	}
-	i := skipWS(src, 0) // json.Indent drops leading space
+	i := SkipWS(src, 0) // json.Indent drops leading space
 	for ; i < len(src); i++ {
 		c := src[i]
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {

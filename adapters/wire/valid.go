@@ -1,10 +1,6 @@
 package wire
 
-import (
-	"math/bits"
-
-	"github.com/tidwall/gjson"
-)
+import "math/bits"
 
 // The decoders' JSON validator. It accepts exactly what gjson.Valid
 // accepts (the decoders' rule before it, kept so that no event is judged
@@ -21,7 +17,7 @@ import (
 // around it.
 func Valid(s string) bool {
 	end, ok := ValueEnd(s, 0)
-	return ok && skipWS(s, end) == len(s)
+	return ok && SkipWS(s, end) == len(s)
 }
 
 // Members reads s, a JSON text, in one pass: it validates all of it and
@@ -32,13 +28,13 @@ func Valid(s string) bool {
 // collect in fn and act once valid is known. A key is its text between
 // the quotes, unescaped when it has escapes.
 func Members(s string, fn func(key, raw string)) (valid, object bool) {
-	i := skipWS(s, 0)
+	i := SkipWS(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return Valid(s), false
 	}
-	i = skipWS(s, i+1)
+	i = SkipWS(s, i+1)
 	if i < len(s) && s[i] == '}' {
-		return skipWS(s, i+1) == len(s), true
+		return SkipWS(s, i+1) == len(s), true
 	}
 	for {
 		if i >= len(s) || s[i] != '"' {
@@ -48,29 +44,26 @@ func Members(s string, fn func(key, raw string)) (valid, object bool) {
 		if !ok {
 			return false, true
 		}
-		key := s[i+1 : kEnd-1]
-		if hasEscape(key) {
-			key = gjson.Parse(s[i:kEnd]).Str
-		}
-		i = skipWS(s, kEnd)
+		key := Unquote(s[i:kEnd])
+		i = SkipWS(s, kEnd)
 		if i >= len(s) || s[i] != ':' {
 			return false, true
 		}
-		i = skipWS(s, i+1)
+		i = SkipWS(s, i+1)
 		end, ok := ValueEnd(s, i)
 		if !ok {
 			return false, true
 		}
 		fn(key, s[i:end])
-		i = skipWS(s, end)
+		i = SkipWS(s, end)
 		if i >= len(s) {
 			return false, true
 		}
 		switch s[i] {
 		case ',':
-			i = skipWS(s, i+1)
+			i = SkipWS(s, i+1)
 		case '}':
-			return skipWS(s, i+1) == len(s), true
+			return SkipWS(s, i+1) == len(s), true
 		default:
 			return false, true
 		}
@@ -88,37 +81,28 @@ func ValidObjectFrom(s string, i int) bool {
 		if !ok {
 			return false
 		}
-		i = skipWS(s, end)
+		i = SkipWS(s, end)
 		if i >= len(s) {
 			return false
 		}
 		switch s[i] {
 		case '}':
-			return skipWS(s, i+1) == len(s)
+			return SkipWS(s, i+1) == len(s)
 		case ',':
 		default:
 			return false
 		}
-		if i = skipWS(s, i+1); i >= len(s) || s[i] != '"' {
+		if i = SkipWS(s, i+1); i >= len(s) || s[i] != '"' {
 			return false
 		}
 		if end, ok = stringBodyEnd(s, i+1); !ok {
 			return false
 		}
-		if i = skipWS(s, end); i >= len(s) || s[i] != ':' {
+		if i = SkipWS(s, end); i >= len(s) || s[i] != ':' {
 			return false
 		}
 		i++
 	}
-}
-
-func hasEscape(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 // ValueEnd validates the JSON value that starts at s[i] (after white
@@ -133,7 +117,7 @@ func ValueEnd(s string, i int) (int, bool) {
 	depth := 0
 	var ok bool
 value:
-	i = skipWS(s, i)
+	i = SkipWS(s, i)
 	if i >= len(s) {
 		return i, false
 	}
@@ -148,7 +132,7 @@ value:
 		}
 		stack[depth>>6] |= 1 << (depth & 63)
 		depth++
-		i = skipWS(s, i+1)
+		i = SkipWS(s, i+1)
 		if i < len(s) && s[i] == '}' {
 			depth--
 			i++
@@ -161,7 +145,7 @@ value:
 		}
 		stack[depth>>6] &^= 1 << (depth & 63)
 		depth++
-		i = skipWS(s, i+1)
+		i = SkipWS(s, i+1)
 		if i < len(s) && s[i] == ']' {
 			depth--
 			i++
@@ -184,20 +168,20 @@ value:
 		}
 		i += 4
 	default:
-		if i, ok = numberEnd(s, i); !ok {
+		if i, ok = NumberEnd(s, i); !ok {
 			return i, false
 		}
 	}
 	// A value ended at i: what follows depends on the container.
 	for depth > 0 {
-		i = skipWS(s, i)
+		i = SkipWS(s, i)
 		if i >= len(s) {
 			return i, false
 		}
 		inObject := stack[(depth-1)>>6]&(1<<((depth-1)&63)) != 0
 		switch c := s[i]; {
 		case c == ',':
-			i = skipWS(s, i+1)
+			i = SkipWS(s, i+1)
 			if inObject {
 				goto key
 			}
@@ -218,7 +202,7 @@ key:
 	if i, ok = stringBodyEnd(s, i+1); !ok {
 		return i, false
 	}
-	i = skipWS(s, i)
+	i = SkipWS(s, i)
 	if i >= len(s) || s[i] != ':' {
 		return i, false
 	}
@@ -226,10 +210,10 @@ key:
 	goto value
 }
 
-// numberEnd validates the number that starts at s[i]: an optional minus,
-// an integer part without leading zeros, an optional fraction and
-// exponent.
-func numberEnd(s string, i int) (int, bool) {
+// NumberEnd validates the number that starts at s[i] (i < len(s)) and
+// returns the index just after it: an optional minus, an integer part
+// without leading zeros, an optional fraction and exponent.
+func NumberEnd(s string, i int) (int, bool) {
 	if s[i] == '-' {
 		i++
 	}
@@ -359,19 +343,11 @@ func Skim(raw string, fn func(key, raw string)) {
 	if raw == "" || raw[0] != '{' {
 		return
 	}
-	for i := skipWS(raw, 1); i < len(raw) && raw[i] == '"'; {
-		end := skipString(raw, i)
-		key := raw[i+1 : end-1]
-		if hasEscape(key) {
-			key = gjson.Parse(raw[i:end]).Str
+	for m := IterMembers(raw); ; {
+		key, val, ok := m.Next()
+		if !ok {
+			return
 		}
-		i = skipWS(raw, end)
-		i = skipWS(raw, i+1) // the colon
-		end = skipValue(raw, i)
-		fn(key, raw[i:end])
-		i = skipWS(raw, end)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipWS(raw, i+1)
-		}
+		fn(key, val)
 	}
 }
