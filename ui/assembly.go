@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/redact"
 	"github.com/modelwire/modelwire/transport"
 )
@@ -305,8 +306,10 @@ func displayHeaders(w *adapters.HTTPRequest, protocol string) map[string]string 
 	for k, v := range w.Headers {
 		h.Set(k, v)
 	}
-	if h.Get("Authorization") == "" && h.Get("x-api-key") == "" && h.Get("x-goog-api-key") == "" {
-		transport.Provider{Key: "[redacted]"}.Authorize(h, protocol)
+	if d, ok := registry.Describe(protocol); ok {
+		if name, _ := d.Auth.SendHeader(""); h.Get(name) == "" {
+			transport.Provider{Key: "[redacted]"}.Authorize(h, protocol)
+		}
 	}
 	out := map[string]string{}
 	for k := range h {

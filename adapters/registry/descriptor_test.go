@@ -1,13 +1,15 @@
 package registry
 
 import (
-	"github.com/tidwall/gjson"
-
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/redact"
 )
 
 // TestEveryDescriptorIsWhole: a protocol registered without one of the
@@ -185,3 +187,22 @@ func TestDeclared(t *testing.T) {
 }
 
 func parse(s string) gjson.Result { return gjson.Parse(s) }
+
+// TestKeysAreRedacted: wherever a protocol's key travels — its header, a
+// bearer token, its query parameter — the one redaction removes it, so a
+// new protocol's key cannot reach the store or the screen.
+func TestKeysAreRedacted(t *testing.T) {
+	const key = "sk-secret-0123456789"
+	for _, d := range All() {
+		name, value := d.Auth.SendHeader(key)
+		if got := redact.HeaderValue(name, value); strings.Contains(got, key) {
+			t.Errorf("%s: header %s keeps the key: %q", d.Name, name, got)
+		}
+		if d.Auth.Query != "" {
+			u := d.Endpoint.Host + "/x?" + d.Auth.Query + "=" + key
+			if got := redact.Text(u); strings.Contains(got, key) {
+				t.Errorf("%s: query parameter %s keeps the key: %q", d.Name, d.Auth.Query, got)
+			}
+		}
+	}
+}
