@@ -2,13 +2,11 @@ package har
 
 import (
 	"encoding/json"
-	"errors"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/adapterstest"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -23,60 +21,8 @@ func openTemp(t testing.TB) (*store.DB, string) {
 	return db, path
 }
 
-// fakeChat is a toy protocol for the HAR tests: each SSE data is
-// {"d":"text"} (a text delta of one message), {"finish":"stop"} or [DONE];
-// a body is {"text":"…"}.
-type fakeChat struct{ name string }
-
-func (f fakeChat) Name() string               { return f.name }
-func (fakeChat) Framing() adapters.Framing    { return adapters.FramingSSE }
-func (fakeChat) NewDecoder() adapters.Decoder { return &fakeDecoder{} }
-func (fakeChat) Encode(*adapters.Request, string) (*adapters.HTTPRequest, error) {
-	return nil, errors.New("not needed")
-}
-func (fakeChat) DecodeBody(body []byte) []adapters.Event {
-	var b struct{ Text string }
-	if err := json.Unmarshal(body, &b); err != nil {
-		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, err.Error())}
-	}
-	return []adapters.Event{{Type: adapters.EvItemStarted, ItemID: "m", Kind: "message"},
-		{Type: adapters.EvTextDelta, ItemID: "m", Delta: b.Text}, {Type: adapters.EvItemDone, ItemID: "m"},
-		adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, "stop")}
-}
-func (fakeChat) DecodeError(status int, h http.Header, body []byte) *adapters.APIError {
-	return adapters.GenericError(status, h, body)
-}
-
-type fakeDecoder struct{ started, done bool }
-
-func (d *fakeDecoder) Decode(raw adapters.RawEvent) []adapters.Event {
-	if raw.Data == "[DONE]" {
-		d.done = true
-		return nil
-	}
-	var m struct {
-		D      *string
-		Finish string
-	}
-	if err := json.Unmarshal([]byte(raw.Data), &m); err != nil {
-		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, err.Error())}
-	}
-	var out []adapters.Event
-	if !d.started {
-		d.started = true
-		out = append(out, adapters.Event{Type: adapters.EvItemStarted, ItemID: "m", Kind: "message"})
-	}
-	if m.D != nil {
-		out = append(out, adapters.Event{Type: adapters.EvTextDelta, ItemID: "m", Delta: *m.D})
-	}
-	if m.Finish != "" {
-		out = append(out, adapters.Event{Type: adapters.EvItemDone, ItemID: "m"}, adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, m.Finish))
-	}
-	return out
-}
-func (d *fakeDecoder) Finish() []adapters.Event { return nil }
-
-func fakeLookup(name string) (adapters.Protocol, error) { return fakeChat{name: name}, nil }
+// fakeLookup answers the toy protocol the tests' captures speak.
+var fakeLookup = adapterstest.FakeLookup
 
 func sseBody(events ...string) string {
 	var b strings.Builder

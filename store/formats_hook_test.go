@@ -3,13 +3,12 @@ package store
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/adapterstest"
 )
 
 // The file formats (packages har and jsonl) import store, so store's own
@@ -28,60 +27,8 @@ func SetFormats(har func(db *DB, r io.Reader, name string, lookup func(string) (
 	importHAR, importJSONL, exportJSONLTo = har, jsonlImport, jsonlExport
 }
 
-// fakeChat is a toy protocol for the store's tests: each SSE data is
-// {"d":"text"} (a text delta of one message), {"finish":"stop"} or [DONE];
-// a body is {"text":"…"}.
-type fakeChat struct{ name string }
-
-func (f fakeChat) Name() string               { return f.name }
-func (fakeChat) Framing() adapters.Framing    { return adapters.FramingSSE }
-func (fakeChat) NewDecoder() adapters.Decoder { return &fakeDecoder{} }
-func (fakeChat) Encode(*adapters.Request, string) (*adapters.HTTPRequest, error) {
-	return nil, errors.New("not needed")
-}
-func (fakeChat) DecodeBody(body []byte) []adapters.Event {
-	var b struct{ Text string }
-	if err := json.Unmarshal(body, &b); err != nil {
-		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, err.Error())}
-	}
-	return []adapters.Event{{Type: adapters.EvItemStarted, ItemID: "m", Kind: "message"},
-		{Type: adapters.EvTextDelta, ItemID: "m", Delta: b.Text}, {Type: adapters.EvItemDone, ItemID: "m"},
-		adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, "stop")}
-}
-func (fakeChat) DecodeError(status int, h http.Header, body []byte) *adapters.APIError {
-	return adapters.GenericError(status, h, body)
-}
-
-type fakeDecoder struct{ started, done bool }
-
-func (d *fakeDecoder) Decode(raw adapters.RawEvent) []adapters.Event {
-	if raw.Data == "[DONE]" {
-		d.done = true
-		return nil
-	}
-	var m struct {
-		D      *string
-		Finish string
-	}
-	if err := json.Unmarshal([]byte(raw.Data), &m); err != nil {
-		return []adapters.Event{adapters.Diag(adapters.DiagMalformedEvent, err.Error())}
-	}
-	var out []adapters.Event
-	if !d.started {
-		d.started = true
-		out = append(out, adapters.Event{Type: adapters.EvItemStarted, ItemID: "m", Kind: "message"})
-	}
-	if m.D != nil {
-		out = append(out, adapters.Event{Type: adapters.EvTextDelta, ItemID: "m", Delta: *m.D})
-	}
-	if m.Finish != "" {
-		out = append(out, adapters.Event{Type: adapters.EvItemDone, ItemID: "m"}, adapters.Terminal(adapters.StatusCompleted, adapters.StopFinal, m.Finish))
-	}
-	return out
-}
-func (d *fakeDecoder) Finish() []adapters.Event { return nil }
-
-func fakeLookup(name string) (adapters.Protocol, error) { return fakeChat{name: name}, nil }
+// fakeLookup answers the toy protocol the tests' captures speak.
+var fakeLookup = adapterstest.FakeLookup
 
 func exportJSONL(t *testing.T, db *DB, id string) []byte {
 	t.Helper()

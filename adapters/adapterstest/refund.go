@@ -1,6 +1,7 @@
 // Package adapterstest holds what the adapters' tests share: the refund
 // case as a canonical request and script, capture helpers, goldens and
-// the invariants every decoder must keep.
+// the invariants every decoder must keep; and FakeChat, the toy protocol
+// the store's and the file formats' tests record.
 package adapterstest
 
 import (
