@@ -16,6 +16,7 @@ import (
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/pricing"
 	"github.com/modelwire/modelwire/transport"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // The chapter's check before sending (13.1.5): the input, the output budget
@@ -225,7 +226,7 @@ func (s *Session) count(ctx context.Context, wire *adapters.HTTPRequest, path st
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("HTTP %d: %s", resp.StatusCode, oneLine(string(b), 120))
+		return 0, fmt.Errorf("HTTP %d: %s", resp.StatusCode, validate.OneLine(string(b), 120))
 	}
 	var r struct {
 		InputTokens *int `json:"input_tokens"`

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/jsonschema"
+	"github.com/modelwire/modelwire/validate"
 )
 
 // Scenario is a case to run: what the application sends (sources, tools,
@@ -358,7 +359,7 @@ func (sc *Scenario) prepare() error {
 		}
 		p, err := compileExpr(f.Expr)
 		if err != nil {
-			return sc.fail(fmt.Sprintf("/facts/%d/expr", i), "%s", oneLine(err.Error(), 200))
+			return sc.fail(fmt.Sprintf("/facts/%d/expr", i), "%s", validate.OneLine(err.Error(), 200))
 		}
 		sc.factPrograms = append(sc.factPrograms, p)
 	}
@@ -368,7 +369,7 @@ func (sc *Scenario) prepare() error {
 		case c.Expr != "":
 			p, err := compileExpr(c.Expr)
 			if err != nil {
-				return sc.fail(fmt.Sprintf("/checks/%d/expr", i), "%s", oneLine(err.Error(), 200))
+				return sc.fail(fmt.Sprintf("/checks/%d/expr", i), "%s", validate.OneLine(err.Error(), 200))
 			}
 			prog = p
 		case !strings.HasPrefix(c.Pointer, "/"):

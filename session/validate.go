@@ -253,12 +253,3 @@ func show(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}

@@ -24,7 +24,7 @@ func ParseObject(text string, scope Scope) (obj json.RawMessage, problem string)
 	case strings.HasPrefix(t, "```"):
 		return nil, "the JSON is wrapped in a markdown code fence; the contract asks for exactly one JSON object"
 	case !strings.HasPrefix(t, "{"):
-		return nil, fmt.Sprintf("the final text does not start with a JSON object: %q", oneLine(t, 40))
+		return nil, fmt.Sprintf("the final text does not start with a JSON object: %q", OneLine(t, 40))
 	}
 	dec := json.NewDecoder(strings.NewReader(t))
 	var raw json.RawMessage
@@ -32,7 +32,7 @@ func ParseObject(text string, scope Scope) (obj json.RawMessage, problem string)
 		return nil, "not valid JSON: " + err.Error()
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Sprintf("text after the JSON object: %q", oneLine(t[dec.InputOffset():], 40))
+		return nil, fmt.Sprintf("text after the JSON object: %q", OneLine(t[dec.InputOffset():], 40))
 	}
 	var b bytes.Buffer
 	_ = json.Compact(&b, raw)
@@ -55,7 +55,7 @@ func TerminalProblem(f *adapters.Summary) string {
 	case adapters.StatusRefused:
 		d := "the model refused"
 		if f.Refusal != nil && *f.Refusal != "" {
-			d += ": " + oneLine(*f.Refusal, 120)
+			d += ": " + OneLine(*f.Refusal, 120)
 		}
 		return d
 	case adapters.StatusIncomplete:
@@ -88,8 +88,9 @@ func TerminalAdvice(status adapters.Status, stop adapters.StopReason) string {
 	return ""
 }
 
-// oneLine folds s onto one line and cuts it to n runes.
-func oneLine(s string, n int) string {
+// OneLine folds s onto one line and cuts it to n runes, for a verdict's
+// detail.
+func OneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) > n {
