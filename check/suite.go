@@ -1,0 +1,85 @@
+package check
+
+import "strings"
+
+// Probe is one session of the capability suite: a scenario the target
+// is asked with, the simulator's faults that make it exercise one
+// capability, and what "handled" means. A probe passes when its
+// capability's mark on the session is pass: the condition came up (the
+// target truncated, refused, repeated an event…) and was handled.
+type Probe struct {
+	Name       string     `json:"name"`
+	Capability Capability `json:"capability"`
+	Scenario   string     `json:"scenario"`
+	// Faults are the simulator's (ignored against a real provider, which
+	// is judged on what it does).
+	Faults []string `json:"faults,omitempty"`
+	// Regenerate lets the engine ask again after a failed layer; probes
+	// of a rejected answer keep it off, so the rejection is what ends.
+	Regenerate bool   `json:"regenerate"`
+	Handled    string `json:"handled"`
+	// Plant is a fault set or variant ("refund/fenced") under which the
+	// capability is broken, for the suite's own test: the probe must fail.
+	Plant []string `json:"-"`
+}
+
+// Probes are the built-in capability suite (the chapter's 13.7.5).
+var Probes = []Probe{
+	{Name: "tool-calls", Capability: ToolCallIDs, Scenario: "refund", Regenerate: true,
+		Handled: "every proposed call has its own call_id and every result goes back under the call_id it answers",
+		Plant:   []string{"disconnect-mid-args:always"}},
+	{Name: "parallel-calls", Capability: ParallelCalls, Scenario: "refund", Regenerate: true,
+		Handled: "the calls proposed together each get their own result, correlated by call_id",
+		Plant:   []string{"refund/bad-args"}},
+	{Name: "structured-output", Capability: StructuredOutput, Scenario: "refund", Regenerate: false,
+		Handled: "the final answer is exactly one JSON object that the output schema accepts",
+		Plant:   []string{"refund/fenced"}},
+	{Name: "refusal", Capability: RefusalShown, Scenario: "refund", Faults: []string{"refusal:always"},
+		Handled: "the refusal arrives as a refusal (its status or text) and is never taken for an answer",
+		Plant:   []string{"content-filter:always"}},
+	{Name: "truncation", Capability: TruncationShown, Scenario: "refund", Faults: []string{"truncate:always"},
+		Handled: "a response cut at max tokens surfaces as incomplete (truncated), not as an answer",
+		Plant:   []string{"disconnect-mid-text:always"}},
+	{Name: "empty-content", Capability: EmptyShown, Scenario: "refund", Faults: []string{"content-filter:always"},
+		Handled: "a response that completes with no content is rejected, not taken for an empty answer",
+		Plant:   []string{"refusal:always"}},
+	{Name: "usage", Capability: UsagePresent, Scenario: "refund", Regenerate: true,
+		Handled: "every completed response reports its input and output tokens (else cost is unknown, never zero)",
+		Plant:   []string{"no-terminal:always"}},
+	{Name: "cut-stream", Capability: CutStreamShown, Scenario: "refund", Faults: []string{"disconnect-mid-text:always"},
+		Handled: "a stream that breaks off is retried or fails the turn, never read as the whole answer",
+		Plant:   []string{"truncate:always"}},
+	{Name: "duplicate-events", Capability: DuplicatesDropped, Scenario: "refund", Faults: []string{"duplicate-events:always"}, Regenerate: true,
+		Handled: "events sent twice are dropped (a duplicate_event diagnostic) and the answer still passes every layer",
+		Plant:   []string{"duplicate-events:always", "refund/wrong-cap"}},
+	{Name: "unknown-events", Capability: UnknownSkipped, Scenario: "refund", Faults: []string{"unknown-event:always"}, Regenerate: true,
+		Handled: "an event type the protocol does not define is skipped (an unknown_event diagnostic) and the answer still passes",
+		Plant:   []string{"unknown-event:always", "refund/wrong-cap"}},
+}
+
+// Prove is a probe's cell: pass when the probe's capability passed,
+// regressed ("probe:CAPABILITY") when it failed or never came up.
+func Prove(p Probe, target string, got *Profile) Cell {
+	c := Cell{Type: "cell", Session: p.Name, Target: target, Regressions: []string{}}
+	c.fill(got)
+	if got.Capabilities[p.Capability] != Pass {
+		c.Regressions = append(c.Regressions, "probe:"+string(p.Capability))
+		if got.Capabilities[p.Capability] == NA {
+			c.Error = string(p.Capability) + " never came up: the target did not exercise it"
+		}
+	}
+	c.Regressed = len(c.Regressions) > 0
+	return c
+}
+
+// SplitPlant parts a plant (or any list) into faults and a variant.
+func SplitPlant(plant []string) (faults []string, variant string) {
+	for _, x := range plant {
+		if strings.Contains(x, "/") {
+			variant = x
+		} else {
+			faults = append(faults, x)
+		}
+	}
+	return faults, variant
+}
