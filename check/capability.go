@@ -39,16 +39,17 @@ const (
 	// Passes when the final answer's parse and schema layers pass.
 	StructuredOutput Capability = "structured_output"
 	// RefusalShown: applies when a response refused (terminal refused,
-	// stop reason refusal, or refusal text). Passes when that turn was
+	// stop reason refusal, or refusal text). Passes when the refusal's
+	// text reached the summary (a person sees why) and that turn was
 	// rejected: a refusal is never taken for an answer.
 	RefusalShown Capability = "refusal_shown"
 	// TruncationShown: applies when a response stopped truncated (or
 	// ended incomplete). Passes when that turn was rejected: a cut answer
 	// surfaces as incomplete, never as an answer.
 	TruncationShown Capability = "truncation_shown"
-	// EmptyShown: applies when a response completed with no text, no
-	// call and no refusal (a content filter's stop). Passes when that
-	// turn was rejected.
+	// EmptyShown: applies when a response ended (its terminal came) with
+	// no text, no call and no refusal text (a content filter's stop).
+	// Passes when that turn was rejected, not taken for an empty answer.
 	EmptyShown Capability = "empty_content_shown"
 	// UsagePresent: applies when a response completed. Passes when every
 	// completed response reported its input and output tokens.
@@ -126,16 +127,18 @@ func capabilities(s *store.Session, turns []store.TurnRecord, p *Profile) map[Ca
 			judge(ParallelCalls, all && len(answered) == len(sum.ToolCalls))
 		}
 		refused := sum.Terminal == adapters.StatusRefused || sum.StopReason == adapters.StopRefusal || sum.Refusal != nil
+		refusalText := sum.Refusal != nil && strings.TrimSpace(*sum.Refusal) != ""
 		if refused {
-			judge(RefusalShown, rejected(t.Turn, false))
+			judge(RefusalShown, (refusalText || strings.TrimSpace(sum.Text) != "") && rejected(t.Turn, false))
+		}
+		ended := sum.Terminal != "" && sum.Terminal != adapters.StatusUnknown && sum.Terminal != adapters.StatusFailed
+		if ended && strings.TrimSpace(sum.Text) == "" && len(sum.ToolCalls) == 0 && len(sum.IncompleteToolCalls) == 0 && !refusalText {
+			judge(EmptyShown, rejected(t.Turn, false))
 		}
 		if sum.StopReason == adapters.StopTruncated || (sum.Terminal == adapters.StatusIncomplete && !refused) {
 			judge(TruncationShown, rejected(t.Turn, false))
 		}
 		if sum.Terminal == adapters.StatusCompleted && !refused {
-			if strings.TrimSpace(sum.Text) == "" && len(sum.ToolCalls) == 0 && len(sum.IncompleteToolCalls) == 0 {
-				judge(EmptyShown, rejected(t.Turn, false))
-			}
 			judge(UsagePresent, sum.Usage != nil && sum.Usage.InputTokens != nil && sum.Usage.OutputTokens != nil)
 		}
 		if strings.TrimSpace(sum.Reasoning) != "" {

@@ -19,14 +19,19 @@ type Cell struct {
 	Session string `json:"session"`
 	Target  string `json:"target"`
 	Child   string `json:"child"`
+	// Proves is a probe's capability (the suite's cells only).
+	Proves Capability `json:"proves,omitempty"`
 	// Status is the target's verdict: pass, fail, or error when it could
 	// not run (Error says why).
-	Status      string            `json:"status"`
-	FailedLayer string            `json:"failed_layer"`
-	Layers      map[string]string `json:"layers"`
-	Timings     Timings           `json:"timings"`
-	Tokens      Tokens            `json:"tokens"`
-	Cost        *float64          `json:"cost"`
+	Status string `json:"status"`
+	// SessionVerdict is a probe's session's own verdict (pass or fail):
+	// a handled refusal or truncation fails a layer, as it should.
+	SessionVerdict string            `json:"session_verdict,omitempty"`
+	FailedLayer    string            `json:"failed_layer"`
+	Layers         map[string]string `json:"layers"`
+	Timings        Timings           `json:"timings"`
+	Tokens         Tokens            `json:"tokens"`
+	Cost           *float64          `json:"cost"`
 	// Capabilities are the target's marks.
 	Capabilities map[Capability]Mark `json:"capabilities"`
 	// Recording is the recording's own profile, for the figures beside.
@@ -169,7 +174,11 @@ func WriteText(w io.Writer, cells []Cell) {
 		}
 		at[[2]string{c.Session, c.Target}] = c
 	}
-	rows := [][]string{append([]string{"session", "recording"}, targets...)}
+	first := "recording"
+	if len(cells) > 0 && cells[0].Proves != "" {
+		first = "probe"
+	}
+	rows := [][]string{append([]string{"session", first}, targets...)}
 	for _, s := range sessions {
 		row := []string{s, ""}
 		for _, t := range targets {
@@ -178,10 +187,17 @@ func WriteText(w io.Writer, cells []Cell) {
 				row = append(row, "")
 				continue
 			}
+			if row[1] == "" && c.Proves != "" {
+				row[1] = "proves " + string(c.Proves)
+			}
 			if row[1] == "" && c.Recording != nil {
 				row[1] = verdict(c.Recording.Verdict, c.Recording.FailedLayer, false) + " " + c.Recording.Protocol
 			}
-			row = append(row, verdict(c.Status, c.FailedLayer, c.Regressed))
+			v := verdict(c.Status, c.FailedLayer, c.Regressed)
+			if c.Proves != "" && c.FailedLayer != "" {
+				v = verdict(c.Status, "", c.Regressed) + " (stopped at " + c.FailedLayer + ")"
+			}
+			row = append(row, v)
 		}
 		rows = append(rows, row)
 	}

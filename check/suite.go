@@ -30,12 +30,12 @@ var Probes = []Probe{
 		Plant:   []string{"disconnect-mid-args:always"}},
 	{Name: "parallel-calls", Capability: ParallelCalls, Scenario: "refund", Regenerate: true,
 		Handled: "the calls proposed together each get their own result, correlated by call_id",
-		Plant:   []string{"refund/bad-args"}},
+		Plant:   []string{"refund/sequential"}},
 	{Name: "structured-output", Capability: StructuredOutput, Scenario: "refund", Regenerate: false,
 		Handled: "the final answer is exactly one JSON object that the output schema accepts",
 		Plant:   []string{"refund/fenced"}},
-	{Name: "refusal", Capability: RefusalShown, Scenario: "refund", Faults: []string{"refusal:always"},
-		Handled: "the refusal arrives as a refusal (its status or text) and is never taken for an answer",
+	{Name: "refusal", Capability: RefusalShown, Scenario: "refund/refusal",
+		Handled: "a request the rules forbid is refused, the refusal arrives with its text, and it is never taken for an answer",
 		Plant:   []string{"content-filter:always"}},
 	{Name: "truncation", Capability: TruncationShown, Scenario: "refund", Faults: []string{"truncate:always"},
 		Handled: "a response cut at max tokens surfaces as incomplete (truncated), not as an answer",
@@ -60,7 +60,7 @@ var Probes = []Probe{
 // Prove is a probe's cell: pass when the probe's capability passed,
 // regressed ("probe:CAPABILITY") when it failed or never came up.
 func Prove(p Probe, target string, got *Profile) Cell {
-	c := Cell{Type: "cell", Session: p.Name, Target: target, Regressions: []string{}}
+	c := Cell{Type: "cell", Session: p.Name, Target: target, Proves: p.Capability, Regressions: []string{}}
 	c.fill(got)
 	if got.Capabilities[p.Capability] != Pass {
 		c.Regressions = append(c.Regressions, "probe:"+string(p.Capability))
@@ -69,6 +69,12 @@ func Prove(p Probe, target string, got *Profile) Cell {
 		}
 	}
 	c.Regressed = len(c.Regressions) > 0
+	// The cell's status is the probe's; the session's own verdict (a
+	// handled refusal fails the protocol layer) stays in failed_layer.
+	c.SessionVerdict, c.Status = c.Status, "pass"
+	if c.Regressed {
+		c.Status = "fail"
+	}
 	return c
 }
 
