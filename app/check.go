@@ -30,7 +30,8 @@ var targetProviders = []string{adapters.ProviderSim, adapters.ProviderOpenAI, ad
 	adapters.ProviderDeepSeek, adapters.ProviderGemini, adapters.ProviderCompatible}
 
 // ParseCheckTarget reads [PROVIDER:]PROTOCOL[/MODEL], PROVIDER:/MODEL
-// (the recording's protocol, another model) or [sim:]SCENARIO/VARIANT;
+// (the recording's protocol, another model), PROVIDER alone, or
+// [sim:]SCENARIO/VARIANT;
 // provider is the one a target without a prefix goes to ("" keeps the
 // recording's). Bad input is one line naming the syntax.
 func ParseCheckTarget(spec, provider string) (CheckTarget, error) {
@@ -40,6 +41,9 @@ func ParseCheckTarget(spec, provider string) (CheckTarget, error) {
 			spec, why, strings.Join(registry.Protocols, ", "), strings.Join(targetProviders, ", "))
 	}
 	rest := strings.TrimSpace(spec)
+	if contains(targetProviders, rest) && !contains(registry.Protocols, rest) {
+		rest += ":" // a provider alone (gemini is a protocol first)
+	}
 	if p, r, ok := strings.Cut(rest, ":"); ok {
 		if !contains(targetProviders, p) {
 			return bad("unknown provider " + p)

@@ -15,7 +15,7 @@ import (
 func TestCheckSuite(t *testing.T) {
 	db := openTemp(t)
 	eng := &Engine{DB: db, Version: "test", Source: store.SourceRun, Getenv: func(string) string { return "" }}
-	target, err := ParseCheckTarget("sim:", "")
+	target, err := ParseCheckTarget("sim", "")
 	if err != nil {
 		t.Fatal(err)
 	}
