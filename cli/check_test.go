@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/diff"
+)
+
+// TestCheckCommand: the refund case recorded on all six protocols, checked
+// against each other protocol (exit 0: no regression, every cell passes)
+// and against refund/wrong-cap (exit 1: the domain layer regresses in
+// every cell, and nothing else). Each re-sent session is stored as a fork
+// of its recording, so diff opens the pair.
+func TestCheckCommand(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	var ids []string
+	for _, p := range registry.Protocols {
+		id, _, _ := refundRun(t, db, "--protocol", p)
+		ids = append(ids, id)
+	}
+	code, out, errs := mw(t, "check", "--db", db, "--scenario", "refund", "--to", strings.Join(registry.Protocols, ","), "--json")
+	if code != 0 {
+		t.Fatalf("protocol switches: exit %d: %s\n%s", code, errs, out)
+	}
+	ls := lines(t, out)
+	if len(ls) != len(ids)*len(registry.Protocols)+1 {
+		t.Fatalf("%d lines, want %d cells and a summary", len(ls), len(ids)*len(registry.Protocols))
+	}
+	for _, l := range ls[:len(ls)-1] {
+		if l["type"] != "cell" || l["status"] != "pass" || l["regressed"] != false || !slices.Contains(ids, l["session"].(string)) {
+			t.Errorf("cell %v", l)
+		}
+	}
+	if s := ls[len(ls)-1]; s["type"] != "summary" || s["regressed"].(interface{ String() string }).String() != "0" {
+		t.Errorf("summary %v", s)
+	}
+
+	code, out, errs = mw(t, append([]string{"check", "--db", db, "--to", "sim:refund/wrong-cap", "--json"}, ids...)...)
+	if code != ExitFailed {
+		t.Fatalf("wrong-cap: exit %d, want 1: %s", code, errs)
+	}
+	ls = lines(t, out)
+	var child string
+	for _, l := range ls[:len(ls)-1] {
+		regs, _ := l["regressions"].([]any)
+		if l["status"] != "fail" || l["failed_layer"] != "domain" || len(regs) != 1 || regs[0] != "layer:domain" {
+			t.Errorf("wrong-cap cell %v", l)
+		}
+		child = l["child"].(string)
+	}
+	n, changes := diffJSON(t, db, ids[len(ids)-1], child)
+	if n != 1 || !slices.ContainsFunc(changes, func(c diff.Change) bool { return c.Kind == "validation" && c.Path == "validation/domain/status" }) {
+		t.Errorf("diff recording child: exit %d, changes %+v; want the domain layer's", n, changes)
+	}
+
+	// The text matrix: a row per session, a column per target.
+	code, out, _ = mw(t, "check", "--db", db, ids[0], "--to", "openai-chat", "--to", "sim:refund/wrong-cap")
+	if code != ExitFailed || !strings.Contains(out, "fail domain ↓") || !strings.Contains(out, "tool_call_ids") || !strings.Contains(out, "1 regressed") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+}
+
+// TestCheckSuiteCommand: the capability suite on the simulator, offline:
+// every probe handled, exit 0.
+func TestCheckSuiteCommand(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	code, out, errs := mw(t, "check", "--db", db, "--suite", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	ls := lines(t, out)
+	for _, l := range ls[:len(ls)-1] {
+		if l["status"] != "pass" || l["proves"] == "" || l["child"] == "" {
+			t.Errorf("probe %v", l)
+		}
+	}
+}
+
+// TestCheckBadInput: a bad target, no target, no sessions, an unknown
+// session and a missing key are bad input: exit 2 and one line.
+func TestCheckBadInput(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	id, _, _ := refundRun(t, db)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{id, "--to", "bogus"}, `--to "bogus": unknown protocol or variant bogus; want [PROVIDER:]PROTOCOL[/MODEL]`},
+		{[]string{id, "--to", "nope:openai-chat"}, "unknown provider nope"},
+		{[]string{id, "--to", "openai-chat/"}, "empty model"},
+		{[]string{id, "--to", "openai:refund/wrong-cap"}, "a variant is the simulator's"},
+		{[]string{id}, "check needs a target"},
+		{[]string{"--to", "openai-chat"}, "check needs sessions"},
+		{[]string{"zzzz", "--to", "openai-chat"}, "zzzz"},
+		{[]string{"--suite", id}, "--suite runs the built-in probes"},
+	} {
+		code, _, errs := mw(t, append([]string{"check", "--db", db}, c.args...)...)
+		if code != ExitUsage || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("check %v: exit %d, stderr %q; want 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+}
