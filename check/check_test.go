@@ -28,7 +28,9 @@ func session(status store.Status, layers map[string]store.Verdict, turns ...stor
 
 var allPass = map[string]store.Verdict{"transport": "pass", "protocol": "pass", "parse": "pass", "schema": "pass", "domain": "pass"}
 
-func usage() *adapters.Usage { return &adapters.Usage{InputTokens: adapters.Int(10), OutputTokens: adapters.Int(2)} }
+func usage() *adapters.Usage {
+	return &adapters.Usage{InputTokens: adapters.Int(10), OutputTokens: adapters.Int(2)}
+}
 
 // The capability predicates on hand-made turns: each applies only when
 // its condition came up, and fails where the turns show it mishandled.
