@@ -104,3 +104,23 @@ func TestCheckBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckApplicationSession: a proxied session is re-sent as the
+// application sent it (calls answered from the recording) to another
+// model on the simulator and regresses nothing; another protocol cannot
+// be assembled from its wire, which the cell says (exit 1).
+func TestCheckApplicationSession(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	id, _, _ := proxiedRefund(t, db, "openai-chat")
+	code, out, errs := mw(t, "check", "--db", db, id, "--to", "sim:/refund-model", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	if l := lines(t, out)[0]; l["status"] != "pass" || l["regressed"] != false {
+		t.Errorf("cell %v", l)
+	}
+	code, out, _ = mw(t, "check", "--db", db, id, "--to", "anthropic-messages", "--json")
+	if l := lines(t, out)[0]; code != ExitFailed || l["status"] != "error" || !strings.Contains(l["error"].(string), "--protocol") {
+		t.Errorf("another protocol: exit %d, cell %v", code, l)
+	}
+}
