@@ -33,7 +33,10 @@ func TestCheckSuite(t *testing.T) {
 	}
 	for _, p := range check.Probes {
 		planted := p
-		planted.Faults, target.Variant = check.SplitPlant(p.Plant)
+		planted.Faults = p.PlantFaults
+		if p.PlantScenario != "" {
+			planted.Scenario = p.PlantScenario
+		}
 		cells, err := eng.RunSuite(context.Background(), []check.Probe{planted}, []CheckTarget{target}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +45,7 @@ func TestCheckSuite(t *testing.T) {
 			check.WriteText(os.Stdout, cells)
 		}
 		if c := cells[0]; !c.Regressed {
-			t.Errorf("probe %s with %v planted: not found (%s, capabilities %v)", p.Name, p.Plant, c.Status, c.Capabilities)
+			t.Errorf("probe %s with %v %s planted: not found (%s, capabilities %v)", p.Name, p.PlantFaults, p.PlantScenario, c.Status, c.Capabilities)
 		}
 	}
 }

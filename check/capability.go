@@ -39,16 +39,17 @@ const (
 	// Passes when the final answer's parse and schema layers pass.
 	StructuredOutput Capability = "structured_output"
 	// RefusalShown: applies when a response refused (terminal refused,
-	// stop reason refusal, or refusal text). Passes when the refusal's
-	// text reached the summary (a person sees why) and that turn was
-	// rejected: a refusal is never taken for an answer.
+	// stop reason refusal, or refusal text; Gemini's carry no text).
+	// Passes when that turn was rejected: a refusal is never taken for an
+	// answer.
 	RefusalShown Capability = "refusal_shown"
 	// TruncationShown: applies when a response stopped truncated (or
 	// ended incomplete). Passes when that turn was rejected: a cut answer
 	// surfaces as incomplete, never as an answer.
 	TruncationShown Capability = "truncation_shown"
-	// EmptyShown: applies when a response ended (its terminal came) with
-	// no text, no call and no refusal text (a content filter's stop).
+	// EmptyShown: applies when a response ended (its terminal came,
+	// whatever its status) with no text, no call and no refusal text (a
+	// content filter's stop; Gemini Interactions ends such a turn failed).
 	// Passes when that turn was rejected, not taken for an empty answer.
 	EmptyShown Capability = "empty_content_shown"
 	// UsagePresent: applies when a response completed. Passes when every
@@ -129,9 +130,9 @@ func capabilities(s *store.Session, turns []store.TurnRecord, p *Profile) map[Ca
 		refused := sum.Terminal == adapters.StatusRefused || sum.StopReason == adapters.StopRefusal || sum.Refusal != nil
 		refusalText := sum.Refusal != nil && strings.TrimSpace(*sum.Refusal) != ""
 		if refused {
-			judge(RefusalShown, (refusalText || strings.TrimSpace(sum.Text) != "") && rejected(t.Turn, false))
+			judge(RefusalShown, rejected(t.Turn, false))
 		}
-		ended := sum.Terminal != "" && sum.Terminal != adapters.StatusUnknown && sum.Terminal != adapters.StatusFailed
+		ended := sum.Terminal != "" && sum.Terminal != adapters.StatusUnknown
 		if ended && strings.TrimSpace(sum.Text) == "" && len(sum.ToolCalls) == 0 && len(sum.IncompleteToolCalls) == 0 && !refusalText {
 			judge(EmptyShown, rejected(t.Turn, false))
 		}

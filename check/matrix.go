@@ -174,11 +174,12 @@ func WriteText(w io.Writer, cells []Cell) {
 		}
 		at[[2]string{c.Session, c.Target}] = c
 	}
-	first := "recording"
-	if len(cells) > 0 && cells[0].Proves != "" {
-		first = "probe"
+	suite := len(cells) > 0 && cells[0].Proves != ""
+	head := []string{"session", "recording"}
+	if suite {
+		head = []string{"probe", "proves"}
 	}
-	rows := [][]string{append([]string{"session", first}, targets...)}
+	rows := [][]string{append(head, targets...)}
 	for _, s := range sessions {
 		row := []string{s, ""}
 		for _, t := range targets {
@@ -188,7 +189,7 @@ func WriteText(w io.Writer, cells []Cell) {
 				continue
 			}
 			if row[1] == "" && c.Proves != "" {
-				row[1] = "proves " + string(c.Proves)
+				row[1] = string(c.Proves)
 			}
 			if row[1] == "" && c.Recording != nil {
 				row[1] = verdict(c.Recording.Verdict, c.Recording.FailedLayer, false) + " " + c.Recording.Protocol
@@ -204,7 +205,7 @@ func WriteText(w io.Writer, cells []Cell) {
 	table(w, rows)
 
 	fmt.Fprintln(w)
-	rows = [][]string{{"session", "target", "child", "first event", "first text", "end", "tokens in/out", "cost", "regressions"}}
+	rows = [][]string{{head[0], "target", "child", "first event", "first text", "end", "tokens in/out", "cost", "regressions"}}
 	for _, c := range cells {
 		r := c.Recording
 		if r == nil {

@@ -1,7 +1,5 @@
 package check
 
-import "strings"
-
 // Probe is one session of the capability suite: a scenario the target
 // is asked with, the simulator's faults that make it exercise one
 // capability, and what "handled" means. A probe passes when its
@@ -18,43 +16,45 @@ type Probe struct {
 	// of a rejected answer keep it off, so the rejection is what ends.
 	Regenerate bool   `json:"regenerate"`
 	Handled    string `json:"handled"`
-	// Plant is a fault set or variant ("refund/fenced") under which the
-	// capability is broken, for the suite's own test: the probe must fail.
-	Plant []string `json:"-"`
+	// PlantFaults and PlantScenario stand in for a target that breaks
+	// the capability (its faults instead of the probe's, its scenario
+	// when set), for the suite's own test: the probe must fail.
+	PlantFaults   []string `json:"-"`
+	PlantScenario string   `json:"-"`
 }
 
 // Probes are the built-in capability suite (the chapter's 13.7.5).
 var Probes = []Probe{
 	{Name: "tool-calls", Capability: ToolCallIDs, Scenario: "refund", Regenerate: true,
-		Handled: "every proposed call has its own call_id and every result goes back under the call_id it answers",
-		Plant:   []string{"disconnect-mid-args:always"}},
+		Handled:     "every proposed call has its own call_id and every result goes back under the call_id it answers",
+		PlantFaults: []string{"disconnect-mid-args:always"}}, // no call ever closes
 	{Name: "parallel-calls", Capability: ParallelCalls, Scenario: "refund", Regenerate: true,
-		Handled: "the calls proposed together each get their own result, correlated by call_id",
-		Plant:   []string{"refund/sequential"}},
+		Handled:       "the calls proposed together each get their own result, correlated by call_id",
+		PlantScenario: "refund/sequential"}, // one call a turn
 	{Name: "structured-output", Capability: StructuredOutput, Scenario: "refund", Regenerate: false,
-		Handled: "the final answer is exactly one JSON object that the output schema accepts",
-		Plant:   []string{"refund/fenced"}},
+		Handled:       "the final answer is exactly one JSON object that the output schema accepts",
+		PlantScenario: "refund/fenced"}, // JSON in a markdown fence
 	{Name: "refusal", Capability: RefusalShown, Scenario: "refund/refusal",
-		Handled: "a request the rules forbid is refused, the refusal arrives with its text, and it is never taken for an answer",
-		Plant:   []string{"content-filter:always"}},
+		Handled:       "a request the rules forbid is refused, the refusal arrives as one (its status, stop reason or text), and it is never taken for an answer",
+		PlantScenario: "refund"}, // the model complies
 	{Name: "truncation", Capability: TruncationShown, Scenario: "refund", Faults: []string{"truncate:always"},
-		Handled: "a response cut at max tokens surfaces as incomplete (truncated), not as an answer",
-		Plant:   []string{"disconnect-mid-text:always"}},
+		Handled:     "a response cut at max tokens surfaces as incomplete (truncated), not as an answer",
+		PlantFaults: []string{"disconnect-mid-text:always"}}, // cut, never marked truncated
 	{Name: "empty-content", Capability: EmptyShown, Scenario: "refund", Faults: []string{"content-filter:always"},
-		Handled: "a response that completes with no content is rejected, not taken for an empty answer",
-		Plant:   []string{"refusal:always"}},
+		Handled:     "a response that completes with no content is rejected, not taken for an empty answer",
+		PlantFaults: []string{"refusal:always"}}, // content, a refusal's
 	{Name: "usage", Capability: UsagePresent, Scenario: "refund", Regenerate: true,
-		Handled: "every completed response reports its input and output tokens (else cost is unknown, never zero)",
-		Plant:   []string{"no-terminal:always"}},
+		Handled:     "every completed response reports its input and output tokens (else cost is unknown, never zero)",
+		PlantFaults: []string{"no-terminal:always"}}, // no response completes with its usage
 	{Name: "cut-stream", Capability: CutStreamShown, Scenario: "refund", Faults: []string{"disconnect-mid-text:always"},
-		Handled: "a stream that breaks off is retried or fails the turn, never read as the whole answer",
-		Plant:   []string{"truncate:always"}},
+		Handled:     "a stream that breaks off is retried or fails the turn, never read as the whole answer",
+		PlantFaults: []string{"truncate:always"}}, // ends, never cut
 	{Name: "duplicate-events", Capability: DuplicatesDropped, Scenario: "refund", Faults: []string{"duplicate-events:always"}, Regenerate: true,
-		Handled: "events sent twice are dropped (a duplicate_event diagnostic) and the answer still passes every layer",
-		Plant:   []string{"duplicate-events:always", "refund/wrong-cap"}},
+		Handled:     "events sent twice are dropped (a duplicate_event diagnostic) and the answer still passes every layer",
+		PlantFaults: []string{"duplicate-events:always"}, PlantScenario: "refund/wrong-cap"}, // the answer fails
 	{Name: "unknown-events", Capability: UnknownSkipped, Scenario: "refund", Faults: []string{"unknown-event:always"}, Regenerate: true,
-		Handled: "an event type the protocol does not define is skipped (an unknown_event diagnostic) and the answer still passes",
-		Plant:   []string{"unknown-event:always", "refund/wrong-cap"}},
+		Handled:     "an event type the protocol does not define is skipped (an unknown_event diagnostic) and the answer still passes",
+		PlantFaults: []string{"unknown-event:always"}, PlantScenario: "refund/wrong-cap"}, // the answer fails
 }
 
 // Prove is a probe's cell: pass when the probe's capability passed,
@@ -65,7 +65,7 @@ func Prove(p Probe, target string, got *Profile) Cell {
 	if got.Capabilities[p.Capability] != Pass {
 		c.Regressions = append(c.Regressions, "probe:"+string(p.Capability))
 		if got.Capabilities[p.Capability] == NA {
-			c.Error = string(p.Capability) + " never came up: the target did not exercise it"
+			c.Error = string(p.Capability) + " never came up: the target did not show the condition the probe raises"
 		}
 	}
 	c.Regressed = len(c.Regressions) > 0
@@ -76,16 +76,4 @@ func Prove(p Probe, target string, got *Profile) Cell {
 		c.Status = "fail"
 	}
 	return c
-}
-
-// SplitPlant parts a plant (or any list) into faults and a variant.
-func SplitPlant(plant []string) (faults []string, variant string) {
-	for _, x := range plant {
-		if strings.Contains(x, "/") {
-			variant = x
-		} else {
-			faults = append(faults, x)
-		}
-	}
-	return faults, variant
 }
