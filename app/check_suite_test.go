@@ -5,13 +5,18 @@ import (
 	"os"
 	"testing"
 
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/check"
 	"github.com/modelwire/modelwire/store"
 )
 
 // TestCheckSuite: on the clean simulator every probe of the capability
-// suite passes; with each probe's planted regression (a fault or variant
-// that breaks its capability) that probe fails.
+// suite passes, on every protocol but one known gap: Gemini's stream
+// carries nothing to tell a repeated chunk from a new one (no event id, no
+// sequence number), so a duplicate doubles the text and the suite must
+// say so. With each probe's planted regression (a fault or variant that
+// breaks its capability) that probe fails.
 func TestCheckSuite(t *testing.T) {
 	db := openTemp(t)
 	eng := &Engine{DB: db, Version: "test", Source: store.SourceRun, Getenv: func(string) string { return "" }}
@@ -19,7 +24,15 @@ func TestCheckSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells, err := eng.RunSuite(context.Background(), check.Probes, []CheckTarget{target}, nil)
+	var all []CheckTarget
+	for _, p := range registry.Protocols {
+		tg, err := ParseCheckTarget(p, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, tg)
+	}
+	cells, err := eng.RunSuite(context.Background(), check.Probes, all, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +40,9 @@ func TestCheckSuite(t *testing.T) {
 		check.WriteText(os.Stdout, cells)
 	}
 	for _, c := range cells {
-		if c.Regressed {
-			t.Errorf("clean simulator, probe %s: %v %s", c.Session, c.Regressions, c.Error)
+		known := c.Target == adapters.Gemini && c.Session == "duplicate-events"
+		if c.Regressed != known {
+			t.Errorf("clean simulator, %s probe %s: regressed %v %v %s", c.Target, c.Session, c.Regressed, c.Regressions, c.Error)
 		}
 	}
 	for _, p := range check.Probes {
