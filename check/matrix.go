@@ -19,6 +19,10 @@ type Cell struct {
 	Session string `json:"session"`
 	Target  string `json:"target"`
 	Child   string `json:"child"`
+	// Protocol, Provider and Model are the child's (as asked for).
+	Protocol string `json:"protocol,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
 	// Proves is a probe's capability (the suite's cells only).
 	Proves Capability `json:"proves,omitempty"`
 	// Status is the target's verdict: pass, fail, or error when it could
@@ -73,6 +77,7 @@ func Failed(rec *Profile, session, target string, err error) Cell {
 
 func (c *Cell) fill(got *Profile) {
 	c.Child, c.Status, c.FailedLayer, c.Layers = got.ID, got.Verdict, got.FailedLayer, got.Layers
+	c.Protocol, c.Provider, c.Model = got.Protocol, got.Provider, got.Model
 	c.Timings, c.Tokens, c.Cost, c.Capabilities = got.Timings, got.Tokens, got.Cost, got.Capabilities
 }
 
