@@ -160,7 +160,7 @@ func capabilities(s *store.Session, turns []store.TurnRecord, p *Profile) map[Ca
 			judge(CutStreamShown, rejected(a.Turn, later))
 		}
 	}
-	if s.Manifest.OutputSchema != nil && len(s.Manifest.OutputSchema) > 0 && string(s.Manifest.OutputSchema) != "null" {
+	if len(s.Manifest.OutputSchema) > 0 && string(s.Manifest.OutputSchema) != "null" {
 		judge(StructuredOutput, p.Layers[string(validate.Parse)] == string(store.VerdictPass) && p.Layers[string(validate.Schema)] == string(store.VerdictPass))
 	}
 	return m
