@@ -130,19 +130,23 @@ func (e *Engine) Check(ctx context.Context, recording string, t CheckTarget) (st
 }
 
 // Probe runs one probe of the capability suite against a target: the
-// probe's scenario with its faults, on the target's provider and
-// protocol (the provider's own when the target names none; the
-// simulator by default), every call auto-approved; it returns the
-// session's id.
-func (e *Engine) Probe(ctx context.Context, scenario string, faults []string, regenerate bool, t CheckTarget) (string, error) {
-	sc, err := samples.Lookup(scenario)
+// probe's scenario (asking for reasoning when the probe does) with its
+// faults, on the target's provider and protocol (the provider's own when
+// the target names none; the simulator by default), every call
+// auto-approved; it returns the session's id.
+func (e *Engine) Probe(ctx context.Context, p check.Probe, t CheckTarget) (string, error) {
+	name := p.Scenario
+	if t.Variant != "" {
+		name = t.Variant
+	}
+	sc, err := samples.Lookup(name)
 	if err != nil {
 		return "", &SetupError{err}
 	}
-	if t.Variant != "" {
-		if sc, err = samples.Lookup(t.Variant); err != nil {
-			return "", &SetupError{err}
-		}
+	if p.Reasoning != "" {
+		c := *sc
+		c.Limits.Reasoning = p.Reasoning
+		sc = &c
 	}
 	prov := t.Provider
 	if prov == "" {
@@ -152,12 +156,13 @@ func (e *Engine) Probe(ctx context.Context, scenario string, faults []string, re
 	if protocol == "" {
 		protocol = adapters.NativeProtocol(prov)
 	}
+	faults := p.Faults
 	if prov != adapters.ProviderSim {
 		faults = nil // a real provider cannot be told to fail: the probe sees what it does
 	}
 	st := session.Setup{Scenario: sc, Protocol: protocol, Provider: prov, Model: t.Model, Stream: true, History: adapters.HistoryFull,
-		Faults: faults, Policy: session.PolicyAuto, NoRegeneration: !regenerate,
-		Params: map[string]any{"check": map[string]any{"target": t.Spec, "probe": scenario, "faults": faults}}}
+		Faults: faults, Policy: session.PolicyAuto, NoRegeneration: !p.Regenerate,
+		Params: map[string]any{"check": map[string]any{"target": t.Spec, "probe": p.Name, "faults": faults}}}
 	res, err := e.Run(ctx, st, session.Hooks{})
 	if res != nil && res.SessionID != "" {
 		return res.SessionID, err
@@ -211,7 +216,15 @@ func (e *Engine) RunSuite(ctx context.Context, probes []check.Probe, targets []C
 			if ctx.Err() != nil {
 				return cells, ctx.Err()
 			}
-			id, err := e.Probe(ctx, p.Scenario, p.Faults, p.Regenerate, t)
+			if why := probeUnsupported(p, t); why != "" {
+				c := check.Skipped(p, t.Spec, why)
+				cells = append(cells, c)
+				if done != nil {
+					done(c)
+				}
+				continue
+			}
+			id, err := e.Probe(ctx, p, t)
 			var c check.Cell
 			if id == "" {
 				if err == nil {
@@ -232,4 +245,24 @@ func (e *Engine) RunSuite(ctx context.Context, probes []check.Probe, targets []C
 		}
 	}
 	return cells, nil
+}
+
+// probeUnsupported says why a probe cannot be shown on a target ("" when
+// it can): reasoning asked of a protocol whose answers never carry it
+// (its capabilities say so).
+func probeUnsupported(p check.Probe, t CheckTarget) string {
+	if p.Reasoning == "" {
+		return ""
+	}
+	prov, protocol := t.Provider, t.Protocol
+	if prov == "" {
+		prov = adapters.ProviderSim
+	}
+	if protocol == "" {
+		protocol = adapters.NativeProtocol(prov)
+	}
+	if c, err := adapters.CapabilitiesFor(prov, protocol); err == nil && !c.ReasoningItems {
+		return protocol + "'s answers carry no reasoning"
+	}
+	return ""
 }

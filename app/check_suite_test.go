@@ -48,6 +48,9 @@ func TestCheckSuite(t *testing.T) {
 	for _, p := range check.Probes {
 		planted := p
 		planted.Faults = p.PlantFaults
+		if p.PlantReasoning {
+			planted.Reasoning = ""
+		}
 		if p.PlantScenario != "" {
 			planted.Scenario = p.PlantScenario
 		}

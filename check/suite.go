@@ -14,13 +14,17 @@ type Probe struct {
 	Faults []string `json:"faults,omitempty"`
 	// Regenerate lets the engine ask again after a failed layer; probes
 	// of a rejected answer keep it off, so the rejection is what ends.
-	Regenerate bool   `json:"regenerate"`
-	Handled    string `json:"handled"`
+	Regenerate bool `json:"regenerate"`
+	// Reasoning asks for reasoning ("low", "medium", "high"; "" asks none).
+	Reasoning string `json:"reasoning,omitempty"`
+	Handled   string `json:"handled"`
 	// PlantFaults and PlantScenario stand in for a target that breaks
 	// the capability (its faults instead of the probe's, its scenario
 	// when set), for the suite's own test: the probe must fail.
 	PlantFaults   []string `json:"-"`
 	PlantScenario string   `json:"-"`
+	// PlantReasoning asks for no reasoning.
+	PlantReasoning bool `json:"-"`
 }
 
 // Probes are the built-in capability suite (the chapter's 13.7.5).
@@ -46,6 +50,9 @@ var Probes = []Probe{
 	{Name: "usage", Capability: UsagePresent, Scenario: "refund", Regenerate: true,
 		Handled:     "every completed response reports its input and output tokens (else cost is unknown, never zero)",
 		PlantFaults: []string{"no-terminal:always"}}, // no response completes with its usage
+	{Name: "reasoning", Capability: ReasoningHandled, Scenario: "refund", Reasoning: "medium", Regenerate: true,
+		Handled:        "reasoning asked for arrives apart from the answer: never in its text, and the answer still parses",
+		PlantReasoning: true}, // reasoning not asked: it never comes
 	{Name: "cut-stream", Capability: CutStreamShown, Scenario: "refund", Faults: []string{"disconnect-mid-text:always"},
 		Handled:     "a stream that breaks off is retried or fails the turn, never read as the whole answer",
 		PlantFaults: []string{"truncate:always"}}, // ends, never cut
@@ -76,4 +83,10 @@ func Prove(p Probe, target string, got *Profile) Cell {
 		c.Status = "fail"
 	}
 	return c
+}
+
+// Skipped is the cell of a probe the target cannot show (reasoning on a
+// protocol that never returns it): status n/a, not a regression.
+func Skipped(p Probe, target, why string) Cell {
+	return Cell{Type: "cell", Session: p.Name, Target: target, Proves: p.Capability, Status: string(NA), Regressions: []string{}, Error: why}
 }
