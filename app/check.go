@@ -143,9 +143,14 @@ func (e *Engine) Probe(ctx context.Context, p check.Probe, t CheckTarget) (strin
 	if err != nil {
 		return "", &SetupError{err}
 	}
-	if p.Reasoning != "" {
+	if p.Reasoning != "" || p.MaxOutputTokens > 0 {
 		c := *sc
-		c.Limits.Reasoning = p.Reasoning
+		if p.Reasoning != "" {
+			c.Limits.Reasoning = p.Reasoning
+		}
+		if p.MaxOutputTokens > 0 {
+			c.Limits.MaxOutputTokens = p.MaxOutputTokens
+		}
 		sc = &c
 	}
 	prov := t.Provider
@@ -157,9 +162,6 @@ func (e *Engine) Probe(ctx context.Context, p check.Probe, t CheckTarget) (strin
 		protocol = adapters.NativeProtocol(prov)
 	}
 	faults := p.Faults
-	if prov != adapters.ProviderSim {
-		faults = nil // a real provider cannot be told to fail: the probe sees what it does
-	}
 	st := session.Setup{Scenario: sc, Protocol: protocol, Provider: prov, Model: t.Model, Stream: true, History: adapters.HistoryFull,
 		Faults: faults, Policy: session.PolicyAuto, NoRegeneration: !p.Regenerate,
 		Params: map[string]any{"check": map[string]any{"target": t.Spec, "probe": p.Name, "faults": faults}}}
@@ -248,9 +250,13 @@ func (e *Engine) RunSuite(ctx context.Context, probes []check.Probe, targets []C
 }
 
 // probeUnsupported says why a probe cannot be shown on a target ("" when
-// it can): reasoning asked of a protocol whose answers never carry it
-// (its capabilities say so).
+// it can): a simulator's fault asked of a real provider (which cannot be
+// told to fail), reasoning asked of a protocol whose answers never carry
+// it (its capabilities say so).
 func probeUnsupported(p check.Probe, t CheckTarget) string {
+	if len(p.Faults) > 0 && t.Provider != "" && t.Provider != adapters.ProviderSim {
+		return "it needs the simulator's " + strings.Join(p.Faults, ",") + "; a real provider cannot be told to fail"
+	}
 	if p.Reasoning == "" {
 		return ""
 	}

@@ -48,6 +48,9 @@ func TestCheckSuite(t *testing.T) {
 	for _, p := range check.Probes {
 		planted := p
 		planted.Faults = p.PlantFaults
+		if p.PlantLimitOff {
+			planted.MaxOutputTokens = 0
+		}
 		if p.PlantReasoning {
 			planted.Reasoning = ""
 		}
@@ -64,5 +67,25 @@ func TestCheckSuite(t *testing.T) {
 		if c := cells[0]; !c.Regressed {
 			t.Errorf("probe %s with %v %s planted: not found (%s, capabilities %v)", p.Name, p.PlantFaults, p.PlantScenario, c.Status, c.Capabilities)
 		}
+	}
+}
+
+// A probe that needs a simulator's fault is n/a on a real provider; one
+// that asks for reasoning is n/a on a protocol whose answers carry none.
+func TestProbeUnsupported(t *testing.T) {
+	probe := func(name string) check.Probe {
+		for _, p := range check.Probes {
+			if p.Name == name {
+				return p
+			}
+		}
+		t.Fatalf("no probe %s", name)
+		return check.Probe{}
+	}
+	real := CheckTarget{Provider: adapters.ProviderOpenAI, Protocol: adapters.OpenAIChat}
+	if probeUnsupported(probe("cut-stream"), real) == "" || probeUnsupported(probe("truncation"), real) != "" ||
+		probeUnsupported(probe("reasoning"), real) == "" || probeUnsupported(probe("reasoning"), CheckTarget{Protocol: adapters.AnthropicMessages}) != "" ||
+		probeUnsupported(probe("cut-stream"), CheckTarget{Protocol: adapters.OpenAIChat}) != "" {
+		t.Error("probeUnsupported")
 	}
 }

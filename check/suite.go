@@ -15,6 +15,9 @@ type Probe struct {
 	// Regenerate lets the engine ask again after a failed layer; probes
 	// of a rejected answer keep it off, so the rejection is what ends.
 	Regenerate bool `json:"regenerate"`
+	// MaxOutputTokens, when set, limits each response (how a real
+	// provider is made to truncate; the simulator honours it too).
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 	// Reasoning asks for reasoning ("low", "medium", "high"; "" asks none).
 	Reasoning string `json:"reasoning,omitempty"`
 	Handled   string `json:"handled"`
@@ -23,6 +26,8 @@ type Probe struct {
 	// when set), for the suite's own test: the probe must fail.
 	PlantFaults   []string `json:"-"`
 	PlantScenario string   `json:"-"`
+	// PlantLimitOff drops MaxOutputTokens.
+	PlantLimitOff bool `json:"-"`
 	// PlantReasoning asks for no reasoning.
 	PlantReasoning bool `json:"-"`
 }
@@ -41,9 +46,9 @@ var Probes = []Probe{
 	{Name: "refusal", Capability: RefusalShown, Scenario: "refund/refusal",
 		Handled:       "a request the rules forbid is refused, the refusal arrives as one (its status, stop reason or text), and it is never taken for an answer",
 		PlantScenario: "refund"}, // the model complies
-	{Name: "truncation", Capability: TruncationShown, Scenario: "refund", Faults: []string{"truncate:always"},
+	{Name: "truncation", Capability: TruncationShown, Scenario: "refund", MaxOutputTokens: 16,
 		Handled:     "a response cut at max tokens surfaces as incomplete (truncated), not as an answer",
-		PlantFaults: []string{"disconnect-mid-text:always"}}, // cut, never marked truncated
+		PlantFaults: []string{"disconnect-mid-text:always"}, PlantLimitOff: true}, // cut, never marked truncated
 	{Name: "empty-content", Capability: EmptyShown, Scenario: "refund", Faults: []string{"content-filter:always"},
 		Handled:     "a response that completes with no content is rejected, not taken for an empty answer",
 		PlantFaults: []string{"refusal:always"}}, // content, a refusal's
