@@ -103,6 +103,9 @@ func (e *Engine) Check(ctx context.Context, recording string, t CheckTarget) (st
 	if err != nil {
 		return "", err
 	}
+	if t.Model == "" && t.Provider != "" && t.Provider != adapters.ProviderSim && plan.Parent.Provider == adapters.ProviderSim {
+		return "", &SetupError{fmt.Errorf("--to %s: name a model (%s/MODEL): the recording's %s is the simulator's", t.Spec, strings.TrimSuffix(t.Spec, "/"), plan.Parent.Model)}
+	}
 	st, err := plan.Setup()
 	if err != nil {
 		return "", err
