@@ -124,3 +124,29 @@ func TestCheckApplicationSession(t *testing.T) {
 		t.Errorf("another protocol: exit %d, cell %v", code, l)
 	}
 }
+
+// TestCheckFile: a session exported from one database is checked from its
+// file in another: imported first, then re-sent; the child is a fork of
+// the imported session.
+func TestCheckFile(t *testing.T) {
+	dir := t.TempDir()
+	src, dst, file := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db"), filepath.Join(dir, "refund.jsonl")
+	id, _, _ := refundRun(t, src, "--protocol", "anthropic-messages")
+	if code, _, errs := mw(t, "export", "--db", src, id, "--format", "jsonl", "--output", file); code != 0 {
+		t.Fatalf("export: %d %s", code, errs)
+	}
+	code, out, errs := mw(t, "check", "--db", dst, "--file", file, "--to", "gemini", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	if l := lines(t, out)[0]; l["session"] != id || l["status"] != "pass" || l["protocol"] != "gemini" {
+		t.Errorf("cell %v", l)
+	}
+	_, list, _ := mw(t, "sessions", "--db", dst, "--json")
+	if ls := lines(t, list); len(ls) != 2 {
+		t.Errorf("want the imported session and its child, have %v", ls)
+	}
+	if code, _, errs := mw(t, "check", "--db", dst, "--file", filepath.Join(dir, "none.jsonl"), "--to", "gemini"); code != ExitUsage || !strings.Contains(errs, "none.jsonl") {
+		t.Errorf("a missing file: exit %d, %s", code, errs)
+	}
+}
