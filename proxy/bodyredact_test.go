@@ -1,0 +1,270 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/har"
+	"github.com/modelwire/modelwire/jsonl"
+	"github.com/modelwire/modelwire/redact"
+	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
+)
+
+// The planted personal data: a card number the upstream's stream splits
+// across SSE events, and an e-mail the request carries at a pointer.
+const (
+	plantedCard  = "4929 1234 5678 9012"
+	plantedEmail = "ann.lee@example.com"
+)
+
+// leaks are the texts that must be found nowhere stored: the card whole,
+// without its spaces, each half of it as the events carried them, and
+// the e-mail (and its local part).
+var leaks = []string{plantedCard, "4929123456789012", "4929 1234", "5678 9012", "1234 5678", "29 1234", "5678 90",
+	plantedEmail, "ann.lee", "@example.com"}
+
+// chatChunk is one OpenAI Chat stream event carrying content.
+func chatChunk(content, finish string) string {
+	delta := map[string]any{}
+	if content != "" {
+		delta["content"] = content
+	}
+	choice := map[string]any{"index": 0, "delta": delta, "finish_reason": nil}
+	if finish != "" {
+		choice["finish_reason"] = finish
+	}
+	b, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+		"choices": []any{choice}})
+	return "data: " + string(b) + "\n\n"
+}
+
+// anthropicDelta is one Anthropic text delta event.
+func anthropicDelta(text string) string {
+	b, _ := json.Marshal(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": text}})
+	return "event: content_block_delta\ndata: " + string(b) + "\n\n"
+}
+
+// splitUpstream answers Chat and Anthropic Messages with streams written
+// by hand, the card number split across events, each event flushed on
+// its own.
+func splitUpstream(t *testing.T) *httptest.Server {
+	chat := []string{
+		chatChunk("Your card ", ""), chatChunk("4929 1234 ", ""), chatChunk("5678 9012", ""), chatChunk(" is on file.", ""),
+		chatChunk("", "stop"), "data: [DONE]\n\n",
+	}
+	anthropic := []string{
+		"event: message_start\ndata: " + `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"usage":{"input_tokens":5,"output_tokens":0}}}` + "\n\n",
+		"event: content_block_start\ndata: " + `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n",
+		anthropicDelta("Card 49"), anthropicDelta("29 1234 5678 90"), anthropicDelta("12, ok"),
+		"event: content_block_stop\ndata: " + `{"type":"content_block_stop","index":0}` + "\n\n",
+		"event: message_delta\ndata: " + `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}` + "\n\n",
+		"event: message_stop\ndata: " + `{"type":"message_stop"}` + "\n\n",
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		events := chat
+		if strings.HasSuffix(r.URL.Path, "/messages") {
+			events = anthropic
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		for _, e := range events {
+			_, _ = io.WriteString(w, e)
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A card number split across two SSE events, and an e-mail at a pointer
+// of the request, reach the client unchanged and are found nowhere the
+// proxy keeps: the database's files, the stored session (request body,
+// summary), its raw and canonical events, its JSONL and HAR exports, the
+// updates shown live.
+func TestBodyRedactionAcrossEvents(t *testing.T) {
+	up := splitUpstream(t)
+	rules, err := redact.ParseBodyRules([]byte(`{"patterns": ["\\b\\d{4}(?: ?\\d{4}){3}\\b"], "pointers": ["/metadata/user_email"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(t.TempDir(), "proxy.db")
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &observed{}
+	px := New(Options{Upstream: up.URL, Provider: "compatible", DB: db, BodyRules: rules, Observe: obs.observe})
+	srv := httptest.NewServer(px)
+
+	wantText := map[string]string{"/v1/chat/completions": "Your card 4929 1234 5678 9012 is on file.", "/v1/messages": "Card 4929 1234 5678 9012, ok"}
+	for path := range wantText {
+		body := `{"model":"m","stream":true,"max_tokens":50,"metadata":{"user_email":"` + plantedEmail + `"},` +
+			`"messages":[{"role":"user","content":"What card do you have on file?"}]}`
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		// The client gets the original bytes: every delta as sent.
+		if !bytes.Contains(got, []byte("4929 1234 ")) && !bytes.Contains(got, []byte(`"29 1234 5678 90"`)) {
+			t.Errorf("%s: the client did not get the card's pieces: %s", path, got)
+		}
+		if n := bytes.Count(got, []byte("\n\n")); n < 6 {
+			t.Errorf("%s: the client got %d events", path, n)
+		}
+	}
+	srv.Close()
+	if err := px.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+
+	var all bytes.Buffer // everything stored or exported, as text
+	files, _ := filepath.Glob(dbPath + "*")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+	}
+	db, err = store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	list, err := db.ListSessions(store.Filter{})
+	if err != nil || len(list) != 2 {
+		t.Fatalf("%d sessions, %v", len(list), err)
+	}
+	summaries := ""
+	for _, s := range list {
+		full, err := db.GetSession(s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(full)
+		all.Write(b)
+		es, err := db.Events(s.ID, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raws, deltas strings.Builder
+		for _, e := range es {
+			b, _ := json.Marshal(e)
+			all.Write(b)
+			if e.Raw != nil {
+				raws.WriteString(e.Raw.Data)
+				if !json.Valid([]byte(e.Raw.Data)) && e.Raw.Data != "[DONE]" {
+					t.Errorf("a stored raw event is no longer JSON: %s", e.Raw.Data)
+				}
+			}
+			var ev adapters.Event
+			if e.Type == string(adapters.EvTextDelta) && json.Unmarshal(e.Event, &ev) == nil {
+				deltas.WriteString(ev.Delta)
+			}
+		}
+		if !strings.Contains(deltas.String(), redact.Redacted) {
+			t.Errorf("%s: the stored deltas show no redaction: %q", s.Title, deltas.String())
+		}
+		summaries += deltas.String() + "\n"
+		var jl, hr bytes.Buffer
+		if err := jsonl.Export(db, &jl, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := har.Export(db, &hr, s.ID, "test"); err != nil {
+			t.Fatal(err)
+		}
+		all.Write(jl.Bytes())
+		all.Write(hr.Bytes())
+	}
+	obs.mu.Lock()
+	shown, _ := json.Marshal(obs.ups)
+	obs.mu.Unlock()
+	all.Write(shown)
+	for _, l := range leaks {
+		if i := bytes.Index(all.Bytes(), []byte(l)); i >= 0 {
+			lo, hi := max(0, i-80), min(all.Len(), i+80)
+			t.Errorf("%q is stored: …%q…", l, all.Bytes()[lo:hi])
+		}
+	}
+	// What is left reads as the text with the match replaced once.
+	for _, want := range []string{"Your card [redacted] is on file.", "Card [redacted], ok"} {
+		if !strings.Contains(summaries, want) {
+			t.Errorf("the stored deltas read %q, want %q", summaries, want)
+		}
+		if !bytes.Contains(all.Bytes(), []byte(`"text":"`+want+`"`)) && !bytes.Contains(all.Bytes(), []byte(`"text": "`+want+`"`)) {
+			t.Errorf("no stored summary reads %q", want)
+		}
+	}
+	if !bytes.Contains(all.Bytes(), []byte(`"user_email":"[redacted]"`)) {
+		t.Error("the request's pointer was not redacted in place")
+	}
+}
+
+// cutAcross cuts a match split across events from the deltas and from
+// the raw events' JSON strings (the exact string, or, when an event's
+// string holds more than its delta, the pieces), keeping the JSON valid,
+// and leaves the caller's steps unchanged.
+func TestCutAcross(t *testing.T) {
+	rules := &redact.BodyRules{Patterns: []*regexp.Regexp{regexp.MustCompile(`\b\d{4}(?: ?\d{4}){3}\b`)}}
+	mk := func(raw string, deltas ...string) *adapters.Step {
+		st := &adapters.Step{Raw: adapters.RawEvent{Data: raw}}
+		for _, d := range deltas {
+			st.Events = append(st.Events, adapters.Event{Type: adapters.EvTextDelta, ItemID: "m", Delta: d})
+		}
+		return st
+	}
+	steps := []*adapters.Step{
+		mk(`{"delta":{"content":"Card 4929 1234 "},"model":"gpt-4"}`, "Card 4929 1234 "),
+		mk(`{"parts":[{"text":"5678"},{"text":" 9012 ok"}],"id":"5678"}`, "5678", " 9012 ok"),
+		mk(`{"whole":"x 56789012 y and more"}`, "56789012"), // another lane's text, below
+		mk(`not json 1111 2222 `, "1111 2222 "),
+		mk(`{"t":"3333 4444"}`, "3333 4444"),
+	}
+	steps[2].Events[0].ItemID = "other"
+	steps[3].Events[0].ItemID, steps[4].Events[0].ItemID = "third", "third"
+	before, _ := json.Marshal(steps)
+	us := make([]session.Update, len(steps))
+	for i, st := range steps {
+		us[i] = session.Update{Kind: session.UpStep, Step: st}
+	}
+	cutAcross(us, rules)
+	if after, _ := json.Marshal(steps); !bytes.Equal(before, after) {
+		t.Error("the caller's steps were changed")
+	}
+	want := []struct{ raw, deltas string }{
+		{`{"delta":{"content":"Card [redacted]"},"model":"gpt-4"}`, "Card [redacted]"},
+		{`{"parts":[{"text":""},{"text":" ok"}],"id":""}`, "| ok"},
+		{`{"whole":"x 56789012 y and more"}`, "56789012"},
+		{`not json [redacted]`, "[redacted]"},
+		{`{"t":""}`, ""},
+	}
+	for i, u := range us {
+		var ds []string
+		for _, ev := range u.Step.Events {
+			ds = append(ds, ev.Delta)
+		}
+		if u.Step.Raw.Data != want[i].raw || strings.Join(ds, "|") != want[i].deltas {
+			t.Errorf("step %d: raw %s deltas %q; want %s %q", i, u.Step.Raw.Data, strings.Join(ds, "|"), want[i].raw, want[i].deltas)
+		}
+	}
+	// A delta its raw event does not hold as one string: its pieces are
+	// replaced wherever a string holds them.
+	got := cutRaw(`{"a":"pre 4929 12","b":"4929 12"}`, []deltaCut{{orig: "4929 12 absent", cut: "[redacted] absent", pieces: []string{"4929 12"}}})
+	if got != `{"a":"pre [redacted]","b":"[redacted]"}` {
+		t.Errorf("fallback: %s", got)
+	}
+}
