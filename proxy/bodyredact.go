@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -189,6 +190,18 @@ func sealBody(u *session.Update, r *redact.BodyRules) {
 		return
 	}
 	u.URL, u.Err, u.Message = r.Text(u.URL), r.Text(u.Err), r.Text(u.Message)
+	if r.HasPatterns() && u.Header != nil {
+		// An upstream may echo what it read in a header of its own.
+		h := make(http.Header, len(u.Header))
+		for k, vs := range u.Header {
+			cp := make([]string, len(vs))
+			for i, v := range vs {
+				cp[i] = r.Text(v)
+			}
+			h[k] = cp
+		}
+		u.Header = h
+	}
 	if u.APIError != nil {
 		e := *u.APIError
 		e.Message = r.Text(e.Message)
@@ -197,6 +210,13 @@ func sealBody(u *session.Update, r *redact.BodyRules) {
 	if u.Request != nil {
 		c := *u.Request
 		c.Path, c.Body = r.Text(c.Path), r.JSON(c.Body)
+		if r.HasPatterns() && c.Headers != nil {
+			hs := make(map[string]string, len(c.Headers))
+			for k, v := range c.Headers {
+				hs[k] = r.Text(v)
+			}
+			c.Headers = hs
+		}
 		u.Request = &c
 	}
 	if len(u.Layers) > 0 {

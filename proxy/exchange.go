@@ -259,7 +259,7 @@ func (x *exchange) meta() store.SessionMeta {
 	}
 	params, _ := jsonMarshal(map[string]any{"stream": x.req.stream, "history": history, "upstream": x.scrub.all(x.upstream),
 		"hold_tools": p.opts.Hold != nil})
-	return store.SessionMeta{Title: title, Protocol: x.protocolName(), Provider: provider, Model: x.req.model,
+	return store.SessionMeta{Title: x.scrub.body.Text(title), Protocol: x.protocolName(), Provider: provider, Model: x.req.model,
 		BaseURL: x.scrub.all(x.upstream), Source: "proxy", Version: p.opts.Version,
 		Manifest: store.Manifest{Parameters: params, Tools: validJSON(x.scrub.body.JSONStrings(x.req.tools)),
 			OutputSchema: validJSON(x.scrub.body.JSONStrings(x.req.schema))}}
