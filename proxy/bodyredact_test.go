@@ -268,3 +268,106 @@ func TestCutAcross(t *testing.T) {
 		t.Errorf("fallback: %s", got)
 	}
 }
+
+// recordThrough sends one request through a proxy with rules in front of
+// an upstream that writes body, and returns everything stored of the
+// session (its stored form, every entry) as JSON text, and what the
+// client got.
+func recordThrough(t *testing.T, rules *redact.BodyRules, maxDecoded int64, contentType, body, request string) (stored, client string) {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", contentType)
+		_, _ = io.WriteString(w, body)
+	}))
+	defer up.Close()
+	dbPath := filepath.Join(t.TempDir(), "proxy.db")
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := New(Options{Upstream: up.URL, Provider: "compatible", DB: db, BodyRules: rules, MaxDecoded: maxDecoded})
+	srv := httptest.NewServer(px)
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(request))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Close()
+	if err := px.Close(); err != nil {
+		t.Fatal(err)
+	}
+	list, err := db.ListSessions(store.Filter{})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("%d sessions, %v", len(list), err)
+	}
+	full, err := db.GetSession(list[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := db.Events(list[0].ID, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal([]any{full, es})
+	_ = db.Close()
+	return string(b), string(got)
+}
+
+// A pointer that names a whole response's text: the raw body, its
+// events and the summary recorded are the redacted body's.
+func TestBodyRedactionPointerInAWholeResponse(t *testing.T) {
+	rules, err := redact.ParseBodyRules([]byte(`{"pointers": ["/choices/*/message/content"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,` +
+		`"message":{"role":"assistant","content":"Call Ann on 555-0199."},"finish_reason":"stop"}]}`
+	stored, client := recordThrough(t, rules, 0, "application/json", body,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	if client != body {
+		t.Errorf("the client got %s", client)
+	}
+	if strings.Contains(stored, "555-0199") || strings.Contains(stored, "Call Ann") {
+		t.Errorf("the pointed text is stored: %s", stored)
+	}
+	if !strings.Contains(stored, `\"content\":\"[redacted]\"`) || !strings.Contains(stored, `"final":"[redacted]"`) {
+		t.Errorf("the raw body or the events are not the redacted one: %s", stored)
+	}
+}
+
+// Past --max-decoded bytes held for body redaction, the recording of a
+// stream stops and says so; the client still gets every event, and what
+// was recorded has the match cut across its events.
+func TestBodyRedactionHeldBound(t *testing.T) {
+	rules, err := redact.ParseBodyRules([]byte(`{"patterns": ["\\b\\d{4}(?: ?\\d{4}){3}\\b"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sse strings.Builder
+	sse.WriteString(chatChunk("Card 4929 1234 ", "") + chatChunk("5678 9012 then", ""))
+	for i := 0; i < 400; i++ {
+		sse.WriteString(chatChunk(" filler", ""))
+	}
+	sse.WriteString(chatChunk(" the end", "") + chatChunk("", "stop") + "data: [DONE]\n\n")
+	stored, client := recordThrough(t, rules, 8<<10, "text/event-stream", sse.String(),
+		`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if client != sse.String() {
+		t.Error("the client did not get the stream whole")
+	}
+	if !strings.Contains(stored, "held for body redaction (--max-decoded)") {
+		t.Error("no read_error says the recording stopped")
+	}
+	if strings.Contains(stored, " the end") {
+		t.Error("the stream was recorded past the bound")
+	}
+	for _, l := range leaks[:7] {
+		if strings.Contains(stored, l) {
+			t.Errorf("%q is stored", l)
+		}
+	}
+	if !strings.Contains(stored, "Card [redacted]") {
+		t.Error("the cut is not recorded")
+	}
+}
