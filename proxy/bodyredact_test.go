@@ -30,7 +30,7 @@ const (
 // leaks are the texts that must be found nowhere stored: the card whole,
 // without its spaces, each half of it as the events carried them, and
 // the e-mail (and its local part).
-var leaks = []string{plantedCard, "4929123456789012", "4929 1234", "5678 9012", "1234 5678", "29 1234", "5678 90",
+var leaks = []string{plantedCard, "4929123456789012", "4929 1234", "5678 9012", "1234 5678", "29 1234", "5678 90", "234 5678", "4929 1",
 	plantedEmail, "ann.lee", "@example.com"}
 
 // chatChunk is one OpenAI Chat stream event carrying content.
@@ -54,6 +54,38 @@ func anthropicDelta(text string) string {
 	return "event: content_block_delta\ndata: " + string(b) + "\n\n"
 }
 
+// responsesEvents is an OpenAI Responses stream of one message whose
+// text comes in these deltas; its done events and the completed response
+// carry the whole text again, as the API's do.
+func responsesEvents(deltas ...string) []string {
+	full := strings.Join(deltas, "")
+	ev := func(typ string, m map[string]any) string {
+		m["type"] = typ
+		b, _ := json.Marshal(m)
+		return "event: " + typ + "\ndata: " + string(b) + "\n\n"
+	}
+	part := map[string]any{"type": "output_text", "text": full, "annotations": []any{}}
+	item := map[string]any{"id": "msg_1", "type": "message", "status": "completed", "role": "assistant", "content": []any{part}}
+	out := []string{
+		ev("response.created", map[string]any{"sequence_number": 0, "response": map[string]any{"id": "resp_1", "object": "response", "status": "in_progress", "model": "m", "output": []any{}}}),
+		ev("response.output_item.added", map[string]any{"sequence_number": 1, "output_index": 0,
+			"item": map[string]any{"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}}),
+		ev("response.content_part.added", map[string]any{"sequence_number": 2, "item_id": "msg_1", "output_index": 0, "content_index": 0,
+			"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}}),
+	}
+	for i, d := range deltas {
+		out = append(out, ev("response.output_text.delta", map[string]any{"sequence_number": 3 + i, "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": d}))
+	}
+	n := 3 + len(deltas)
+	return append(out,
+		ev("response.output_text.done", map[string]any{"sequence_number": n, "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": full}),
+		ev("response.content_part.done", map[string]any{"sequence_number": n + 1, "item_id": "msg_1", "output_index": 0, "content_index": 0, "part": part}),
+		ev("response.output_item.done", map[string]any{"sequence_number": n + 2, "output_index": 0, "item": item}),
+		ev("response.completed", map[string]any{"sequence_number": n + 3, "response": map[string]any{"id": "resp_1", "object": "response", "status": "completed",
+			"model": "m", "output": []any{item}, "usage": map[string]any{"input_tokens": 5, "output_tokens": 9, "total_tokens": 14}}}),
+	)
+}
+
 // splitUpstream answers Chat and Anthropic Messages with streams written
 // by hand, the card number split across events, each event flushed on
 // its own.
@@ -70,11 +102,14 @@ func splitUpstream(t *testing.T) *httptest.Server {
 		"event: message_delta\ndata: " + `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}` + "\n\n",
 		"event: message_stop\ndata: " + `{"type":"message_stop"}` + "\n\n",
 	}
+	responses := responsesEvents("Sent to ", "4929 1", "234 5678 9012", " today.")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		events := chat
 		if strings.HasSuffix(r.URL.Path, "/messages") {
 			events = anthropic
+		} else if strings.HasSuffix(r.URL.Path, "/responses") {
+			events = responses
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(200)
@@ -107,7 +142,8 @@ func TestBodyRedactionAcrossEvents(t *testing.T) {
 	px := New(Options{Upstream: up.URL, Provider: "compatible", DB: db, BodyRules: rules, Observe: obs.observe})
 	srv := httptest.NewServer(px)
 
-	wantText := map[string]string{"/v1/chat/completions": "Your card 4929 1234 5678 9012 is on file.", "/v1/messages": "Card 4929 1234 5678 9012, ok"}
+	wantText := map[string]string{"/v1/chat/completions": "Your card 4929 1234 5678 9012 is on file.", "/v1/messages": "Card 4929 1234 5678 9012, ok",
+		"/v1/responses": "Sent to 4929 1234 5678 9012 today."}
 	for path := range wantText {
 		body := `{"model":"m","stream":true,"max_tokens":50,"metadata":{"user_email":"` + plantedEmail + `"},` +
 			`"messages":[{"role":"user","content":"What card do you have on file?"}]}`
@@ -118,7 +154,7 @@ func TestBodyRedactionAcrossEvents(t *testing.T) {
 		got, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		// The client gets the original bytes: every delta as sent.
-		if !bytes.Contains(got, []byte("4929 1234 ")) && !bytes.Contains(got, []byte(`"29 1234 5678 90"`)) {
+		if !bytes.Contains(got, []byte("4929 1234 ")) && !bytes.Contains(got, []byte(`"29 1234 5678 90"`)) && !bytes.Contains(got, []byte(`"234 5678 9012"`)) {
 			t.Errorf("%s: the client did not get the card's pieces: %s", path, got)
 		}
 		if n := bytes.Count(got, []byte("\n\n")); n < 6 {
@@ -146,7 +182,7 @@ func TestBodyRedactionAcrossEvents(t *testing.T) {
 	}
 	defer db.Close()
 	list, err := db.ListSessions(store.Filter{})
-	if err != nil || len(list) != 2 {
+	if err != nil || len(list) != len(wantText) {
 		t.Fatalf("%d sessions, %v", len(list), err)
 	}
 	summaries := ""
@@ -201,7 +237,7 @@ func TestBodyRedactionAcrossEvents(t *testing.T) {
 		}
 	}
 	// What is left reads as the text with the match replaced once.
-	for _, want := range []string{"Your card [redacted] is on file.", "Card [redacted], ok"} {
+	for _, want := range []string{"Your card [redacted] is on file.", "Card [redacted], ok", "Sent to [redacted] today."} {
 		if !strings.Contains(summaries, want) {
 			t.Errorf("the stored deltas read %q, want %q", summaries, want)
 		}
@@ -369,5 +405,60 @@ func TestBodyRedactionHeldBound(t *testing.T) {
 	}
 	if !strings.Contains(stored, "Card [redacted]") {
 		t.Error("the cut is not recorded")
+	}
+}
+
+// Every protocol, streamed and whole, through the simulator: the order
+// number the refund case names (in the request, the model's tool
+// arguments, its text and the simulator's headers) reaches the client
+// and is nowhere in the record; every raw event stored as JSON still is.
+func TestBodyRedactionEveryProtocol(t *testing.T) {
+	rules, err := redact.ParseBodyRules([]byte(`{"patterns": ["O-\\d{4}"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, "", Options{BodyRules: rules})
+	seen := 0
+	for _, protocol := range protocols {
+		for _, stream := range []bool{true, false} {
+			for _, turn := range []int{1, 3} {
+				got := send(t, r.url, protocol, wire(t, protocol, turn, stream), "sk-test-key-0123456789")
+				if got.status != 200 {
+					t.Fatalf("%s turn %d: %d %s", protocol, turn, got.status, got.body)
+				}
+				seen += bytes.Count(got.body, []byte("O-2048"))
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no response named the order: the test proves nothing")
+	}
+	sessions := r.stop()
+	db, err := store.Open(r.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range sessions {
+		es, err := db.Events(s.ID, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jl bytes.Buffer
+		if err := jsonl.Export(db, &jl, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		all, _ := json.Marshal([]any{s, es})
+		all = append(all, jl.Bytes()...)
+		for _, leak := range []string{"O-2048", "O-20", "-2048"} {
+			if i := bytes.Index(all, []byte(leak)); i >= 0 {
+				t.Errorf("%s: %q stored: …%s…", s.Protocol, leak, all[max(0, i-120):min(len(all), i+60)])
+			}
+		}
+		for _, e := range es {
+			if e.Raw != nil && strings.HasPrefix(e.Raw.Data, "{") && !json.Valid([]byte(e.Raw.Data)) {
+				t.Errorf("%s: a raw event is no longer JSON: %s", s.Protocol, e.Raw.Data)
+			}
+		}
 	}
 }
