@@ -19,6 +19,9 @@ import (
 //     from the redacted body.
 //   - A whole response body: the same; when a pointer changed it, its
 //     recorded events and summary are decoded from the redacted body.
+//     With pointers set, a stream is decoded a second time, from its raw
+//     events as the pointers redact them (shadow): its events and summary
+//     are recorded from that decoding.
 //   - A stream: its text arrives in deltas, and a match may be split
 //     across two events ("4111 1111 " + "1111 1111"). With patterns set,
 //     the stream's step updates are held until it ends (heldStream); then,
@@ -357,4 +360,54 @@ func (x *exchange) redecode(prot adapters.Protocol, b []byte, step *adapters.Ste
 	step.Raw.Data, step.Events = string(rb), st.FeedBody(rb)
 	s := st.Summary()
 	x.recSum = &s
+}
+
+// shadow decodes a stream a second time, from its raw events as the
+// rules' pointers redact them, so that what a pointer names (a delta's
+// text, say) is in neither the raw events nor the events and summary
+// recorded. Nil without pointers: the stream is decoded once.
+type shadow struct {
+	r  *redact.BodyRules
+	st *adapters.Stream
+}
+
+func newShadow(prot adapters.Protocol, r *redact.BodyRules) *shadow {
+	if r == nil || len(r.Pointers) == 0 {
+		return nil
+	}
+	return &shadow{r: r, st: adapters.NewStream(prot)}
+}
+
+// step replaces a step's raw data and events by the redacted ones.
+func (sh *shadow) step(step *adapters.Step) {
+	if step.Index < 0 {
+		step.Events = sh.st.End(endDiags(step.Events)...)
+		return
+	}
+	raw := step.Raw
+	raw.Data = string(sh.r.Pointed([]byte(raw.Data)))
+	step.Raw, step.Events = raw, sh.st.Feed(raw)
+}
+
+// summary is the redacted stream's summary.
+func (sh *shadow) summary() *adapters.Summary {
+	s := sh.st.Summary()
+	return &s
+}
+
+// endDiags are the diagnostics the reading of a stream added at its end
+// (adapters.ReadStream), which the shadow's end must carry too.
+func endDiags(evs []adapters.Event) []adapters.Event {
+	var out []adapters.Event
+	for _, ev := range evs {
+		if ev.Type != adapters.EvDiagnostic {
+			continue
+		}
+		switch ev.Kind {
+		case adapters.DiagReadError, adapters.DiagEventTooLarge, adapters.DiagDiscardedTail, adapters.DiagBOMStripped,
+			adapters.DiagBareCR, adapters.DiagInvalidUTF8:
+			out = append(out, adapters.Diag(ev.Kind, ev.Detail))
+		}
+	}
+	return out
 }

@@ -462,3 +462,32 @@ func TestBodyRedactionEveryProtocol(t *testing.T) {
 		}
 	}
 }
+
+// A pointer into a stream's events names each event's text: the stream
+// is recorded as decoded from the redacted events (raw, deltas and
+// summary alike), with no diagnostic the original did not have.
+func TestBodyRedactionPointerInAStream(t *testing.T) {
+	rules, err := redact.ParseBodyRules([]byte(`{"pointers": ["/choices/*/delta/content"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sse := chatChunk("Ann Lee lives at ", "") + chatChunk("12 Elm Street.", "") + chatChunk("", "stop") + "data: [DONE]\n\n"
+	stored, client := recordThrough(t, rules, 0, "text/event-stream", sse,
+		`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if client != sse {
+		t.Error("the client did not get the stream as sent")
+	}
+	for _, l := range []string{"Ann Lee", "Elm Street"} {
+		if strings.Contains(stored, l) {
+			t.Errorf("%q is stored", l)
+		}
+	}
+	if !strings.Contains(stored, `"delta":"[redacted]"`) || !strings.Contains(stored, `\"content\":\"[redacted]\"`) {
+		t.Errorf("the events are not recorded redacted: %s", stored)
+	}
+	for _, kind := range []string{adapters.DiagMalformedEvent, adapters.DiagUnknownEvent, adapters.DiagDuplicateEvent} {
+		if strings.Contains(stored, `"kind":"`+kind+`"`) {
+			t.Errorf("the redacted stream records a %s", kind)
+		}
+	}
+}

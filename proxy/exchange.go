@@ -418,6 +418,7 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 	if x.scrub.body.HasPatterns() {
 		held = &heldStream{max: x.p.opts.MaxDecoded}
 	}
+	sh := newShadow(prot, x.scrub.body)
 	_ = adapters.ReadStream(prot, st, body, func(step adapters.Step) error {
 		capped.count(step.Events)
 		at := sp.arrived()
@@ -435,6 +436,9 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 			timings.Terminal = off
 		}
 		x.responseIDs(step.Events)
+		if sh != nil {
+			sh.step(&step) // recorded as the pointers redact it
+		}
 		u := session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off}
 		if step.Index < 0 {
 			t := *timings
@@ -454,6 +458,9 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		for _, u := range held.us {
 			x.emit(u)
 		}
+	}
+	if sh != nil {
+		x.recSum = sh.summary()
 	}
 	return st.Summary()
 }

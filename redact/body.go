@@ -84,13 +84,16 @@ func ParseBodyRules(b []byte) (*BodyRules, error) {
 	if len(r.Patterns) == 0 && len(r.Pointers) == 0 {
 		return nil, fmt.Errorf("no patterns and no pointers: the file redacts nothing")
 	}
-	return r, r.compile()
+	if err := r.compile(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func oneLineErr(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
-// compile parses the pointers (a BodyRules built by hand is compiled on
-// first use).
+// compile parses the pointers once (a BodyRules built by hand has its
+// pointers parsed on each use).
 func (r *BodyRules) compile() error {
 	r.ptrs = r.ptrs[:0]
 	for _, p := range r.Pointers {
@@ -257,16 +260,42 @@ func (r *BodyRules) JSON(b []byte) []byte {
 	if !r.Active() || len(b) == 0 {
 		return b
 	}
-	if len(r.ptrs) != len(r.Pointers) {
-		if err := r.compile(); err != nil {
-			r.ptrs = nil
-		}
-	}
-	out, err := editJSON(b, func(path []string) bool { return r.pointed(path) }, r.Text)
+	ptrs := r.pointers()
+	out, err := editJSON(b, func(path []string) bool { return pointed(ptrs, path) }, r.Text)
 	if err != nil {
 		return []byte(r.Text(string(b)))
 	}
 	return out
+}
+
+// Pointed replaces the values the pointers name, and nothing else (a
+// text that is not JSON is returned as it is).
+func (r *BodyRules) Pointed(b []byte) []byte {
+	if r == nil || len(r.Pointers) == 0 || len(b) == 0 {
+		return b
+	}
+	ptrs := r.pointers()
+	out, err := editJSON(b, func(path []string) bool { return pointed(ptrs, path) }, nil)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// pointers are the pointers' tokens: parsed once when the rules were
+// loaded; for rules built by hand, parsed here and not kept (the rules
+// are shared by concurrent exchanges).
+func (r *BodyRules) pointers() [][]string {
+	if len(r.ptrs) == len(r.Pointers) {
+		return r.ptrs
+	}
+	var ptrs [][]string
+	for _, p := range r.Pointers {
+		if toks, err := ParsePointer(p); err == nil {
+			ptrs = append(ptrs, toks)
+		}
+	}
+	return ptrs
 }
 
 // JSONStrings runs the patterns over a JSON document's string values only
@@ -283,8 +312,8 @@ func (r *BodyRules) JSONStrings(b []byte) []byte {
 }
 
 // pointed reports whether a pointer names the value at path.
-func (r *BodyRules) pointed(path []string) bool {
-	for _, toks := range r.ptrs {
+func pointed(ptrs [][]string, path []string) bool {
+	for _, toks := range ptrs {
 		if len(toks) != len(path) {
 			continue
 		}

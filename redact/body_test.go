@@ -146,3 +146,22 @@ func TestStrings(t *testing.T) {
 		t.Error("a cut document passed as JSON")
 	}
 }
+
+// Rules built by hand (not loaded) apply their pointers too.
+func TestBodyRulesByHand(t *testing.T) {
+	r := &BodyRules{Pointers: []string{"/a/*"}}
+	if got := string(r.JSON([]byte(`{"a":[1,{"b":2}],"c":3}`))); got != `{"a":["[redacted]","[redacted]"],"c":3}` {
+		t.Errorf("got %s", got)
+	}
+}
+
+func TestBodyRulesPointed(t *testing.T) {
+	r := rules(t, `{"patterns": ["secret"], "pointers": ["/choices/*/delta/content"]}`)
+	in := `{"choices":[{"delta":{"content":"hi ann"},"note":"secret"}]}`
+	if got := string(r.Pointed([]byte(in))); got != `{"choices":[{"delta":{"content":"[redacted]"},"note":"secret"}]}` {
+		t.Errorf("got %s", got)
+	}
+	if got := string(r.Pointed([]byte("[DONE]"))); got != "[DONE]" {
+		t.Errorf("not JSON: %s", got)
+	}
+}
