@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unsafe"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/redact"
@@ -50,8 +51,9 @@ type heldStream struct {
 // add holds an update; it reports false once the held bytes pass max.
 func (h *heldStream) add(u session.Update) bool {
 	h.us = append(h.us, u)
+	h.n += updateSize
 	if st := u.Step; st != nil {
-		h.n += int64(len(st.Raw.Data)) + 64*int64(len(st.Events))
+		h.n += int64(len(st.Raw.Data)) + eventSize*int64(len(st.Events))
 		for i := range st.Events {
 			ev := &st.Events[i]
 			h.n += int64(len(ev.Delta) + len(ev.Arguments) + len(ev.Detail))
@@ -62,6 +64,12 @@ func (h *heldStream) add(u session.Update) bool {
 	}
 	return h.n <= h.max
 }
+
+// What an update and an event cost held, beyond their texts.
+const (
+	updateSize = int64(unsafe.Sizeof(session.Update{}) + unsafe.Sizeof(adapters.Step{}))
+	eventSize  = int64(unsafe.Sizeof(adapters.Event{}))
+)
 
 // overText is the read_error of a stream held past its bound.
 func (h *heldStream) overText() string {

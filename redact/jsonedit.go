@@ -91,7 +91,7 @@ func (w *jsonEdit) value(path []string, depth int) error {
 			}
 		}
 	default:
-		for w.i < len(w.b) && !bytes.ContainsRune([]byte(",]} \t\r\n"), rune(w.b[w.i])) {
+		for w.i < len(w.b) && !endsLiteral(w.b[w.i]) {
 			w.i++
 		}
 		if !json.Valid(w.b[start:w.i]) {
@@ -195,6 +195,15 @@ func (w *jsonEdit) child(path []string, tok string, depth int, named bool) error
 	}
 	p := append(path[:len(path):len(path)], tok)
 	return w.value(p, depth+1)
+}
+
+// endsLiteral reports whether c ends a number, true, false or null.
+func endsLiteral(c byte) bool {
+	switch c {
+	case ',', ']', '}', ' ', '\t', '\r', '\n':
+		return true
+	}
+	return false
 }
 
 // skipString moves past a string starting at w.i and returns its end.
