@@ -20,26 +20,30 @@ import (
 //     from the redacted body.
 //   - A whole response body: the same; when a pointer changed it, its
 //     recorded events and summary are decoded from the redacted body.
-//     With pointers set, a stream is decoded a second time, from its raw
+//   - A stream, with pointers set, is decoded a second time, from its raw
 //     events as the pointers redact them (shadow): its events and summary
 //     are recorded from that decoding.
-//   - A stream: its text arrives in deltas, and a match may be split
-//     across two events ("4111 1111 " + "1111 1111"). With patterns set,
-//     the stream's step updates are held until it ends (heldStream); then,
-//     per lane (the deltas of one item's text, reasoning, refusal or
+//   - A stream, with patterns set: its text arrives in deltas, and a
+//     match may be split across two events ("4111 1111 " + "1111 1111").
+//     Its step updates are held until it ends (heldStream); then, per
+//     lane (the deltas of one item's text, reasoning, refusal or
 //     arguments, in order), the patterns run over the lane's whole text,
 //     and each match is cut from every delta that holds a piece of it —
 //     the piece holding its start shows [redacted], the others nothing of
 //     it — and the same bytes are cut from each event's raw data, inside
-//     the JSON string that carried the delta. Every update then has the
-//     rules applied on its own (sealBody): raw data as JSON, each event's
-//     texts, the summary's text (the patterns over the whole text, which
-//     reads as the cut deltas joined), errors, tool arguments.
+//     the JSON string that carried the delta.
+//   - Every update then has the rules applied on its own (sealBody): raw
+//     data as JSON, each event's texts, the summary's text (the patterns
+//     over the whole text, which reads as the cut deltas joined), headers'
+//     values, errors, tool arguments.
 //
 // Holding a stream costs its raw events and events until its end: at
 // most --max-decoded bytes of them are held; past that the rest of the
 // stream is forwarded, not recorded, and a read_error says so (as
 // --max-stream-text does for what a stream reduces to).
+//
+// Not covered here: hold mode's decider (hold.go) is asked about a tool
+// call as the application will get it.
 
 // heldStream keeps a stream's step updates until it ends.
 type heldStream struct {
