@@ -39,6 +39,8 @@ type proxyFlags struct {
 	maxDecoded, maxInflate int64
 	maxStreamText          int64 // MiB
 	requestBudget          int64 // MiB of request bodies held at once
+
+	redactBody string // --redact-body: a body redaction rules file (proxy_redact.go)
 }
 
 func newProxyCmd(app *App) *cobra.Command {
@@ -95,6 +97,7 @@ provider's error format, saying the operator rejected the call).`,
 		"a compressed response inflating more than this many times its size (past 1 MiB) is forwarded untouched and recorded as too large to decode")
 	fl.Int64Var(&f.requestBudget, "request-budget", proxy.DefaultRequestBudget>>20,
 		"MiB of request bodies read, decoded and recorded at once; a request that does not fit waits its turn")
+	fl.StringVar(&f.redactBody, "redact-body", "", redactBodyUsage)
 	fl.BoolVar(&f.otelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the traces")
 	completeWith(cmd, "fault", sim.FaultNames())
 	return cmd
@@ -117,6 +120,10 @@ func limitMemory() {
 
 func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	faults, err := checkProxyFlags(app, f)
+	if err != nil {
+		return err
+	}
+	bodyRules, err := loadBodyRules(f.redactBody)
 	if err != nil {
 		return err
 	}
@@ -163,6 +170,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	opts := proxy.Options{Upstream: upstream, Provider: provider, DB: db, Version: Version, Log: log,
 		MaxDecoded: f.maxDecoded << 20, MaxInflate: f.maxInflate, RequestBudget: f.requestBudget << 20,
 		MaxStreamText: f.maxStreamText << 20}
+	opts.BodyRules = bodyRules
 	rec := proxyObservers(app, f, db, log, &opts)
 	if live := newLiveExporter(db, f.otelContent, log); live != nil {
 		defer live.close()

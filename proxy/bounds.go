@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -29,6 +30,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 type streamCap struct {
 	r      io.Reader
 	n, max int64
+	over   string // set: the recording ends, with this reason
 }
 
 // count adds the content of a step's events.
@@ -42,6 +44,9 @@ func (c *streamCap) count(evs []adapters.Event) {
 }
 
 func (c *streamCap) Read(p []byte) (int, error) {
+	if c.over != "" {
+		return 0, errors.New(c.over)
+	}
 	if c.n > c.max {
 		return 0, fmt.Errorf("the stream's content passed %d bytes (--max-stream-text): too large to record whole; the rest was forwarded, not recorded", c.max)
 	}

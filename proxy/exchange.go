@@ -56,6 +56,9 @@ type exchange struct {
 	summary  chan adapters.Summary
 	tail     chan session.Update
 	replaced string // what the client got instead (hold rejection)
+	// recSum is the summary recorded when it differs from the one judged:
+	// a whole body decoded again after the body rules' pointers changed it.
+	recSum *adapters.Summary
 }
 
 // begin reads a request and links it to its conversation. It does no
@@ -89,6 +92,7 @@ func (p *Proxy) begin(r *http.Request, body []byte, whole bool) *exchange {
 		x.target = target(x.upstream, r.URL)
 	}
 	x.scrub = newScrubber(r.Header, r.URL, x.target)
+	x.scrub.body = p.opts.BodyRules
 	x.path = x.scrub.all(r.URL.RequestURI())
 	x.recHeader = x.scrub.known.Header(r.Header)
 	if whole {
@@ -250,14 +254,15 @@ func (x *exchange) meta() store.SessionMeta {
 	title := x.method + " " + host + strings.SplitN(x.path, "?", 2)[0]
 	if x.conv.unknown {
 		title = "unclassified requests (forwarded, not decoded)"
-	} else if t := oneLine(x.scrub.text(x.req.firstUser), 60); t != "" {
+	} else if t := oneLine(x.scrub.text(x.titleText()), 60); t != "" {
 		title += " · " + t
 	}
 	params, _ := jsonMarshal(map[string]any{"stream": x.req.stream, "history": history, "upstream": x.scrub.all(x.upstream),
 		"hold_tools": p.opts.Hold != nil})
-	return store.SessionMeta{Title: title, Protocol: x.protocolName(), Provider: provider, Model: x.req.model,
+	return store.SessionMeta{Title: x.scrub.body.Text(title), Protocol: x.protocolName(), Provider: provider, Model: x.req.model,
 		BaseURL: x.scrub.all(x.upstream), Source: "proxy", Version: p.opts.Version,
-		Manifest: store.Manifest{Parameters: params, Tools: validJSON(x.req.tools), OutputSchema: validJSON(x.req.schema)}}
+		Manifest: store.Manifest{Parameters: params, Tools: validJSON(x.scrub.body.JSONStrings(x.req.tools)),
+			OutputSchema: validJSON(x.scrub.body.JSONStrings(x.req.schema))}}
 }
 
 // maxRecorded bounds an error or undecoded body kept for the record.
@@ -331,7 +336,11 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 	}
 	o.sum = sum
 	x.noteResponse(sum)
-	x.emit(session.Update{Kind: session.UpResponse, Turn: x.turn, Attempt: x.attempt, Summary: sum, Err: o.transportErr})
+	recSum := sum
+	if x.recSum != nil {
+		recSum = x.recSum
+	}
+	x.emit(session.Update{Kind: session.UpResponse, Turn: x.turn, Attempt: x.attempt, Summary: recSum, Err: o.transportErr})
 	if hold {
 		if sum == nil {
 			sum = &adapters.Summary{}
@@ -393,6 +402,7 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 			timings.FirstText = off
 		}
 		x.responseIDs(step.Events)
+		x.redecode(prot, b, &step) // after the ids are noted: a pointer may name one
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off, Timings: timings})
 		return st.Summary()
 	}
@@ -404,6 +414,11 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 	// stream of small deltas reduces to little.)
 	capped := &streamCap{r: body, max: x.p.opts.MaxStreamText}
 	body = capped
+	var held *heldStream
+	if x.scrub.body.HasPatterns() {
+		held = &heldStream{max: x.p.opts.MaxDecoded}
+	}
+	sh := newShadow(prot, x.scrub.body)
 	_ = adapters.ReadStream(prot, st, body, func(step adapters.Step) error {
 		capped.count(step.Events)
 		at := sp.arrived()
@@ -421,14 +436,32 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 			timings.Terminal = off
 		}
 		x.responseIDs(step.Events)
+		if sh != nil {
+			sh.step(&step) // recorded as the pointers redact it
+		}
 		u := session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off}
 		if step.Index < 0 {
 			t := *timings
 			u.Timings = &t
 		}
-		x.emit(u)
+		switch {
+		case held == nil:
+			x.emit(u)
+		case !held.add(u):
+			capped.over = held.overText()
+		}
 		return nil
 	})
+	if held != nil {
+		// Matches split across events are cut before anything is recorded.
+		cutAcross(held.us, x.scrub.body)
+		for _, u := range held.us {
+			x.emit(u)
+		}
+	}
+	if sh != nil {
+		x.recSum = sh.summary()
+	}
 	return st.Summary()
 }
 

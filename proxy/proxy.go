@@ -67,6 +67,10 @@ type Options struct {
 	// from their read until they are sent and recorded (see budget); 0
 	// means DefaultRequestBudget.
 	RequestBudget int64
+	// BodyRules, when set, remove personal data from every recorded copy
+	// of an exchange (request and response bodies, a stream's events and
+	// text, across its events); see bodyredact.go.
+	BodyRules *redact.BodyRules
 	// Version is recorded with each session.
 	Version string
 	Log     *slog.Logger

@@ -26,10 +26,15 @@ import (
 // Every update is sealed as it is emitted (session.SealUpdate), its
 // step and summary included; a summary handed to hold mode's decider is
 // sealed before. The exchange is forwarded unchanged: only the copies are
-// scrubbed.
+// scrubbed. Personal data named by body rules is removed from the same
+// copies (bodyredact.go).
 
-// scrubber removes one request's secrets from what is recorded.
-type scrubber struct{ known *redact.Known }
+// scrubber removes one request's secrets, and the personal data the body
+// rules name (bodyredact.go), from what is recorded.
+type scrubber struct {
+	known *redact.Known
+	body  *redact.BodyRules // nil: none
+}
 
 // newScrubber collects the secrets of a request bound for target (the
 // upstream URL, whose userinfo is a secret too).
@@ -43,7 +48,7 @@ func newScrubber(h http.Header, u *url.URL, target string) *scrubber {
 
 // request scrubs a request body: known secrets anywhere, and key-named
 // members.
-func (s *scrubber) request(b []byte) []byte { return redact.JSONMembers(s.known.Bytes(b)) }
+func (s *scrubber) request(b []byte) []byte { return s.body.JSON(redact.JSONMembers(s.known.Bytes(b))) }
 
 // text scrubs known secrets from a text.
 func (s *scrubber) text(t string) string { return s.known.Text(t) }
@@ -52,7 +57,10 @@ func (s *scrubber) text(t string) string { return s.known.Text(t) }
 func (s *scrubber) all(t string) string { return s.known.All(t) }
 
 // update scrubs everything an update carries.
-func (s *scrubber) update(u *session.Update) { session.SealUpdate(u, s.known) }
+func (s *scrubber) update(u *session.Update) {
+	session.SealUpdate(u, s.known)
+	sealBody(u, s.body)
+}
 
 // redactedHeaders is a redacted copy of a header set with lower-case
 // names (as the workbench shows requests).
