@@ -286,13 +286,19 @@ func (l *launch) start(app *App, base string) {
 }
 
 // forward passes each signal the proxy gets to the command, until it has
-// exited.
+// exited. A Ctrl-C or Ctrl-\ typed on the terminal whose foreground group
+// is modelwire's has reached the command already (it shares the group, as
+// in a shell's pipeline): sent again it would arrive twice.
 func (l *launch) forward(c *exec.Cmd) {
+	tty, _ := l.in.(*os.File)
 	for {
 		select {
 		case <-l.exited:
 			return
 		case sig := <-l.sigs:
+			if (sig == os.Interrupt || sig == syscall.SIGQUIT) && terminalSentToGroup(tty) {
+				continue
+			}
 			_ = c.Process.Signal(sig)
 		}
 	}

@@ -60,9 +60,26 @@ func TestLaunchHelperChild(t *testing.T) {
 		sig := <-sigs
 		fmt.Println("got", sig)
 		signal.Reset()
-		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		self, _ := os.FindProcess(os.Getpid())
+		_ = self.Signal(syscall.SIGTERM)
 		time.Sleep(5 * time.Second)
 		os.Exit(1)
+	case "count":
+		sigs := make(chan os.Signal, 4)
+		signal.Notify(sigs, os.Interrupt)
+		fmt.Println("ready")
+		n := 0
+		for deadline := time.After(3 * time.Second); ; {
+			select {
+			case <-sigs:
+				n++
+				continue
+			case <-deadline:
+			}
+			break
+		}
+		_ = os.WriteFile(os.Getenv("MODELWIRE_LAUNCH_COUNT"), []byte(fmt.Sprint(n)), 0o644)
+		os.Exit(4)
 	}
 }
 
@@ -346,5 +363,45 @@ func TestLaunchEnv(t *testing.T) {
 	if commandTag([]string{"python", "agent.py", "--api-key", "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "two words"}) ==
 		"" || strings.Contains(commandTag([]string{"python", "--key=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"}), "abcdefghij") {
 		t.Errorf("the tag keeps a key: %q", commandTag([]string{"python", "--key=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"}))
+	}
+}
+
+// Ctrl-C typed on the terminal reaches the command once: the terminal
+// sends it to the foreground group, which the command shares with
+// modelwire, so modelwire does not forward it a second time.
+func TestLaunchCtrlCOnTheTerminalArrivesOnce(t *testing.T) {
+	e2e.Require(t, "the launch Ctrl-C check", "tmux")
+	dir := t.TempDir()
+	sock, count, status := filepath.Join(dir, "tmux.sock"), filepath.Join(dir, "count"), filepath.Join(dir, "status")
+	line := fmt.Sprintf("env MODELWIRE_HELPER_MAIN=1 %s=count MODELWIRE_LAUNCH_COUNT=%s %s -test.run='^TestHelperMain$' -- proxy --db %s --upstream sim -- %s -test.run='^TestLaunchHelperChild$'; echo $? > %s; sleep 60",
+		launchChildEnv, count, os.Args[0], filepath.Join(dir, "mw.db"), os.Args[0], status)
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v: %s", args, err, out)
+		}
+		return string(out)
+	}
+	tmux("new-session", "-d", "-x", "200", "-y", "50", line)
+	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
+	for i := 0; !strings.Contains(tmux("capture-pane", "-p"), "ready"); i++ {
+		if i == 100 {
+			t.Fatalf("the command never started: %s", tmux("capture-pane", "-p"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tmux("send-keys", "C-c")
+	var got []byte
+	for i := 0; i < 100; i++ {
+		if got, _ = os.ReadFile(status); len(got) > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if strings.TrimSpace(string(got)) != "4" {
+		t.Fatalf("modelwire exited %q, want the command's 4: %s", got, tmux("capture-pane", "-p"))
+	}
+	if n, _ := os.ReadFile(count); string(n) != "1" {
+		t.Errorf("the command got %s SIGINT(s) for one Ctrl-C, want 1", n)
 	}
 }
