@@ -18,6 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/openai/openai-go/v3"
+	"google.golang.org/genai"
+
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/internal/e2e"
@@ -64,6 +68,12 @@ func TestLaunchHelperChild(t *testing.T) {
 		_ = self.Signal(syscall.SIGTERM)
 		time.Sleep(5 * time.Second)
 		os.Exit(1)
+	case "gosdk":
+		if err := launchGoSDKs(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(6)
 	case "count":
 		sigs := make(chan os.Signal, 4)
 		signal.Notify(sigs, os.Interrupt)
@@ -118,6 +128,31 @@ func launchRequest(d adapters.Descriptor) error {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: HTTP %d: %s", req.URL, resp.StatusCode, body)
+	}
+	return nil
+}
+
+// launchGoSDKs calls each official Go SDK as an application would,
+// with no base URL in the code: openai-go, anthropic-sdk-go and go-genai
+// read theirs (and their keys) from the environment.
+func launchGoSDKs() error {
+	ctx := context.Background()
+	oa := openai.NewClient()
+	if _, err := oa.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o-mini",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hello from openai-go")}}); err != nil {
+		return fmt.Errorf("openai-go: %w", err)
+	}
+	an := anthropic.NewClient()
+	if _, err := an.Messages.New(ctx, anthropic.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 256,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hello from anthropic-sdk-go"))}}); err != nil {
+		return fmt.Errorf("anthropic-sdk-go: %w", err)
+	}
+	gc, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendGeminiAPI})
+	if err != nil {
+		return fmt.Errorf("go-genai: %w", err)
+	}
+	if _, err := gc.Models.GenerateContent(ctx, "gemini-2.5-flash", genai.Text("hello from go-genai"), nil); err != nil {
+		return fmt.Errorf("go-genai: %w", err)
 	}
 	return nil
 }
@@ -403,5 +438,27 @@ func TestLaunchCtrlCOnTheTerminalArrivesOnce(t *testing.T) {
 	}
 	if n, _ := os.ReadFile(count); string(n) != "1" {
 		t.Errorf("the command got %s SIGINT(s) for one Ctrl-C, want 1", n)
+	}
+}
+
+// The official Go SDKs, unmodified and given no base URL, find the proxy
+// through the variables: openai-go (OPENAI_BASE_URL with /v1),
+// anthropic-sdk-go (ANTHROPIC_BASE_URL), go-genai (GOOGLE_GEMINI_BASE_URL).
+func TestLaunchGoSDKsReadTheVariables(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	cmd, stdout, stderr := startLaunch(t, db, "gosdk", "OPENAI_API_KEY=sk-launch-go-0123456789",
+		"ANTHROPIC_API_KEY=sk-ant-launch-go-0123456789", "GEMINI_API_KEY=launch-go-gemini-0123456789", "GOOGLE_API_KEY=",
+		"GOOGLE_GENAI_USE_VERTEXAI=", "ANTHROPIC_AUTH_TOKEN=", "OPENAI_ADMIN_KEY=")
+	out, _ := io.ReadAll(stdout)
+	if code := exitCodeOf(t, cmd.Wait()); code != 6 {
+		t.Fatalf("modelwire exited %d, want the command's 6\nstdout: %s\nstderr: %s", code, out, stderr)
+	}
+	var protocols []string
+	for _, s := range launchSessions(t, db) {
+		protocols = append(protocols, s.Protocol)
+	}
+	slices.Sort(protocols)
+	if want := []string{adapters.AnthropicMessages, adapters.Gemini, adapters.OpenAIChat}; !slices.Equal(protocols, want) {
+		t.Errorf("recorded %v, want %v\nstderr: %s", protocols, want, stderr)
 	}
 }
