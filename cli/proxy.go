@@ -41,12 +41,14 @@ type proxyFlags struct {
 	requestBudget          int64 // MiB of request bodies held at once
 
 	redactBody string // --redact-body: a body redaction rules file (proxy_redact.go)
+	// command, after --, runs with the base URLs pointing here (proxy_launch.go).
+	command []string
 }
 
 func newProxyCmd(app *App) *cobra.Command {
 	f := proxyFlags{}
 	cmd := &cobra.Command{
-		Use:   "proxy",
+		Use:   "proxy [-- CMD ARGS…]",
 		Short: "Sit between any application and its LLM provider; record and show every exchange",
 		Long: `Forward every request to its provider and record what passes, with no change to
 the application beyond its base URL: point OPENAI_BASE_URL, ANTHROPIC_BASE_URL,
@@ -77,9 +79,11 @@ provider's error format, saying the operator rejected the call).`,
 		Example: `  modelwire proxy
   OPENAI_BASE_URL=http://127.0.0.1:8788/v1 python my_agent.py
   modelwire proxy --upstream sim --fault rate-limit --tui
-  modelwire proxy --upstream http://127.0.0.1:11434/v1 --hold-tools`,
-		Args: cobra.NoArgs,
+  modelwire proxy --upstream http://127.0.0.1:11434/v1 --hold-tools
+  modelwire proxy -- python my_agent.py   # base URLs set for it; exits with its status`,
+		Args: proxyArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.command = launchCommand(cmd, args)
 			return runProxy(cmd, app, f)
 		},
 	}
@@ -127,20 +131,26 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	if err != nil {
 		return err
 	}
+	l, err := newLaunch(f)
+	if err != nil {
+		return err
+	}
+	app = l.output(app)
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := notifyStop(ctx)
+	ctx, stop := l.notify(ctx)
 	defer stop()
 	limitMemory()
 	// A log reader that goes away (`modelwire proxy | head`) must not take
 	// the application's streams and their recording down with it.
 	survivePipeClose(app.Out)
 
-	ln, err := net.Listen("tcp", f.listen)
+	listen := l.listenAddr(cmd, f.listen)
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return usageErr("cannot listen on %s: %v", f.listen, err)
+		return usageErr("cannot listen on %s: %v", listen, err)
 	}
 	defer ln.Close()
 	base := "http://" + ln.Addr().String()
@@ -172,6 +182,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 		MaxStreamText: f.maxStreamText << 20}
 	opts.BodyRules = bodyRules
 	rec := proxyObservers(app, f, db, log, &opts)
+	opts.Observe = l.observers(opts.Observe, db, log)
 	if live := newLiveExporter(db, f.otelContent, log); live != nil {
 		defer live.close()
 		opts.Observe = bothObservers(opts.Observe, live.observe)
@@ -181,14 +192,19 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
-	fmt.Fprintf(app.Out, "modelwire proxy on %s → %s; recording to %s\n", base, label, app.DB)
-	fmt.Fprintf(app.Out, "  OPENAI_BASE_URL=%s/v1\n  ANTHROPIC_BASE_URL=%s\n  GOOGLE_GEMINI_BASE_URL=%s\n  DeepSeek base_url: %s\n", base, base, base, base)
+	if l != nil {
+		l.banner(app, base, label)
+	} else {
+		fmt.Fprintf(app.Out, "modelwire proxy on %s → %s; recording to %s\n", base, label, app.DB)
+		fmt.Fprintf(app.Out, "  OPENAI_BASE_URL=%s/v1\n  ANTHROPIC_BASE_URL=%s\n  GOOGLE_GEMINI_BASE_URL=%s\n  DeepSeek base_url: %s\n", base, base, base, base)
+	}
 	if f.hold {
 		fmt.Fprintln(app.Out, "Hold mode: responses that propose tool calls wait for approval.")
 	}
-	if !f.tui {
+	if !f.tui && l == nil {
 		fmt.Fprintln(app.Out, "Ctrl-C stops it.")
 	}
+	l.start(app, base)
 
 	var runErr error
 	if f.tui {
@@ -216,7 +232,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	if err := px.Close(); err != nil && runErr == nil {
 		runErr = failedErr("ending the recorded sessions: %v", err)
 	}
-	return runErr
+	return l.finish(runErr)
 }
 
 // checkProxyFlags refuses flags that do not go together, and reads the
