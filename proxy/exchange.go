@@ -56,6 +56,18 @@ type exchange struct {
 	summary  chan adapters.Summary
 	tail     chan session.Update
 	replaced string // what the client got instead (hold rejection)
+
+	// Rules (rules_act.go, rules_response.go).
+	urlPath     string
+	respRules   []Rule // response rules that may match once it is decoded
+	rulesSource string
+	respDelay   time.Duration
+	respFault   string // an HTTP fault answers instead of the response
+	cut         int    // cut the response to the client after this many events
+	ruled       string // a rule answered instead of the upstream
+	// pre are updates recorded right after the exchange's head (a request
+	// edit, an edited call carried back).
+	pre []session.Update
 }
 
 // begin reads a request and links it to its conversation. It does no
@@ -82,7 +94,7 @@ func (p *Proxy) begin(r *http.Request, body []byte, whole bool) *exchange {
 	if protocol != "" {
 		req = readRequest(protocol, r.URL.Path, body)
 	}
-	x := &exchange{p: p, req: req, method: r.Method, headDone: make(chan struct{}), summary: make(chan adapters.Summary, 1),
+	x := &exchange{p: p, req: req, method: r.Method, urlPath: r.URL.Path, headDone: make(chan struct{}), summary: make(chan adapters.Summary, 1),
 		tail: make(chan session.Update, 4)}
 	x.upstream = p.upstreamFor(protocol, r.URL.Path, r.Header)
 	if x.upstream != "" {
@@ -142,7 +154,10 @@ func (x *exchange) protocolName() string {
 // holds reports whether hold mode buffers this response: a decoded
 // protocol, a request that offers tools, a success status.
 func (x *exchange) holds(status int) bool {
-	return x.p.opts.Hold != nil && x.req.protocol != "" && len(x.req.toolSchemas) > 0 && status >= 200 && status <= 299
+	if x.req.protocol == "" || status < 200 || status > 299 {
+		return false
+	}
+	return len(x.respRules) > 0 || x.p.opts.Hold != nil && x.p.holdTools() && len(x.req.toolSchemas) > 0
 }
 
 // markFailed notes, before the client learns of it, that the exchange
@@ -227,6 +242,10 @@ func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText 
 		u.Timings = &session.Timings{FirstByte: sinceMS(x.sent, firstByte)}
 	}
 	x.emit(u)
+	for _, pu := range x.pre {
+		x.emit(pu)
+	}
+	x.pre = nil
 	x.recBody = nil // recorded: the budget's share goes back
 	x.share.done()
 	x.share = nil
@@ -341,6 +360,9 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 			x.emit(u)
 		}
 		o.replaced = x.replaced
+	}
+	if o.replaced == "" {
+		o.replaced = x.ruled
 	}
 	x.finish(o, sum)
 }
