@@ -15,6 +15,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/modelwire/modelwire/session"
@@ -110,5 +111,73 @@ func TestRuleEditsStreamedCallForOpenAISDK(t *testing.T) {
 	}
 	if carried == nil || carried.Turn != 2 || !strings.Contains(carried.Reason, "edited (the model sees") {
 		t.Errorf("the carried note: %+v (calls %+v)", carried, sessions[0].Calls)
+	}
+}
+
+// The same through the Responses API, streamed: the SDK's argument deltas
+// and its completed response both carry the edit; the next request (the
+// call in its input) carries it back.
+func TestRuleEditsStreamedResponsesCall(t *testing.T) {
+	rc := refund(t)
+	r := newRig(t, "", Options{Rules: mustRules(t, `{"rules": [{"match": {"direction": "response", "protocol": "openai-responses", "turn": 1},
+	  "edit": {"arguments": {"get_*": {"line_id": "L2"}}}}]}`)})
+	c := openai.NewClient(option.WithBaseURL(r.url+"/v1/"), option.WithAPIKey(sdkKey), option.WithMaxRetries(0))
+	p := responses.ResponseNewParams{
+		Model:        responses.ResponsesModel(rc.sc.Model),
+		Instructions: openai.String(rc.system),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			responses.ResponseInputItemParamOfMessage(rc.task, responses.EasyInputMessageRoleUser),
+		}},
+		Store: openai.Bool(false),
+	}
+	for _, tl := range rc.sc.Tools {
+		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &responses.FunctionToolParam{
+			Name: tl.Name, Description: openai.String(tl.Description), Parameters: schemaMap(t, tl.Parameters), Strict: openai.Bool(tl.Strict)}})
+	}
+	ctx := context.Background()
+	for turn := 1; turn <= 2; turn++ {
+		s := c.Responses.NewStreaming(ctx, p)
+		var resp *responses.Response
+		deltas := ""
+		for s.Next() {
+			ev := s.Current()
+			switch ev.Type {
+			case "response.function_call_arguments.delta":
+				deltas += ev.Delta
+			case "response.completed", "response.incomplete":
+				rr := ev.Response
+				resp = &rr
+			}
+		}
+		if err := s.Err(); err != nil || resp == nil {
+			t.Fatalf("turn %d: %v", turn, err)
+		}
+		var outputs responses.ResponseInputParam
+		for _, item := range resp.Output {
+			if item.Type != "function_call" {
+				continue
+			}
+			fc := item.AsFunctionCall()
+			if turn == 1 && (!strings.Contains(fc.Arguments, `"line_id":"L2"`) || !strings.Contains(deltas, `"line_id":"L2"`)) {
+				t.Fatalf("the SDK got %q (deltas %q), not the edited call", fc.Arguments, deltas)
+			}
+			param := fc.ToParam()
+			p.Input.OfInputItemList = append(p.Input.OfInputItemList, responses.ResponseInputItemUnionParam{OfFunctionCall: &param})
+			o := responses.ResponseInputItemParamOfFunctionCallOutput(rc.result(fc.Name, []byte(fc.Arguments)))
+			o.OfFunctionCallOutput.CallID = openai.String(fc.CallID)
+			outputs = append(outputs, o)
+		}
+		if len(outputs) == 0 {
+			break
+		}
+		p.Input.OfInputItemList = append(p.Input.OfInputItemList, outputs...)
+	}
+	s := r.stop()[0]
+	var carried bool
+	for _, call := range s.Calls {
+		carried = carried || strings.HasPrefix(call.Reason, CarriedNote) && strings.Contains(call.Reason, "edited (the model sees")
+	}
+	if !carried {
+		t.Errorf("no carried note: %+v", s.Calls)
 	}
 }
