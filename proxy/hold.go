@@ -109,13 +109,14 @@ func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange, resp *
 			}
 		}
 		if rejected == "" {
-			close(x.tail)
-			p.waitRespDelay(r, x)
 			cut := x.cut > 0
 			if cut {
 				out = cutBytes(out, x.cut)
 				x.markFailed(errCut.Error())
+				x.replaced = errCut.Error() + ": the application's response ends there"
 			}
+			close(x.tail)
+			p.waitRespDelay(r, x)
 			copyHeader(w.Header(), header)
 			if cut || !edit.empty() {
 				w.Header().Del("Content-Length")
@@ -170,6 +171,11 @@ func (p *Proxy) decide(r *http.Request, x *exchange, calls []adapters.ToolCall, 
 		d := p.ask(r, x, &prop)
 		decided := prop
 		decided.Arguments = c.Arguments // the record keeps the model's own beside the edit
+		if _, ruled := e.args[i]; ruled && d.Kind == session.Approved {
+			// Approved as a rule left it: the record keeps the edit (the
+			// call's row holds one decision).
+			d = session.Decision{Kind: session.Edited, Arguments: args, Reason: "approved as the rules edited it", By: d.By}
+		}
 		if d.Kind == session.Edited {
 			e.setArgs(i, d.Arguments)
 			d.Reason = strings.TrimPrefix(d.Reason+"; ", "; ") + "edited by " + d.By

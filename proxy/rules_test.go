@@ -212,3 +212,31 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func contextWithCancel() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
 }
+
+// A hold rule asks the decider about the matching calls only, showing the
+// arguments as an edit rule left them; approved, the record keeps the edit.
+func TestRuleHoldAfterEdit(t *testing.T) {
+	d := &fakeDecider{answer: approveAll}
+	r := newRig(t, "", Options{Hold: d, HoldByRuleOnly: true, Rules: mustRules(t, `{"rules": [
+	  {"match": {"direction": "response", "tool": "get_order_line"}, "edit": {"arguments": {"get_order_line": {"line_id": "L2"}}}},
+	  {"match": {"direction": "response", "tool": "get_order_line"}, "hold": true}]}`)})
+	got := send(t, r.url, adapters.AnthropicMessages, wire(t, adapters.AnthropicMessages, 1, true), sdkKey)
+	if got.status != 200 || !strings.Contains(string(got.body), "event: content_block_delta") || !strings.Contains(string(got.body), `L2`) {
+		t.Fatalf("client got %d %s", got.status, got.body)
+	}
+	if len(d.asked) != 1 || !strings.Contains(string(d.asked[0].Arguments), `"line_id":"L2"`) {
+		t.Fatalf("asked %+v", d.asked)
+	}
+	// A final answer (turn 3) matches no hold rule: not asked.
+	_ = send(t, r.url, adapters.Gemini, wire(t, adapters.Gemini, 3, true), sdkKey)
+	if len(d.asked) != 1 {
+		t.Errorf("asked %d times", len(d.asked))
+	}
+	for _, s := range r.stop() {
+		for _, c := range s.Calls {
+			if c.Name == "get_order_line" && (c.Decision != "edited" || !strings.Contains(string(c.Edited), "L2") || !strings.Contains(string(c.Arguments), "L1")) {
+				t.Errorf("stored %+v", c)
+			}
+		}
+	}
+}
