@@ -34,12 +34,17 @@ type faultAnswer struct {
 	retryAfter    string
 }
 
+// faultAnswers are the simulator's answers (sim/ratelimit.go, sim/server.go
+// requestFault), which proxy may not import: TestRuleFaultsAnswerAsTheSimulator
+// holds them equal.
 var faultAnswers = map[string]faultAnswer{
-	"rate-limit":      {http.StatusTooManyRequests, "rate_limit_error", "Rate limit reached. Please try again in 1s.", "1"},
-	"rate-limit-long": {http.StatusTooManyRequests, "rate_limit_error", "Rate limit reached. Please try again in 120s.", "120"},
+	"rate-limit":      {http.StatusTooManyRequests, "rate_limit", rateLimited, "1"},
+	"rate-limit-long": {http.StatusTooManyRequests, "rate_limit", rateLimited, "120"},
 	"server-error":    {http.StatusInternalServerError, "server_error", "The server had an error while processing your request. Sorry about that!", ""},
 	"overloaded":      {529, "overloaded_error", "Overloaded", ""},
 }
+
+const rateLimited = "Rate limit reached for requests. Please try again later."
 
 // FaultNames are the faults a rule may name.
 func FaultNames() []string {
@@ -190,7 +195,7 @@ func faultResponse(protocol, name string) *http.Response {
 		h[k] = v
 	}
 	h.Set("Content-Type", "application/json")
-	if f.retryAfter != "" && h.Get("Retry-After") == "" {
+	if f.retryAfter != "" {
 		h.Set("Retry-After", f.retryAfter)
 	}
 	h.Set("X-Modelwire-Rule", "fault "+name)

@@ -240,3 +240,21 @@ func TestRuleHoldAfterEdit(t *testing.T) {
 		}
 	}
 }
+
+// A rule's HTTP fault answers exactly as the simulator's fault of the same
+// name: status, Retry-After and error (the request ids differ).
+func TestRuleFaultsAnswerAsTheSimulator(t *testing.T) {
+	for _, name := range FaultNames() {
+		if name == FaultDisconnect {
+			continue
+		}
+		simURL, _ := startSim(t, name+":always")
+		w := wire(t, adapters.AnthropicMessages, 1, false)
+		want := send(t, simURL, adapters.AnthropicMessages, w, sdkKey)
+		resp := faultResponse(adapters.AnthropicMessages, name)
+		got, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want.status || gjson.GetBytes(got, "error").Raw != gjson.GetBytes(want.body, "error").Raw || resp.Header.Get("Retry-After") != want.header.Get("Retry-After") {
+			t.Errorf("%s: rule %d %q %s; simulator %d %q %s", name, resp.StatusCode, resp.Header.Get("Retry-After"), got, want.status, want.header.Get("Retry-After"), want.body)
+		}
+	}
+}
