@@ -213,13 +213,19 @@ func (x *exchange) carried() {
 	}
 }
 
+// maxArgsDepth bounds how deep argsIn looks into a history item.
+const maxArgsDepth = 16
+
 // argsIn finds the call's arguments in a history item (an object, or a
 // JSON string holding one, anywhere in it): "edited", "as originally
 // proposed (not the edit)", or "" when they are not there.
 func argsIn(v gjson.Result, n editNote) string {
 	how := ""
-	var walk func(v gjson.Result) bool
-	walk = func(v gjson.Result) bool {
+	var walk func(v gjson.Result, depth int) bool
+	walk = func(v gjson.Result, depth int) bool {
+		if depth > maxArgsDepth {
+			return true // a call's arguments sit near the item's top, never this deep
+		}
 		var c string
 		switch {
 		case v.IsObject():
@@ -237,10 +243,10 @@ func argsIn(v gjson.Result, n editNote) string {
 			return false
 		}
 		if v.IsObject() || v.IsArray() {
-			v.ForEach(func(_, e gjson.Result) bool { return walk(e) })
+			v.ForEach(func(_, e gjson.Result) bool { return walk(e, depth+1) })
 		}
 		return how == ""
 	}
-	walk(v)
+	walk(v, 0)
 	return how
 }

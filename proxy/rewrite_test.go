@@ -1,0 +1,73 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/session"
+)
+
+// decodeAll decodes a response as the proxy's recorder does.
+func decodeAll(t *testing.T, protocol string, stream bool, body []byte) adapters.Summary {
+	t.Helper()
+	prot, err := registry.Lookup(protocol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := adapters.NewStream(prot)
+	if !stream {
+		st.FeedBody(body)
+		return st.Summary()
+	}
+	if err := adapters.ReadStream(prot, st, bytes.NewReader(body), func(adapters.Step) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return st.Summary()
+}
+
+// Edited by the decider, for every protocol, streamed and not: the
+// client's bytes decode to the upstream's response with the edited
+// arguments — same response id, model, call ids, stop reason — and
+// without a diagnostic (argument deltas agree with their done events).
+func TestEditReencodesEveryProtocol(t *testing.T) {
+	const edited = `{"line_id":"L9","order_id":"O-2048"}`
+	for _, protocol := range protocols {
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/stream=%v", protocol, stream), func(t *testing.T) {
+				d := &fakeDecider{answer: func(session.Proposal) session.Decision {
+					return session.Decision{Kind: session.Edited, Arguments: json.RawMessage(edited)}
+				}}
+				r := newRig(t, "", Options{Hold: d})
+				got := send(t, r.url, protocol, wire(t, protocol, 1, stream), sdkKey)
+				up := r.sim.responses()[0]
+				if got.status != 200 || got.readErr != nil || got.header.Get("X-Modelwire-Edit") != "edited" {
+					t.Fatalf("client got %d (%v) %s", got.status, got.readErr, got.body)
+				}
+				if got.header.Get("Content-Type") != up.header.Get("Content-Type") {
+					t.Errorf("content type %q, upstream %q", got.header.Get("Content-Type"), up.header.Get("Content-Type"))
+				}
+				want := decodeAll(t, protocol, stream, up.body)
+				have := decodeAll(t, protocol, stream, got.body)
+				if len(have.Diagnostics) > 0 {
+					t.Errorf("diagnostics %+v", have.Diagnostics)
+				}
+				if have.ResponseID != want.ResponseID || have.Model != want.Model || have.StopReason != want.StopReason || len(have.ToolCalls) != len(want.ToolCalls) {
+					t.Fatalf("decoded %+v\nupstream %+v", have, want)
+				}
+				for i, c := range have.ToolCalls {
+					if c.CallID != want.ToolCalls[i].CallID || c.Name != want.ToolCalls[i].Name || adapters.Canonical(string(c.Arguments)) != edited {
+						t.Errorf("call %d: %+v, upstream %+v", i, c, want.ToolCalls[i])
+					}
+				}
+				if strings.TrimSpace(have.Text) != strings.TrimSpace(want.Text) {
+					t.Errorf("text %q, upstream %q", have.Text, want.Text)
+				}
+			})
+		}
+	}
+}
