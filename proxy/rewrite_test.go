@@ -71,3 +71,22 @@ func TestEditReencodesEveryProtocol(t *testing.T) {
 		}
 	}
 }
+
+// A rule edits a final answer's text and stop reason; the session keeps
+// both edits beside the originals.
+func TestRuleEditsTextAndStop(t *testing.T) {
+	r := newRig(t, "", Options{Rules: mustRules(t, `{"rules": [{"match": {"direction": "response", "turn": 1},
+	  "edit": {"text": "edited answer", "stop": "truncated"}}]}`)})
+	got := send(t, r.url, adapters.AnthropicMessages, wire(t, adapters.AnthropicMessages, 3, true), sdkKey)
+	sum := decodeAll(t, adapters.AnthropicMessages, true, got.body)
+	if sum.Text != "edited answer" || sum.StopReason != adapters.StopTruncated {
+		t.Fatalf("decoded %q %s from %s", sum.Text, sum.StopReason, got.body)
+	}
+	names := map[string]bool{}
+	for _, c := range r.stop()[0].Calls {
+		names[c.Name] = c.Decision == session.Edited && len(c.Edited) > 0
+	}
+	if !names[EditedText] || !names[EditedStop] || !names[ClientBytes] {
+		t.Errorf("recorded %v", names)
+	}
+}
