@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
 )
 
 // decodeAll decodes a response as the proxy's recorder does.
@@ -88,5 +91,32 @@ func TestRuleEditsTextAndStop(t *testing.T) {
 	}
 	if !names[EditedText] || !names[EditedStop] || !names[ClientBytes] {
 		t.Errorf("recorded %v", names)
+	}
+}
+
+// A session with edits (a call, a request, the client's bytes) exports to
+// JSONL and imports back whole.
+func TestEditedSessionRoundTripsJSONL(t *testing.T) {
+	r := newRig(t, "", Options{Rules: mustRules(t, `{"rules": [
+	  {"match": {"direction": "response"}, "edit": {"arguments": {"get_order_line": {"line_id": "L2"}}}},
+	  {"edit": {"merge": {"temperature": 1}}}]}`)})
+	_ = send(t, r.url, adapters.OpenAIChat, wire(t, adapters.OpenAIChat, 1, true), sdkKey)
+	s := r.stop()[0]
+	db, err := store.Open(r.dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var buf bytes.Buffer
+	if err := jsonl.Export(db, &buf, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := store.Open(filepath.Join(t.TempDir(), "fresh.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := jsonl.Import(fresh, bytes.NewReader(buf.Bytes()), "edited.jsonl"); err != nil {
+		t.Fatalf("import: %v", err)
 	}
 }
