@@ -13,6 +13,7 @@ import (
 	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // decodeAll decodes a response as the proxy's recorder does.
@@ -118,5 +119,16 @@ func TestEditedSessionRoundTripsJSONL(t *testing.T) {
 	defer fresh.Close()
 	if _, err := jsonl.Import(fresh, bytes.NewReader(buf.Bytes()), "edited.jsonl"); err != nil {
 		t.Fatalf("import: %v", err)
+	}
+	// The workbench's replay folds every entry, edits included.
+	rp, err := timeline.NewReplayer(db, s.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rp.Seek(rp.Len()); err != nil {
+		t.Fatal(err)
+	}
+	if rp.State() == nil {
+		t.Error("no state at the end")
 	}
 }
