@@ -44,8 +44,9 @@ type Options struct {
 	Observe session.Observer
 	// Hold, when set, turns hold mode on: a response that proposes tool
 	// calls is buffered whole and passed on only once Hold approves each
-	// call; a rejection replaces it with the provider's error. Decisions
-	// are asked one at a time.
+	// call; a rejection replaces it with the provider's error, an edit
+	// re-encodes it with the edited arguments (rewrite.go). Decisions are
+	// asked one at a time.
 	Hold session.Decider
 	// HoldByRuleOnly: Hold is there for the rules' hold actions only
 	// (--rules without --hold-tools): no other response is held for it.
