@@ -65,6 +65,10 @@ type exchange struct {
 	respFault   string // an HTTP fault answers instead of the response
 	cut         int    // cut the response to the client after this many events
 	ruled       string // a rule answered instead of the upstream
+	// held: the response is held (hold mode or a response rule); items
+	// are its decoded output items, in order, for re-encoding an edit.
+	held  bool
+	items []adapters.OutputItem
 	// pre are updates recorded right after the exchange's head (a request
 	// edit, an edited call carried back).
 	pre []session.Update
@@ -416,6 +420,7 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		}
 		x.responseIDs(step.Events)
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off, Timings: timings})
+		x.keepItems(st)
 		return st.Summary()
 	}
 	// A stream is decoded and stored event by event, but what it reduces
@@ -451,6 +456,7 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		x.emit(u)
 		return nil
 	})
+	x.keepItems(st)
 	return st.Summary()
 }
 

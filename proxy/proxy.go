@@ -328,6 +328,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sp := newSpool(spoolLimit)
 	sp.slots = p.slots
 	hold := x.holds(resp.StatusCode)
+	x.held = hold
 	go x.record(resp.StatusCode, resp.Header.Clone(), firstByte, sp, hold)
 	if hold {
 		p.hold(w, r, x, resp, sp, body)

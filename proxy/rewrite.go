@@ -20,9 +20,11 @@ import (
 // array) or a body, whichever the upstream sent — under the upstream's
 // response id, model and call ids. The application's SDK then assembles
 // the edited call from argument deltas that agree with their done events,
-// as it would from the provider. What the summary does not keep is not
-// re-emitted: reasoning (its signatures are the provider's), and the
-// order of text against calls (text first).
+// as it would from the provider. The turn is built from the decoded
+// output items in order — reasoning with its signature (Anthropic's
+// thinking, Responses' encrypted content) and Responses' fc_ item ids
+// kept; Gemini's thought signatures are the simulator's, not the
+// provider's.
 
 // responseEdit is what changes in a held response.
 type responseEdit struct {
@@ -40,28 +42,41 @@ func (e *responseEdit) setArgs(i int, a json.RawMessage) {
 	e.args[i] = a
 }
 
-// turnOf is the decoded response as a model turn, the edit applied. Each
-// call's arguments go as their exact text (a JSON string: ArgumentText
-// sends it as it is).
-func turnOf(sum adapters.Summary, e responseEdit) adapters.ModelTurn {
+// turnOf is the decoded response as a model turn, the edit applied: its
+// output items in order (reasoning with its signature, the upstream's
+// item ids), else the summary's (text, calls, refusal). Each call's
+// arguments go as their exact text (a JSON string: ArgumentText sends it
+// as it is).
+func turnOf(sum adapters.Summary, items []adapters.OutputItem, e responseEdit) adapters.ModelTurn {
+	if len(items) == 0 {
+		items = itemsOf(sum)
+	}
 	var mt adapters.ModelTurn
-	text := sum.Text
-	if e.text != nil {
-		text = *e.text
-	}
-	if text != "" {
-		mt.Items = append(mt.Items, adapters.OutputItem{Kind: adapters.KindMessage, Text: text})
-	}
-	for i, c := range sum.ToolCalls {
-		args := c.Arguments
-		if a, ok := e.args[i]; ok {
-			args = a
+	calls, texted := 0, false
+	for _, it := range items {
+		switch it.Kind {
+		case adapters.KindMessage:
+			if e.text != nil {
+				if texted {
+					continue // the edited text replaces the whole answer
+				}
+				it.Text, texted = *e.text, true
+			}
+		case adapters.KindToolCall:
+			args := it.Text
+			if a, ok := e.args[calls]; ok {
+				args = string(a)
+			} else if args == "" && calls < len(sum.ToolCalls) {
+				args = string(sum.ToolCalls[calls].Arguments)
+			}
+			it.Arguments, _ = json.Marshal(args)
+			it.Text = ""
+			calls++
 		}
-		exact, _ := json.Marshal(string(args))
-		mt.Items = append(mt.Items, adapters.OutputItem{Kind: adapters.KindToolCall, CallID: c.CallID, Name: c.Name, Arguments: exact})
+		mt.Items = append(mt.Items, it)
 	}
-	if sum.Refusal != nil {
-		mt.Items = append(mt.Items, adapters.OutputItem{Kind: adapters.KindRefusal, Text: *sum.Refusal})
+	if e.text != nil && !texted && *e.text != "" {
+		mt.Items = append([]adapters.OutputItem{{Kind: adapters.KindMessage, Text: *e.text}}, mt.Items...)
 	}
 	mt.Stop = sum.StopReason
 	if e.stop != "" {
@@ -71,7 +86,7 @@ func turnOf(sum adapters.Summary, e responseEdit) adapters.ModelTurn {
 	case adapters.StopFinal, adapters.StopToolCall, adapters.StopTruncated, adapters.StopRefusal:
 	default:
 		mt.Stop = adapters.StopFinal
-		if len(sum.ToolCalls) > 0 {
+		if calls > 0 {
 			mt.Stop = adapters.StopToolCall
 		}
 	}
@@ -79,6 +94,21 @@ func turnOf(sum adapters.Summary, e responseEdit) adapters.ModelTurn {
 		mt.Usage = *sum.Usage
 	}
 	return mt
+}
+
+// itemsOf is a summary's output as items: text, calls, refusal.
+func itemsOf(sum adapters.Summary) []adapters.OutputItem {
+	var items []adapters.OutputItem
+	if sum.Text != "" {
+		items = append(items, adapters.OutputItem{Kind: adapters.KindMessage, Text: sum.Text})
+	}
+	for _, c := range sum.ToolCalls {
+		items = append(items, adapters.OutputItem{Kind: adapters.KindToolCall, CallID: c.CallID, Name: c.Name, Text: string(c.Arguments)})
+	}
+	if sum.Refusal != nil {
+		items = append(items, adapters.OutputItem{Kind: adapters.KindRefusal, Text: *sum.Refusal})
+	}
+	return items
 }
 
 // render writes the edited response in the protocol's wire format: the
@@ -100,7 +130,7 @@ func render(x *exchange, r *http.Request, reqBody []byte, upstream http.Header, 
 		// (Chat's usage chunk, Responses' echoed settings).
 		o.IncludeUsage, o.Echo = in.IncludeUsage, in.Echo
 	}
-	mt := turnOf(sum, e)
+	mt := turnOf(sum, x.items, e)
 	out := upstream.Clone()
 	for _, k := range []string{"Content-Length", "Content-Encoding", "Transfer-Encoding", "Etag"} {
 		out.Del(k)
@@ -131,4 +161,22 @@ func render(x *exchange, r *http.Request, reqBody []byte, upstream http.Header, 
 	}
 	buf = append(buf, ']')
 	return out, buf, nil
+}
+
+// keepItems keeps a held response's output items (read by the handler
+// once the summary has been handed over).
+func (x *exchange) keepItems(st *adapters.Stream) {
+	if !x.held {
+		return
+	}
+	for _, it := range st.Reducer().Items() {
+		switch it.Kind {
+		case adapters.KindMessage, adapters.KindReasoning, adapters.KindRefusal:
+			x.items = append(x.items, adapters.OutputItem{Kind: it.Kind, ID: it.ID, Text: it.Text, Signature: it.Signature})
+		case adapters.KindToolCall:
+			if it.State == adapters.ItemParsed { // as the summary's calls: the parsed ones
+				x.items = append(x.items, adapters.OutputItem{Kind: it.Kind, ID: it.ID, CallID: it.CallID, Name: it.Name, Text: it.Text})
+			}
+		}
+	}
 }

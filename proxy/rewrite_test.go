@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -68,8 +67,8 @@ func TestEditReencodesEveryProtocol(t *testing.T) {
 						t.Errorf("call %d: %+v, upstream %+v", i, c, want.ToolCalls[i])
 					}
 				}
-				if strings.TrimSpace(have.Text) != strings.TrimSpace(want.Text) {
-					t.Errorf("text %q, upstream %q", have.Text, want.Text)
+				if have.Text != want.Text || have.Reasoning != want.Reasoning {
+					t.Errorf("text %q reasoning %q, upstream %q %q", have.Text, have.Reasoning, want.Text, want.Reasoning)
 				}
 			})
 		}

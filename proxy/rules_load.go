@@ -357,7 +357,8 @@ func lineAt(data []byte, off int) int {
 }
 
 // WatchRules reloads file into set whenever its modification time or size
-// changes, polling every interval until ctx ends. A file that fails to
+// changes (and then holds for one poll), polling every interval until ctx
+// ends. A file that fails to
 // load keeps the rules in force and logs one line.
 func WatchRules(ctx context.Context, file string, set *RuleSet, every time.Duration, log *slog.Logger) {
 	stamp := func() (time.Time, int64) {
@@ -368,6 +369,7 @@ func WatchRules(ctx context.Context, file string, set *RuleSet, every time.Durat
 		return fi.ModTime(), fi.Size()
 	}
 	mt, size := stamp()
+	seenM, seenS := mt, size
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -378,6 +380,12 @@ func WatchRules(ctx context.Context, file string, set *RuleSet, every time.Durat
 		}
 		m2, s2 := stamp()
 		if m2.Equal(mt) && s2 == size {
+			continue
+		}
+		if !m2.Equal(seenM) || s2 != seenS {
+			// Changed since the last poll: an editor may be writing it
+			// still. Loaded once it has stayed the same for one poll.
+			seenM, seenS = m2, s2
 			continue
 		}
 		mt, size = m2, s2
