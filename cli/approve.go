@@ -25,6 +25,10 @@ type terminalDecider struct {
 	// lineEdit: with neither $VISUAL nor $EDITOR set, an edit is one line
 	// of JSON typed here (the proxy, whose terminal is its log) instead of vi.
 	lineEdit bool
+	// draft is the last edit of call draftFor, offered again when it was
+	// refused (not JSON, or failing the schema): the person's work is kept.
+	draft    []byte
+	draftFor string
 }
 
 // edit gets edited content: $VISUAL or $EDITOR, else one line of JSON when
@@ -90,11 +94,16 @@ func (d *terminalDecider) Decide(ctx context.Context, p session.Proposal) (sessi
 				fmt.Fprintf(d.out, "  ! %s\n", session.EditUnavailable)
 				continue
 			}
-			edited, err := d.edit(ctx, pretty.Bytes())
+			content := pretty.Bytes()
+			if d.draftFor == p.CallID && d.draft != nil {
+				content = d.draft
+			}
+			edited, err := d.edit(ctx, content)
 			if err != nil {
 				fmt.Fprintf(d.out, "  ! %v\n", err)
 				continue
 			}
+			d.draft, d.draftFor = edited, p.CallID
 			if _, err := d.scenario.CheckEdit(p.Name, edited); err != nil {
 				fmt.Fprintf(d.out, "  ! %v\n", err)
 				continue

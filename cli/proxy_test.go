@@ -217,3 +217,20 @@ func TestProxyTerminalEditAndRulesFile(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// A refused edit is not lost: the editor opens again on it.
+func TestTerminalEditKeepsTheRefusedDraft(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "ed.sh")
+	body := "#!/bin/sh\nif grep -q '{bad' \"$1\"; then printf '{\"order_id\":\"FIXED\"}' > \"$1\"; else printf '{bad' > \"$1\"; fi\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("VISUAL", script)
+	var out bytes.Buffer
+	d := &terminalDecider{in: strings.NewReader("e\ne\n"), out: &out, scenario: &session.Scenario{}, lineEdit: true}
+	p := session.Proposal{Of: 1, CallID: "call_order", Name: "get_order_line", Arguments: []byte(`{"order_id":"O-2048"}`), Known: true}
+	dec, err := d.Decide(context.Background(), p)
+	if err != nil || dec.Kind != session.Edited || string(dec.Arguments) != `{"order_id":"FIXED"}` || !strings.Contains(out.String(), "not valid JSON") {
+		t.Fatalf("decision %+v, %v\n%s", dec, err, out.String())
+	}
+}
