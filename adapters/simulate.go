@@ -248,6 +248,10 @@ func WithCallIDs(t ModelTurn, id func(n int) string) ModelTurn {
 // ResponseOptions shape one simulated response.
 type ResponseOptions struct {
 	Model string
+	// ResponseID, when set, is the id the response carries instead of
+	// one derived from Seed: the proxy re-renders an edited response
+	// under the upstream's own id, which the next request may quote.
+	ResponseID string
 	// Seed makes ids deterministic: the same seed gives the same ids.
 	Seed uint64
 	// IncludeUsage: Chat's usage-only chunk before [DONE].

@@ -22,6 +22,27 @@ type terminalDecider struct {
 	scenario *session.Scenario
 	lines    *bufio.Reader
 	all      bool // "approve all" for the rest of the session
+	// lineEdit: with neither $VISUAL nor $EDITOR set, an edit is one line
+	// of JSON typed here (the proxy, whose terminal is its log) instead of vi.
+	lineEdit bool
+	// draft is the last edit of call draftFor, offered again when it was
+	// refused (not JSON, or failing the schema): the person's work is kept.
+	draft    []byte
+	draftFor string
+}
+
+// edit gets edited content: $VISUAL or $EDITOR, else one line of JSON when
+// lineEdit, else vi.
+func (d *terminalDecider) edit(ctx context.Context, content []byte) ([]byte, error) {
+	if d.lineEdit && os.Getenv("VISUAL") == "" && os.Getenv("EDITOR") == "" {
+		fmt.Fprint(d.out, "new value, one line of JSON ($EDITOR is unset): ")
+		line, err := d.readLine()
+		if err != nil {
+			return nil, fmt.Errorf("no answer on the terminal: %v", err)
+		}
+		return []byte(line), nil
+	}
+	return editInEditor(ctx, content)
 }
 
 func (d *terminalDecider) readLine() (string, error) {
@@ -73,11 +94,16 @@ func (d *terminalDecider) Decide(ctx context.Context, p session.Proposal) (sessi
 				fmt.Fprintf(d.out, "  ! %s\n", session.EditUnavailable)
 				continue
 			}
-			edited, err := editInEditor(ctx, pretty.Bytes())
+			content := pretty.Bytes()
+			if d.draftFor == p.CallID && d.draft != nil {
+				content = d.draft
+			}
+			edited, err := d.edit(ctx, content)
 			if err != nil {
 				fmt.Fprintf(d.out, "  ! %v\n", err)
 				continue
 			}
+			d.draft, d.draftFor = edited, p.CallID
 			if _, err := d.scenario.CheckEdit(p.Name, edited); err != nil {
 				fmt.Fprintf(d.out, "  ! %v\n", err)
 				continue

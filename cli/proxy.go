@@ -34,6 +34,7 @@ func init() { register(newProxyCmd) }
 // proxyFlags are the flags of `modelwire proxy`.
 type proxyFlags struct {
 	listen, upstream, fault string
+	rules                   string // --rules FILE (proxy_rules.go)
 	tui, hold, otelContent  bool
 	// maxDecoded (MiB) and maxInflate bound what the recorder decodes.
 	maxDecoded, maxInflate int64
@@ -75,12 +76,20 @@ and, when it proposes tool calls, each call waits for approval (on the terminal,
 or in the TUI with --tui). Approved: the response is passed on unchanged.
 Rejected — or approved while its arguments fail the request's own tool schema —
 the application gets the provider's own error instead (HTTP 403, in that
-provider's error format, saying the operator rejected the call).`,
+provider's error format, saying the operator rejected the call). Edited (in
+$EDITOR, or one line of JSON when it is unset): the response is re-encoded
+in the protocol's own wire format, stream included, with the edited
+arguments; the session keeps the original beside the edit.
+
+--rules FILE edits, replaces (with a stored session), faults, delays or holds
+what its rules match, unattended; the file is reloaded when it changes
+(docs/proxy.md, "Rules").`,
 		Example: `  modelwire proxy
   OPENAI_BASE_URL=http://127.0.0.1:8788/v1 python my_agent.py
   modelwire proxy --upstream sim --fault rate-limit --tui
   modelwire proxy --upstream http://127.0.0.1:11434/v1 --hold-tools
-  modelwire proxy -- python my_agent.py   # base URLs set for it; exits with its status`,
+  modelwire proxy -- python my_agent.py   # base URLs set for it; exits with its status
+  modelwire proxy --upstream sim --rules rules.json`,
 		Args: proxyArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.command = launchCommand(cmd, args)
@@ -102,6 +111,7 @@ provider's error format, saying the operator rejected the call).`,
 	fl.Int64Var(&f.requestBudget, "request-budget", proxy.DefaultRequestBudget>>20,
 		"MiB of request bodies read, decoded and recorded at once; a request that does not fit waits its turn")
 	fl.StringVar(&f.redactBody, "redact-body", "", redactBodyUsage)
+	fl.StringVar(&f.rules, "rules", "", "a rules file (JSON): match → edit, replace, fault, delay or hold; reloaded when it changes (docs/proxy.md)")
 	fl.BoolVar(&f.otelContent, "otel-content", false, "with OTEL_EXPORTER_OTLP_ENDPOINT: include prompts, answers and tool data in the traces")
 	completeWith(cmd, "fault", sim.FaultNames())
 	return cmd
@@ -183,6 +193,9 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	opts.BodyRules = bodyRules
 	rec := proxyObservers(app, f, db, log, &opts)
 	opts.Observe = l.observers(opts.Observe, db, log)
+	if err := wireRules(ctx, app, f, db, log, rec, &opts); err != nil {
+		return err
+	}
 	if live := newLiveExporter(db, f.otelContent, log); live != nil {
 		defer live.close()
 		opts.Observe = bothObservers(opts.Observe, live.observe)
@@ -293,7 +306,7 @@ func proxyObservers(app *App, f proxyFlags, db *store.DB, log *slog.Logger, opts
 		pr := &proxyPrinter{out: app.Out, seen: map[proxyKey]*proxyLine{}}
 		opts.Observe = pr.observe
 		if f.hold {
-			opts.Hold = &terminalDecider{in: app.In, out: app.Err, scenario: &session.Scenario{}}
+			opts.Hold = &terminalDecider{in: app.In, out: app.Err, scenario: &session.Scenario{}, lineEdit: true}
 		}
 		return nil
 	}

@@ -192,3 +192,45 @@ func TestHoldOnTheTerminalOffersNoEdit(t *testing.T) {
 		t.Errorf("the dialogue:\n%s", s)
 	}
 }
+
+// The proxy's terminal decider edits with one line of JSON when no editor
+// is set; a bad rules file is a usage error naming its line and pointer.
+func TestProxyTerminalEditAndRulesFile(t *testing.T) {
+	t.Setenv("VISUAL", "")
+	t.Setenv("EDITOR", "")
+	var out bytes.Buffer
+	d := &terminalDecider{in: strings.NewReader("e\n{\"order_id\": \"O-1\"}\n"), out: &out, scenario: &session.Scenario{}, lineEdit: true}
+	p := session.Proposal{Of: 1, CallID: "call_order", Name: "get_order_line", Arguments: []byte(`{"order_id":"O-2048"}`), Known: true}
+	dec, err := d.Decide(context.Background(), p)
+	if err != nil || dec.Kind != session.Edited || string(dec.Arguments) != `{"order_id": "O-1"}` {
+		t.Fatalf("decision %+v, %v\n%s", dec, err, out.String())
+	}
+
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules.json")
+	if err := os.WriteFile(rules, []byte("{\"rules\": [\n  {\"match\": {\"tol\": \"x\"}, \"delay\": \"1s\"}\n]}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var o, errb bytes.Buffer
+	code := Main([]string{"proxy", "--rules", rules, "--listen", "127.0.0.1:0", "--db", filepath.Join(dir, "mw.db")}, strings.NewReader(""), &o, &errb)
+	if code != ExitUsage || !strings.Contains(errb.String(), "rules.json:2: /rules/0/match/tol: unknown field") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// A refused edit is not lost: the editor opens again on it.
+func TestTerminalEditKeepsTheRefusedDraft(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "ed.sh")
+	body := "#!/bin/sh\nif grep -q '{bad' \"$1\"; then printf '{\"order_id\":\"FIXED\"}' > \"$1\"; else printf '{bad' > \"$1\"; fi\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("VISUAL", script)
+	var out bytes.Buffer
+	d := &terminalDecider{in: strings.NewReader("e\ne\n"), out: &out, scenario: &session.Scenario{}, lineEdit: true}
+	p := session.Proposal{Of: 1, CallID: "call_order", Name: "get_order_line", Arguments: []byte(`{"order_id":"O-2048"}`), Known: true}
+	dec, err := d.Decide(context.Background(), p)
+	if err != nil || dec.Kind != session.Edited || string(dec.Arguments) != `{"order_id":"FIXED"}` || !strings.Contains(out.String(), "not valid JSON") {
+		t.Fatalf("decision %+v, %v\n%s", dec, err, out.String())
+	}
+}

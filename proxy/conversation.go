@@ -70,6 +70,7 @@ type conversation struct {
 	active     int      // exchanges not yet fully recorded
 	finished   bool
 	verdicts   map[int]verdict // each turn's latest attempt: did it fail?
+	edits      []editNote      // edited calls not yet seen in a later request's history
 }
 
 // link finds the conversation of a request and its turn and attempt;

@@ -59,6 +59,22 @@ type exchange struct {
 	// recSum is the summary recorded when it differs from the one judged:
 	// a whole body decoded again after the body rules' pointers changed it.
 	recSum *adapters.Summary
+
+	// Rules (rules_act.go, rules_response.go).
+	urlPath     string
+	respRules   []Rule // response rules that may match once it is decoded
+	rulesSource string
+	respDelay   time.Duration
+	respFault   string // an HTTP fault answers instead of the response
+	cut         int    // cut the response to the client after this many events
+	ruled       string // a rule answered instead of the upstream
+	// held: the response is held (hold mode or a response rule); items
+	// are its decoded output items, in order, for re-encoding an edit.
+	held  bool
+	items []adapters.OutputItem
+	// pre are updates recorded right after the exchange's head (a request
+	// edit, an edited call carried back).
+	pre []session.Update
 }
 
 // begin reads a request and links it to its conversation. It does no
@@ -85,7 +101,7 @@ func (p *Proxy) begin(r *http.Request, body []byte, whole bool) *exchange {
 	if protocol != "" {
 		req = readRequest(protocol, r.URL.Path, body)
 	}
-	x := &exchange{p: p, req: req, method: r.Method, headDone: make(chan struct{}), summary: make(chan adapters.Summary, 1),
+	x := &exchange{p: p, req: req, method: r.Method, urlPath: r.URL.Path, headDone: make(chan struct{}), summary: make(chan adapters.Summary, 1),
 		tail: make(chan session.Update, 4)}
 	x.upstream = p.upstreamFor(protocol, r.URL.Path, r.Header)
 	if x.upstream != "" {
@@ -146,7 +162,10 @@ func (x *exchange) protocolName() string {
 // holds reports whether hold mode buffers this response: a decoded
 // protocol, a request that offers tools, a success status.
 func (x *exchange) holds(status int) bool {
-	return x.p.opts.Hold != nil && x.req.protocol != "" && len(x.req.toolSchemas) > 0 && status >= 200 && status <= 299
+	if x.req.protocol == "" || status < 200 || status > 299 {
+		return false
+	}
+	return len(x.respRules) > 0 || x.p.opts.Hold != nil && x.p.holdTools() && len(x.req.toolSchemas) > 0
 }
 
 // markFailed notes, before the client learns of it, that the exchange
@@ -231,6 +250,10 @@ func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText 
 		u.Timings = &session.Timings{FirstByte: sinceMS(x.sent, firstByte)}
 	}
 	x.emit(u)
+	for _, pu := range x.pre {
+		x.emit(pu)
+	}
+	x.pre = nil
 	x.recBody = nil // recorded: the budget's share goes back
 	x.share.done()
 	x.share = nil
@@ -351,6 +374,9 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 		}
 		o.replaced = x.replaced
 	}
+	if o.replaced == "" {
+		o.replaced = x.ruled
+	}
 	x.finish(o, sum)
 }
 
@@ -404,6 +430,7 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		x.responseIDs(step.Events)
 		x.redecode(prot, b, &step) // after the ids are noted: a pointer may name one
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off, Timings: timings})
+		x.keepItems(st)
 		return st.Summary()
 	}
 	// A stream is decoded and stored event by event, but what it reduces
@@ -462,6 +489,7 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 	if sh != nil {
 		x.recSum = sh.summary()
 	}
+	x.keepItems(st)
 	return st.Summary()
 }
 

@@ -2,11 +2,13 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -25,16 +27,16 @@ import (
 // application's SDK raises the error it knows. As in `run`, a call whose
 // arguments fail the request's own tool schema, or that names a tool the
 // request did not offer, cannot be approved: approving it rejects it.
-// Editing is not offered: the proxy does not rewrite responses.
+// Edited (a call's arguments, by the decider or a rule): the response is
+// rebuilt with the edit and re-encoded in the protocol's own wire format
+// (rewrite.go); the session records the original, the edit, who made it
+// and the bytes the application got.
 
 // holdStatus is the status a rejected response is replaced with.
 const holdStatus = http.StatusForbidden
 
-// editRefused is what the decider is told when it answers with an edit.
-const editRefused = "hold mode passes a response on unchanged or replaces it with an error: editing the arguments is not available here; approve or reject"
-
 // hold buffers the response, asks, and answers the client.
-func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, sp *spool) {
+func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange, resp *http.Response, sp *spool, reqBody []byte) {
 	var buf bytes.Buffer
 	chunk := make([]byte, 32<<10)
 	var readErr error
@@ -81,16 +83,52 @@ func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange, resp *
 		panic(http.ErrAbortHandler)
 	}
 	rejected := tooLarge
-	if rejected == "" && len(sum.ToolCalls) > 0 {
-		rejected = p.decide(r, x, sum.ToolCalls)
+	var edit responseEdit
+	if rejected == "" {
+		rejected, edit = p.respond(r, x, sum)
+	}
+	if x.respFault != "" && rejected == "" {
+		close(x.tail)
+		p.waitRespDelay(r, x)
+		writeSynth(w, faultResponse(x.req.protocol, x.respFault))
+		return
 	}
 	if rejected == "" {
-		close(x.tail)
-		copyHeader(w.Header(), resp.Header)
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(buf.Bytes())
-		copyTrailers(w, resp)
-		return
+		header, out := resp.Header, buf.Bytes()
+		if !edit.empty() {
+			h, b, err := render(x, r, reqBody, resp.Header, sum, edit)
+			if err != nil {
+				// Fail closed: an edit that cannot be sent is not silently
+				// dropped for the original.
+				rejected = "the edit could not be re-encoded: " + err.Error()
+			} else {
+				header, out = h, b
+				x.replaced = "edited by the proxy: the application got the edited response"
+				x.tail <- clientBytes(x.turn, out)
+				x.noteEdits(sum, edit)
+			}
+		}
+		if rejected == "" {
+			cut := x.cut > 0
+			if cut {
+				out = cutBytes(out, x.cut)
+				x.markFailed(errCut.Error())
+				x.replaced = errCut.Error() + ": the application's response ends there"
+			}
+			close(x.tail)
+			p.waitRespDelay(r, x)
+			copyHeader(w.Header(), header)
+			if cut || !edit.empty() {
+				w.Header().Del("Content-Length")
+			}
+			w.WriteHeader(resp.StatusCode)
+			_, _ = w.Write(out)
+			if cut {
+				panic(http.ErrAbortHandler)
+			}
+			copyTrailers(w, resp)
+			return
+		}
 	}
 	e := rejection(x.req.protocol, rejected)
 	x.replaced = fmt.Sprintf("held for approval and replaced by the proxy's HTTP %d: %s", e.Status, rejected)
@@ -106,14 +144,19 @@ func (p *Proxy) hold(w http.ResponseWriter, r *http.Request, x *exchange, resp *
 }
 
 // decide asks about each call in order and returns "" when every call is
-// approved, else what was rejected and why. The decisions are recorded.
-func (p *Proxy) decide(r *http.Request, x *exchange, calls []adapters.ToolCall) string {
+// approved (or edited), else what was rejected and why; edits are added to
+// e. The decisions are recorded.
+func (p *Proxy) decide(r *http.Request, x *exchange, calls []adapters.ToolCall, e *responseEdit) string {
 	p.holdMu.Lock()
 	defer p.holdMu.Unlock()
 	rejected := ""
 	for i, c := range calls {
-		prop := session.Proposal{Turn: x.turn, Index: i, Of: len(calls), CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Known: true, NoEdit: true}
-		prop.Violations = x.checkCall(c)
+		args := c.Arguments
+		if a, ok := e.args[i]; ok {
+			args = a // as a rule left them
+		}
+		prop := session.Proposal{Turn: x.turn, Index: i, Of: len(calls), CallID: c.CallID, Name: c.Name, Arguments: args, Known: true}
+		prop.Violations = x.checkCall(adapters.ToolCall{CallID: c.CallID, Name: c.Name, Arguments: args})
 		// Each update carries its own copy of the proposal: the recorder
 		// reads it on another goroutine while ask may still note an
 		// edit's error on prop.
@@ -125,19 +168,31 @@ func (p *Proxy) decide(r *http.Request, x *exchange, calls []adapters.ToolCall) 
 		}
 		asked := prop
 		x.tail <- session.Update{Kind: session.UpProposal, Turn: x.turn, Proposal: &asked}
-		d := p.ask(r, &prop)
+		d := p.ask(r, x, &prop)
 		decided := prop
+		decided.Arguments = c.Arguments // the record keeps the model's own beside the edit
+		if _, ruled := e.args[i]; ruled && d.Kind == session.Approved {
+			// Approved as a rule left it: the record keeps the edit (the
+			// call's row holds one decision).
+			d = session.Decision{Kind: session.Edited, Arguments: args, Reason: "approved as the rules edited it", By: d.By}
+		}
+		if d.Kind == session.Edited {
+			e.setArgs(i, d.Arguments)
+			d.Reason = strings.TrimPrefix(d.Reason+"; ", "; ") + "edited by " + d.By
+		}
 		x.tail <- session.Update{Kind: session.UpDecision, Turn: x.turn, Proposal: &decided, Decision: &d}
-		if d.Kind != session.Approved {
+		if d.Kind == session.Rejected {
 			rejected = fmt.Sprintf("the operator rejected the tool call %s (%s): %s", c.Name, c.CallID, d.Reason)
 		}
 	}
 	return rejected
 }
 
-// ask gets one decision: an edit is refused (asked again, three times at
-// most), an approved call that fails its schema is rejected by the gate.
-func (p *Proxy) ask(r *http.Request, prop *session.Proposal) session.Decision {
+// ask gets one decision. An edit must be one JSON object that passes the
+// tool's schema: otherwise the decider is asked again with the reason
+// (three tries, then the call is rejected, never passed unchecked). An
+// approved call that fails its schema is rejected by the gate.
+func (p *Proxy) ask(r *http.Request, x *exchange, prop *session.Proposal) session.Decision {
 	for try := 0; ; try++ {
 		d, err := p.opts.Hold.Decide(r.Context(), *prop)
 		switch {
@@ -148,10 +203,18 @@ func (p *Proxy) ask(r *http.Request, prop *session.Proposal) session.Decision {
 			}
 			return session.Decision{Kind: session.Rejected, Reason: why, By: "hold"}
 		case d.Kind == session.Edited:
-			if try == 2 {
-				return session.Decision{Kind: session.Rejected, Reason: "edited three times; " + editRefused, By: "hold"}
+			args, why := checkEdited(x, prop.Name, d.Arguments)
+			if why == "" {
+				if d.By == "" {
+					d.By = "person"
+				}
+				d.Arguments = args
+				return d
 			}
-			prop.EditError = editRefused
+			if try == 2 {
+				return session.Decision{Kind: session.Rejected, Reason: "edited three times, never valid: " + why, By: "hold"}
+			}
+			prop.EditError = why
 			continue
 		}
 		if d.By == "" {
@@ -165,6 +228,26 @@ func (p *Proxy) ask(r *http.Request, prop *session.Proposal) session.Decision {
 		}
 		return d
 	}
+}
+
+// checkEdited checks edited arguments: one JSON object that passes the
+// offered tool's schema. It returns them compact, or why not in one line.
+func checkEdited(x *exchange, name string, args []byte) (json.RawMessage, string) {
+	t := bytes.TrimSpace(args)
+	if !json.Valid(t) {
+		var v any
+		err := json.Unmarshal(t, &v)
+		return nil, "the edited arguments are not valid JSON: " + oneLine(fmt.Sprint(err), 200)
+	}
+	if len(t) == 0 || t[0] != '{' {
+		return nil, "the edited arguments must be one JSON object"
+	}
+	var b bytes.Buffer
+	_ = json.Compact(&b, t)
+	if vs := x.checkCall(adapters.ToolCall{Name: name, Arguments: b.Bytes()}); len(vs) > 0 {
+		return nil, "the edited arguments fail the tool's schema: " + jsonschema.Joined(vs)
+	}
+	return b.Bytes(), ""
 }
 
 // checkCall checks a proposed call against the tools the request offered.

@@ -143,18 +143,33 @@ func TestHoldGateEditAndFinal(t *testing.T) {
 		}
 	})
 	t.Run("edit", func(t *testing.T) {
+		// Not JSON first: asked again with a one-line reason; then an edit
+		// the application gets, re-encoded in Anthropic's own body.
 		tries := 0
 		d := &fakeDecider{answer: func(p session.Proposal) session.Decision {
 			tries++
 			if tries == 1 {
-				return session.Decision{Kind: session.Edited, Arguments: json.RawMessage(`{"order_id":"O-2048","line_id":"L2"}`)}
+				return session.Decision{Kind: session.Edited, Arguments: json.RawMessage(`{"order_id":`)}
 			}
-			return session.Decision{Kind: session.Approved}
+			return session.Decision{Kind: session.Edited, Arguments: json.RawMessage(`{"order_id": "O-2048", "line_id": "L2"}`)}
 		}}
 		r := newRig(t, "", Options{Hold: d})
 		got := send(t, r.url, adapters.AnthropicMessages, wire(t, adapters.AnthropicMessages, 1, false), sdkKey)
-		if got.status != 200 || len(d.asked) != 2 || d.asked[1].EditError == "" {
+		if got.status != 200 || len(d.asked) != 2 || !strings.Contains(d.asked[1].EditError, "not valid JSON") || strings.Contains(d.asked[1].EditError, "\n") {
 			t.Fatalf("client got %d; asked %+v", got.status, d.asked)
+		}
+		if !bytes.Contains(got.body, []byte(`"input":{"order_id":"O-2048","line_id":"L2"}`)) || !bytes.Contains(got.body, []byte(`"id":"toolu_order"`)) {
+			t.Errorf("the client did not get the edited call: %s", got.body)
+		}
+		s := r.stop()[0]
+		var edited bool
+		for _, dec := range s.Calls {
+			if dec.Decision == session.Edited && dec.Name == "get_order_line" && string(dec.Edited) == `{"order_id":"O-2048","line_id":"L2"}` && strings.Contains(string(dec.Arguments), `"L1"`) && strings.Contains(dec.Reason, "person") {
+				edited = true
+			}
+		}
+		if !edited {
+			t.Errorf("calls %+v", s.Calls)
 		}
 	})
 	t.Run("final", func(t *testing.T) {

@@ -44,9 +44,22 @@ type Options struct {
 	Observe session.Observer
 	// Hold, when set, turns hold mode on: a response that proposes tool
 	// calls is buffered whole and passed on only once Hold approves each
-	// call; a rejection replaces it with the provider's error. Decisions
-	// are asked one at a time.
+	// call; a rejection replaces it with the provider's error, an edit
+	// re-encodes it with the edited arguments (rewrite.go). Decisions are
+	// asked one at a time.
 	Hold session.Decider
+	// HoldByRuleOnly: Hold is there for the rules' hold actions only
+	// (--rules without --hold-tools): no other response is held for it.
+	HoldByRuleOnly bool
+	// Rules, when set, edit, replace, fault, delay or hold what matches
+	// (rules.go); the set may be reloaded while the proxy runs.
+	Rules *RuleSet
+	// Replay plays a stored session back as the upstream, for a replace
+	// rule (cli wires vcr's tape: request matched by body, bytes as
+	// recorded). nil: a replace rule answers 502.
+	Replay func(sessionID string) (http.Handler, error)
+	// HoldRequest asks a person about a request a hold rule matched.
+	HoldRequest RequestHolder
 	// Client forwards the requests; nil builds one (NewClient).
 	Client *http.Client
 	// MaxDecoded bounds a whole (non-stream) response body as the
@@ -270,6 +283,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadGateway, msg)
 		return
 	}
+	var ruled *http.Response
+	if whole && x.req.protocol != "" {
+		if x.attempt == 1 {
+			x.carried()
+		}
+		gz := strings.EqualFold(strings.TrimSpace(r.Header.Get("Content-Encoding")), "gzip")
+		body, ruled = p.requestRules(r, x, body, gz)
+		bodyReader = bytes.NewReader(body)
+	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, x.target, bodyReader)
 	if err != nil {
 		x.noResponse("building the upstream request: " + err.Error())
@@ -285,7 +307,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out.ContentLength = r.ContentLength
 	}
 	x.sent = time.Now()
-	resp, err := p.client.Do(out)
+	var resp *http.Response
+	if ruled != nil {
+		resp = ruled // a rule answers for the upstream
+	} else {
+		resp, err = p.client.Do(out)
+	}
 	sent()
 	if err != nil {
 		if r.Context().Err() != nil {
@@ -305,10 +332,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sp := newSpool(spoolLimit)
 	sp.slots = p.slots
 	hold := x.holds(resp.StatusCode)
+	x.held = hold
 	go x.record(resp.StatusCode, resp.Header.Clone(), firstByte, sp, hold)
 	if hold {
-		p.hold(w, r, x, resp, sp)
+		p.hold(w, r, x, resp, sp, body)
 		return
+	}
+	if x.cut > 0 {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{&cutReader{r: resp.Body, left: x.cut}, resp.Body}
 	}
 	p.pass(w, r, x, resp, sp)
 }

@@ -50,7 +50,7 @@ func stopReasonFor(s adapters.StopReason) string {
 }
 
 func render(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
-	st := simTurn{model: o.Model, id: simID("msg_01", o.Seed, saltMessage), stopReason: stopReasonFor(t.Stop), stopDetails: "null"}
+	st := simTurn{model: o.Model, id: protocol{}.ResponseID(o), stopReason: stopReasonFor(t.Stop), stopDetails: "null"}
 	if st.model == "" {
 		st.model = defaultSimModel
 	}

@@ -105,6 +105,9 @@ func signature(seed uint64, block int) string {
 
 // ResponseID is the message id.
 func (protocol) ResponseID(o adapters.ResponseOptions) string {
+	if o.ResponseID != "" {
+		return o.ResponseID
+	}
 	return simID("msg_01", o.Seed, saltMessage)
 }
 

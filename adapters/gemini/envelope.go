@@ -163,7 +163,7 @@ func simArgs(args json.RawMessage) (string, bool) {
 }
 
 func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
-	st := simTurn{model: strings.TrimPrefix(o.Model, "models/"), id: simResponseID(o.Seed), finish: simFinish(t.Stop), signature: simSignature(o.Seed)}
+	st := simTurn{model: strings.TrimPrefix(o.Model, "models/"), id: Protocol{}.ResponseID(o), finish: simFinish(t.Stop), signature: simSignature(o.Seed)}
 	if st.model == "" {
 		st.model = simDefaultModel
 	}

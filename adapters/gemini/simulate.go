@@ -92,7 +92,12 @@ func simSignature(seed uint64) string {
 }
 
 // ResponseID is the responseId every chunk carries.
-func (Protocol) ResponseID(o adapters.ResponseOptions) string { return simResponseID(o.Seed) }
+func (Protocol) ResponseID(o adapters.ResponseOptions) string {
+	if o.ResponseID != "" {
+		return o.ResponseID
+	}
+	return simResponseID(o.Seed)
+}
 
 // simTiming numbers responses for Server-Timing (not part of any rendered
 // turn, so it need not follow the seed).

@@ -173,7 +173,7 @@ func simStatus(s adapters.StopReason, hasCalls bool) string {
 }
 
 func simRender(t adapters.ModelTurn, o adapters.ResponseOptions) simTurn {
-	st := simTurn{id: simInteractionID(o.Seed), model: o.Model, created: simTime(o.Seed), argText: map[int]string{}}
+	st := simTurn{id: Protocol{}.ResponseID(o), model: o.Model, created: simTime(o.Seed), argText: map[int]string{}}
 	if st.model == "" {
 		st.model = simDefaultModel
 	}
@@ -345,7 +345,12 @@ func (Protocol) AssignCallIDs(t adapters.ModelTurn, o adapters.ResponseOptions) 
 }
 
 // ResponseID is the interaction id (previous_interaction_id chains on it).
-func (Protocol) ResponseID(o adapters.ResponseOptions) string { return simInteractionID(o.Seed) }
+func (Protocol) ResponseID(o adapters.ResponseOptions) string {
+	if o.ResponseID != "" {
+		return o.ResponseID
+	}
+	return simInteractionID(o.Seed)
+}
 
 // ResponseHeaders are the headers of Google's front end (no request id,
 // no rate-limit headers).

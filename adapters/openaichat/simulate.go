@@ -123,6 +123,9 @@ func uuid(seed uint64) string {
 // ResponseID is the id a rendered response carries: chatcmpl- and 29
 // base62 characters at OpenAI, a UUID at DeepSeek.
 func (p protocol) ResponseID(o adapters.ResponseOptions) string {
+	if o.ResponseID != "" {
+		return o.ResponseID
+	}
 	if p.deepseek {
 		return uuid(o.Seed)
 	}

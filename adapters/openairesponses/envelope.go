@@ -100,7 +100,7 @@ func simRender(t adapters.ModelTurn, o adapters.ResponseOptions, compact bool) s
 	if st.model == "" {
 		st.model = simDefaultModel
 	}
-	st.id = simID("resp_", o.Seed, simSaltResponse, st.created)
+	st.id = Protocol{}.ResponseID(o)
 	calls := 0
 	outChars := 0
 	for i, it := range t.Items {

@@ -162,6 +162,9 @@ func simRequestID() string {
 
 // ResponseID is the resp_ id a rendered response carries for the seed.
 func (Protocol) ResponseID(o adapters.ResponseOptions) string {
+	if o.ResponseID != "" {
+		return o.ResponseID
+	}
 	return simID("resp_", o.Seed, simSaltResponse, simCreated(o))
 }
 
