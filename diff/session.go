@@ -81,6 +81,7 @@ func Sessions(a, b *Recording, opt Options) []Change {
 			out = append(out, Change{Kind: KindSession, Path: f.name, Op: OpChanged, A: f.a, B: f.b})
 		}
 	}
+	out = append(out, Manifests(sa.Manifest, sb.Manifest)...)
 	fedBack := map[string]bool{}
 	ta, tb := byTurn(fedBackResults(sa.Protocol, a.Turns, fedBack)), byTurn(fedBackResults(sb.Protocol, b.Turns, fedBack))
 	var turns []int
