@@ -29,6 +29,7 @@ func newForkCmd(app *App) *cobra.Command {
 	var turn int
 	var sets, toolResults []string
 	var bodyFile, to string
+	var tui bool
 	cmd := &cobra.Command{
 		Use:   "fork ID --turn N",
 		Short: "Re-send a stored session from one turn, with one thing changed, as a new session",
@@ -53,6 +54,8 @@ Many targets at once: --to a,b,c makes one child per target (each as if
 playing a scenario or variant), runs each unattended, then prints each child's
 diff from the parent and the turn's answer, verdicts, latency, tokens and cost
 side by side (--json: one fork.comparison object). Exit 1 when a child fails.
+--tui then opens the workbench on the parent's diff against the first child,
+the other children named (s, then D on each ↳ row compares them).
 Targets: openai-chat, anthropic-messages/MODEL, anthropic/MODEL,
 openai:openai-chat/MODEL, sim:refund/wrong-cap.
 
@@ -78,7 +81,10 @@ there are no sources to re-assemble, only the wire.`,
 				return usageErr("fork needs --turn N: the first turn the fork sends again")
 			}
 			if to != "" {
-				return forkTo(cmd.Context(), app, cmd, args[0], to, turn, sets, toolResults, bodyFile, f)
+				return forkTo(cmd.Context(), app, cmd, args[0], to, turn, sets, toolResults, bodyFile, f, tui)
+			}
+			if tui {
+				return usageErr("--tui opens the comparison of --to's children: give --to")
 			}
 			plan, err := planFork(app, cmd, args[0], turn, sets, toolResults, bodyFile, &f)
 			if err != nil {
@@ -94,6 +100,7 @@ there are no sources to re-assemble, only the wire.`,
 	fl.StringArrayVar(&sets, "set", nil, "body.PATH=JSON: set a value in each request body (repeatable)")
 	fl.StringVar(&bodyFile, "body", "", "a file with turn N's whole request body, edited")
 	fl.StringArrayVar(&toolResults, "tool-result", nil, "[TURN:]CALL_ID=FILE: replace an earlier turn's tool result (repeatable)")
+	fl.BoolVar(&tui, "tui", false, "with --to: then open the workbench on the parent against the first child (the others listed)")
 	fl.StringVar(&to, "to", "", "a,b,c: one child per target ("+application.TargetSyntax+"), then the comparison")
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	application "github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/diff"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/ui"
 )
 
 // forkTo runs `fork ID --turn N --to a,b,c`: one child per target, each
@@ -21,7 +22,7 @@ import (
 // sim:SCENARIO) would plan it and run unattended, then the parent and
 // its children compared: each child's diff from the parent, and the
 // turn's answer, verdicts, latency, tokens and cost side by side.
-func forkTo(ctx context.Context, app *App, cmd *cobra.Command, prefix, to string, turn int, sets, toolResults []string, bodyFile string, f runFlags) error {
+func forkTo(ctx context.Context, app *App, cmd *cobra.Command, prefix, to string, turn int, sets, toolResults []string, bodyFile string, f runFlags, tui bool) error {
 	targets, err := application.ParseTargets(to)
 	if err != nil {
 		return usageErr("--to: %v", err)
@@ -98,6 +99,12 @@ func forkTo(ctx context.Context, app *App, cmd *cobra.Command, prefix, to string
 		}
 	} else {
 		printComparison(app.Out, db, cmp)
+	}
+	if tui {
+		db.Close()
+		if err := openWorkbench(app, cmd, ui.Options{Replay: parent.ID, Compare: append([]string{parent.ID}, ids...)}); err != nil {
+			return err
+		}
 	}
 	failed := 0
 	for _, s := range cmp.Sides[1:] {

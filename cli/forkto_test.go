@@ -92,4 +92,7 @@ func TestForkToBadTarget(t *testing.T) {
 	if code, _, errs := mw(t, "fork", parent, "--db", db, "--turn", "3", "--to", "openai-chat", "--protocol", "openai-chat", "--approve", "auto"); code != 2 {
 		t.Errorf("--to with --protocol: exit %d: %s", code, errs)
 	}
+	if code, _, errs := mw(t, "fork", parent, "--db", db, "--turn", "3", "--tui", "--approve", "auto"); code != 2 || !strings.Contains(errs, "give --to") {
+		t.Errorf("--tui without --to: exit %d: %s", code, errs)
+	}
 }
