@@ -128,7 +128,7 @@ func sessionJSON(s store.SessionInfo) sessionObject {
 		Protocol: s.Protocol, Provider: s.Provider, Model: s.Model, Status: string(s.Status), Turns: s.Turns, Events: s.Events,
 		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, Origin: s.Origin(), ParentID: s.ParentID,
 		Faults: s.Faults, FailedLayer: s.FailedLayer, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
-		DurationMS: s.Duration().Milliseconds(), BaseURL: s.BaseURL, Version: s.Version, Manifest: &s.Manifest}
+		DurationMS: s.Duration().Milliseconds(), BaseURL: s.BaseURL, Version: s.Version}
 	m := s.Manifest
 	m.Parameters, m.Tools, m.OutputSchema = nil, nil, nil
 	o.Manifest = &m

@@ -113,7 +113,7 @@ type Filter struct {
 
 const sessionColumns = `id, created_at, coalesce(finished_at, 0), status, title, scenario, variant, protocol, provider,
 	model, model_reported, base_url, source, modelwire_version, turns, events,
-	coalesce(json_extract(manifest, '$.parameters.faults'), ''),
+	coalesce(CASE WHEN json_valid(manifest) THEN json_extract(manifest, '$.parameters.faults') END, ''),
 	coalesce((SELECT layer FROM validations v WHERE v.sid = sessions.sid AND v.status = 'fail'
 		AND v.seq = (SELECT max(seq) FROM validations w WHERE w.sid = sessions.sid) ORDER BY v.ord LIMIT 1), ''), `
 
