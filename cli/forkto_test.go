@@ -96,3 +96,39 @@ func TestForkToBadTarget(t *testing.T) {
 		t.Errorf("--tui without --to: exit %d: %s", code, errs)
 	}
 }
+
+// TestDiffShowsManifest: sessions --json carries each session's manifest,
+// and diff lists a manifest difference where the prompt template changed
+// (the wrong-cap variant edits a source) and none where only a fault did.
+func TestDiffShowsManifest(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	base, _, _ := refundRun(t, db)
+	_, out, _ := mw(t, "run", "--db", db, "--approve", "auto", "--json", "--scenario", "refund/wrong-cap") // fails domain
+	ls := lines(t, out)
+	variant, _ := ls[len(ls)-1]["session_id"].(string)
+	faulted, _, _ := refundRun(t, db, "--fault", "duplicate-events")
+	_, list, _ := mw(t, "sessions", "--db", db, "--json")
+	for _, s := range lines(t, list) {
+		m, _ := s["manifest"].(map[string]any)
+		hashes, _ := m["hashes"].(map[string]any)
+		if m["client"] == nil || m["adapter_version"] == nil || hashes["prompt"] == nil || m["tool_hashes"] == nil || m["tools"] != nil {
+			t.Errorf("session %s's manifest %v", s["id"], m)
+		}
+	}
+	manifest := func(b string) []string {
+		_, cs := diffJSON(t, db, base, b)
+		var paths []string
+		for _, c := range cs {
+			if c.Kind == "manifest" {
+				paths = append(paths, c.Path)
+			}
+		}
+		return paths
+	}
+	if got := manifest(variant); len(got) != 1 || got[0] != "prompt" {
+		t.Errorf("refund → refund/wrong-cap: manifest differences %v, want [prompt]", got)
+	}
+	if got := manifest(faulted); len(got) != 0 {
+		t.Errorf("refund → the same with a fault: manifest differences %v, want none", got)
+	}
+}
