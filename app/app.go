@@ -15,10 +15,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/proxy"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/sim"
@@ -141,7 +143,8 @@ func Meta(s session.Setup, prov transport.Provider, source, version string) stor
 	params := map[string]any{"stream": s.Stream, "history": s.History, "faults": faults}
 	maps.Copy(params, s.Params)
 	pj, _ := json.Marshal(params)
-	tools, _ := json.Marshal(sc.Request(s.Stream, s.History).Tools)
+	defs := sc.Request(s.Stream, s.History).Tools
+	tools, _ := json.Marshal(defs)
 	title := sc.Title
 	if title == "" {
 		title = sc.FullName()
@@ -152,9 +155,31 @@ func Meta(s session.Setup, prov transport.Provider, source, version string) stor
 	if model == "" {
 		model = sc.Model
 	}
+	man := store.Manifest{Parameters: pj, Tools: tools, OutputSchema: sc.Output.Schema, AdapterVersion: adapters.Version,
+		Client: "modelwire/" + version, Prompt: sc.Sources, ToolDefs: append([]adapters.Tool{}, defs...)}
+	if f := s.Fork; f != nil && f.Resend != nil && f.Resend.First != nil {
+		man = resendManifest(s, pj)
+	}
 	return store.SessionMeta{Title: title, Scenario: sc.Name, Variant: sc.Variant, Protocol: s.Protocol, Provider: s.Provider,
-		Model: model, BaseURL: prov.BaseURL, Source: source, Version: version, ParentID: s.Parent,
-		Manifest: store.Manifest{Parameters: pj, Tools: tools, OutputSchema: sc.Output.Schema}}
+		Model: model, BaseURL: prov.BaseURL, Source: source, Version: version, ParentID: s.Parent, Manifest: man}
+}
+
+// resendManifest is the manifest of a fork of an application's session:
+// what its first request, as the fork sends it (edits made), declares —
+// as the proxy read the parent's (proxy.Manifest), so a fork that changes
+// nothing has the parent's hashes.
+func resendManifest(s session.Setup, params json.RawMessage) store.Manifest {
+	first := *s.Fork.Resend.First
+	if s.Fork.Edit != nil {
+		_ = s.Fork.Edit(s.Fork.FromTurn, &first) // an edit that fails stops the fork before it sends
+	}
+	h := http.Header{}
+	for k, v := range first.Headers {
+		h.Set(k, v)
+	}
+	m := proxy.Manifest(s.Protocol, first.Method, first.Path, h, first.Body)
+	m.Parameters = params
+	return m
 }
 
 // Catalog is what can be run: the embedded scenarios (and scenario

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -91,6 +92,9 @@ func printDiff(w io.Writer, a, b *store.Session, changes []diff.Change) {
 			group = g
 		}
 		path := c.LocalPath()
+		if c.Kind == diff.KindManifest {
+			c.A, c.B = shortHash(c.A), shortHash(c.B) // the JSON keeps them whole
+		}
 		switch c.Op {
 		case diff.OpAdded:
 			fmt.Fprintf(w, "  %-11s + %s: %s\n", c.Kind, path, oneLine(diff.Text(c.B)))
@@ -119,4 +123,12 @@ func relation(a, b *store.Session) string {
 		return "  (a was made from b)"
 	}
 	return ""
+}
+
+// shortHash is a "sha256:…" hash cut to 12 hex digits, for a person.
+func shortHash(v any) any {
+	if s, ok := v.(string); ok && strings.HasPrefix(s, "sha256:") && len(s) > 19 {
+		return s[:19] + "…"
+	}
+	return v
 }

@@ -28,7 +28,8 @@ func newForkCmd(app *App) *cobra.Command {
 	f := runFlags{}
 	var turn int
 	var sets, toolResults []string
-	var bodyFile string
+	var bodyFile, to string
+	var tui bool
 	cmd := &cobra.Command{
 		Use:   "fork ID --turn N",
 		Short: "Re-send a stored session from one turn, with one thing changed, as a new session",
@@ -48,6 +49,16 @@ Edits:
   --provider, --model, --protocol   another provider, model, or the same sources
                              re-assembled for another wire format
 
+Many targets at once: --to a,b,c makes one child per target (each as if
+--provider/--protocol/--model were given, or sim:SCENARIO for the simulator
+playing a scenario or variant), runs each unattended, then prints each child's
+diff from the parent and the turn's answer, verdicts, latency, tokens and cost
+side by side (--json: one fork.comparison object). Exit 1 when a child fails.
+--tui then opens the workbench on the parent's diff against the first child,
+the other children named (s, then D on each ↳ row compares them).
+Targets: openai-chat, anthropic-messages/MODEL, anthropic/MODEL,
+openai:openai-chat/MODEL, sim:refund/wrong-cap.
+
 A fork always sends the full history: a provider's stored chain
 (previous_response_id) holds the parent's results, not the edited ones.
 
@@ -62,11 +73,18 @@ there are no sources to re-assemble, only the wire.`,
 		Example: `  echo '{"status":"ok","evidence_id":"E-order","paid_cents":20000}' > order.json
   modelwire fork 1m8p --turn 3 --tool-result call_order=order.json --approve auto
   modelwire fork 1m8p --turn 1 --set 'body.tools/0/description="Look up one order line"' --approve auto
-  modelwire fork 1m8p --turn 1 --protocol anthropic-messages --approve auto --json`,
+  modelwire fork 1m8p --turn 1 --protocol anthropic-messages --approve auto --json
+  modelwire fork 1m8p --turn 3 --to openai-chat,anthropic-messages,sim:refund/wrong-cap --approve auto`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("turn") {
 				return usageErr("fork needs --turn N: the first turn the fork sends again")
+			}
+			if to != "" {
+				return forkTo(cmd.Context(), app, cmd, args[0], to, turn, sets, toolResults, bodyFile, f, tui)
+			}
+			if tui {
+				return usageErr("--tui opens the comparison of --to's children: give --to")
 			}
 			plan, err := planFork(app, cmd, args[0], turn, sets, toolResults, bodyFile, &f)
 			if err != nil {
@@ -82,6 +100,8 @@ there are no sources to re-assemble, only the wire.`,
 	fl.StringArrayVar(&sets, "set", nil, "body.PATH=JSON: set a value in each request body (repeatable)")
 	fl.StringVar(&bodyFile, "body", "", "a file with turn N's whole request body, edited")
 	fl.StringArrayVar(&toolResults, "tool-result", nil, "[TURN:]CALL_ID=FILE: replace an earlier turn's tool result (repeatable)")
+	fl.BoolVar(&tui, "tui", false, "with --to: then open the workbench on the parent against the first child (the others listed)")
+	fl.StringVar(&to, "to", "", "a,b,c: one child per target ("+application.TargetSyntax+"), then the comparison")
 	return cmd
 }
 
@@ -89,7 +109,13 @@ there are no sources to re-assemble, only the wire.`,
 // fills f with the parent's settings wherever the command line left them
 // unset.
 func planFork(app *App, cmd *cobra.Command, prefix string, turn int, sets, toolResults []string, bodyFile string, f *runFlags) (*forkPlan, error) {
-	fl := cmd.Flags()
+	return planForkAs(app, cmd.Flags().Changed, prefix, turn, sets, toolResults, bodyFile, f)
+}
+
+// planForkAs is planFork with changed saying which flags the command line
+// set (a --to target sets provider, protocol, model or scenario itself).
+func planForkAs(app *App, changed func(flag string) bool, prefix string, turn int, sets, toolResults []string, bodyFile string, f *runFlags) (*forkPlan, error) {
+	fl := flagSet{changed}
 	e := application.ForkEdits{Sets: sets, BodyName: bodyFile}
 	for _, c := range []struct {
 		flag string
@@ -203,3 +229,8 @@ func (p *forkPlan) announce(out io.Writer, asJSON bool) {
 		}
 	}
 }
+
+// flagSet answers Changed as a command's flags (or a --to target) do.
+type flagSet struct{ changed func(string) bool }
+
+func (f flagSet) Changed(name string) bool { return f.changed(name) }

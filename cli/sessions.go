@@ -28,7 +28,9 @@ func newSessionsCmd(app *App) *cobra.Command {
 		Short: "List stored sessions, newest first",
 		Long: `List the sessions stored in the database (--db), newest first, as a table or,
 with --json, one object a line: id, created_at, scenario, protocol, provider,
-model, status (running, done, failed, interrupted), turns, events.
+model, status (running, done, failed, interrupted), turns, events, and the
+manifest (models asked for and reported, client, versions, and the hashes of
+the prompt template, each tool and the output schema).
 
 A session whose recording process died shows as interrupted. Any unique prefix of
 an id names a session in replay and export.`,
@@ -112,6 +114,11 @@ type sessionObject struct {
 	DurationMS    int64    `json:"duration_ms,omitempty"`
 	BaseURL       string   `json:"base_url,omitempty"`
 	Version       string   `json:"modelwire_version,omitempty"`
+	// Manifest is what the session ran with: models, protocol, provider,
+	// client, versions, and the hashes of its prompt template, tools (one
+	// by one) and output schema (the tools and schema themselves are in
+	// an export).
+	Manifest *store.Manifest `json:"manifest,omitempty"`
 }
 
 const jsonTime = "2006-01-02T15:04:05.000Z07:00"
@@ -122,6 +129,9 @@ func sessionJSON(s store.SessionInfo) sessionObject {
 		Title: s.Title, ModelReported: s.ModelReported, Source: s.Source, Origin: s.Origin(), ParentID: s.ParentID,
 		Faults: s.Faults, FailedLayer: s.FailedLayer, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
 		DurationMS: s.Duration().Milliseconds(), BaseURL: s.BaseURL, Version: s.Version}
+	m := s.Manifest
+	m.Parameters, m.Tools, m.OutputSchema = nil, nil, nil
+	o.Manifest = &m
 	if o.Model == "" {
 		o.Model = s.ModelReported
 	}

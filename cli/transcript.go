@@ -25,7 +25,8 @@ func importTranscript(db *store.DB, r io.Reader, path string) (store.ImportResul
 		return store.ImportResult{}, err
 	}
 	j := timeline.NewStoreJournal(db, store.SessionMeta{Title: "claude-code transcript " + filepath.Base(path), Scenario: "claude-code",
-		Protocol: adapters.ClaudeCode, Provider: "claude-code", Source: store.SourceClaudeCode, Version: Version}, true)
+		Protocol: adapters.ClaudeCode, Provider: "claude-code", Source: store.SourceClaudeCode, Version: Version,
+		Manifest: store.Manifest{Client: "claude-code", AdapterVersion: adapters.Version}}, true)
 	id, err := j.Start()
 	if err != nil {
 		return store.ImportResult{}, err

@@ -24,8 +24,8 @@ const (
 
 // Change is one difference between a value in a and one in b.
 type Change struct {
-	// Kind is what the difference is about: session, request, tool_call,
-	// tool_result, output, validation, usage, latency.
+	// Kind is what the difference is about: session, manifest, request,
+	// tool_call, tool_result, output, validation, usage, latency.
 	Kind   string `json:"kind"`
 	Turn   int    `json:"turn,omitempty"`
 	CallID string `json:"call_id,omitempty"`
@@ -48,6 +48,8 @@ func (c Change) Group() string {
 		return "final object"
 	case c.Kind == KindValidation:
 		return "validation"
+	case c.Kind == KindManifest:
+		return "manifest"
 	}
 	return "session"
 }

@@ -81,6 +81,12 @@ func Sessions(a, b *Recording, opt Options) []Change {
 			out = append(out, Change{Kind: KindSession, Path: f.name, Op: OpChanged, A: f.a, B: f.b})
 		}
 	}
+	for _, c := range Manifests(sa.Manifest, sb.Manifest) {
+		if (c.Path == "model" || c.Path == "model_reported") && c.A == sa.ModelShown() && c.B == sb.ModelShown() {
+			continue // the session's model row says it already
+		}
+		out = append(out, c)
+	}
 	fedBack := map[string]bool{}
 	ta, tb := byTurn(fedBackResults(sa.Protocol, a.Turns, fedBack)), byTurn(fedBackResults(sb.Protocol, b.Turns, fedBack))
 	var turns []int

@@ -375,7 +375,13 @@ func harConversation(plans []harPlan) conversation {
 	first := plans[0]
 	u, _ := url.Parse(first.entry.Request.URL)
 	c := conversation{Meta: store.SessionMeta{Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
-		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started}}
+		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started,
+		Manifest: store.Manifest{AdapterVersion: adapters.Version}}}
+	for _, h := range first.entry.Request.Headers {
+		if strings.EqualFold(h.Name, "User-Agent") {
+			c.Meta.Manifest.Client = h.Value // the client the file recorded (its SDK)
+		}
+	}
 	if x := first.entry.Modelwire; x != nil {
 		c.Meta.Scenario, c.Meta.Variant = x.Scenario, x.Variant
 		if x.Provider != "" {

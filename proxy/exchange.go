@@ -282,10 +282,11 @@ func (x *exchange) meta() store.SessionMeta {
 	}
 	params, _ := jsonMarshal(map[string]any{"stream": x.req.stream, "history": history, "upstream": x.scrub.all(x.upstream),
 		"hold_tools": p.opts.Hold != nil})
+	man := Manifest(x.protocolName(), x.method, x.path, x.recHeader, x.recBody)
+	man.Parameters = params
+	man.Tools, man.OutputSchema = validJSON(x.scrub.body.JSONStrings(x.req.tools)), validJSON(x.scrub.body.JSONStrings(x.req.schema))
 	return store.SessionMeta{Title: x.scrub.body.Text(title), Protocol: x.protocolName(), Provider: provider, Model: x.req.model,
-		BaseURL: x.scrub.all(x.upstream), Source: "proxy", Version: p.opts.Version,
-		Manifest: store.Manifest{Parameters: params, Tools: validJSON(x.scrub.body.JSONStrings(x.req.tools)),
-			OutputSchema: validJSON(x.scrub.body.JSONStrings(x.req.schema))}}
+		BaseURL: x.scrub.all(x.upstream), Source: "proxy", Version: p.opts.Version, Manifest: man}
 }
 
 // maxRecorded bounds an error or undecoded body kept for the record.

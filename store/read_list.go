@@ -30,6 +30,10 @@ type SessionInfo struct {
 	Turns         int
 	Events        int    // timeline entries
 	ParentID      string // the session this one was made from ("" for none)
+	// Manifest is what the session was run with. A list reads it without
+	// its tools, output schema and parameters (their hashes stay); a
+	// session read whole (GetSession) has all of it.
+	Manifest Manifest
 
 	// For the list: the faults the simulator was asked for, the first
 	// layer that failed in the last validation, the tokens of every
@@ -109,7 +113,7 @@ type Filter struct {
 
 const sessionColumns = `id, created_at, coalesce(finished_at, 0), status, title, scenario, variant, protocol, provider,
 	model, model_reported, base_url, source, modelwire_version, turns, events,
-	coalesce(json_extract(manifest, '$.parameters.faults'), ''),
+	coalesce(CASE WHEN json_valid(manifest) THEN json_extract(manifest, '$.parameters.faults') END, ''),
 	coalesce((SELECT layer FROM validations v WHERE v.sid = sessions.sid AND v.status = 'fail'
 		AND v.seq = (SELECT max(seq) FROM validations w WHERE w.sid = sessions.sid) ORDER BY v.ord LIMIT 1), ''), `
 
@@ -148,25 +152,28 @@ func (db *DB) sessionCols() string {
 
 // sessionColsWith is sessionCols with tokens for its token counts.
 func (db *DB) sessionColsWith(tokens string) string {
+	const manifest = `, CASE WHEN json_valid(manifest) THEN json_remove(manifest, '$.tools', '$.output_schema', '$.parameters') ELSE '{}' END`
 	if db.schema < 3 {
-		return sessionColumns + tokens + `''`
+		return sessionColumns + tokens + `''` + manifest
 	}
-	return sessionColumns + tokens + `parent_id`
+	return sessionColumns + tokens + `parent_id` + manifest
 }
 
 // scanSession reads the sessionCols of a row, then extra columns.
 func scanSession(sc interface{ Scan(...any) error }, extra ...any) (SessionInfo, error) {
 	var s SessionInfo
 	var created, finished int64
-	var faults string
+	var faults, manifest string
 	err := sc.Scan(append([]any{&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
 		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events,
-		&faults, &s.FailedLayer, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.ReasoningTokens, &s.ParentID}, extra...)...)
+		&faults, &s.FailedLayer, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.ReasoningTokens, &s.ParentID, &manifest}, extra...)...)
 	s.CreatedAt = time.UnixMilli(created)
 	if finished != 0 {
 		s.FinishedAt = time.UnixMilli(finished)
 	}
 	s.Faults = faultList(faults)
+	_ = json.Unmarshal([]byte(manifest), &s.Manifest)
+	s.Manifest.fillFromRow(&s)
 	return s, err
 }
 

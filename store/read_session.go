@@ -18,8 +18,7 @@ import (
 
 // Session is one session in full, without its timeline.
 type Session struct {
-	SessionInfo
-	Manifest    Manifest
+	SessionInfo // its Manifest read whole
 	Attempts    []Attempt
 	Calls       []Call
 	Validations []ValidationRecord
@@ -107,7 +106,9 @@ func (db *DB) GetSession(id string) (*Session, error) {
 	if dead[s.ID] {
 		s.Status = StatusInterrupted
 	}
+	s.Manifest = Manifest{}
 	_ = json.Unmarshal([]byte(manifest), &s.Manifest)
+	s.Manifest.fillFromRow(&s.SessionInfo)
 	if s.Attempts, err = db.attempts(ctx, sid, dead[s.ID], s.Turns); err != nil {
 		return nil, err
 	}

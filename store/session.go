@@ -1,10 +1,7 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,38 +71,6 @@ type SessionMeta struct {
 	ParentID string
 }
 
-// Manifest makes a run explainable later: what was asked, with which
-// tools and output contract, by which adapter. The store fills Hashes.
-type Manifest struct {
-	Parameters     json.RawMessage `json:"parameters,omitempty"`
-	Tools          json.RawMessage `json:"tools,omitempty"`
-	OutputSchema   json.RawMessage `json:"output_schema,omitempty"`
-	AdapterVersion string          `json:"adapter_version,omitempty"`
-	// Hashes are "sha256:<hex>" of the compact JSON of parameters, tools
-	// and output_schema, so runs with the same inputs can be grouped.
-	Hashes map[string]string `json:"hashes,omitempty"`
-}
-
-// withHashes validates the manifest's JSON parts and fills Hashes.
-func (m Manifest) withHashes() (Manifest, error) {
-	m.Hashes = map[string]string{}
-	for name, raw := range map[string]json.RawMessage{"parameters": m.Parameters, "tools": m.Tools, "output_schema": m.OutputSchema} {
-		if len(raw) == 0 {
-			continue
-		}
-		var b bytes.Buffer
-		if err := json.Compact(&b, raw); err != nil {
-			return m, fmt.Errorf("store: manifest %s is not valid JSON: %w", name, err)
-		}
-		sum := sha256.Sum256(b.Bytes())
-		m.Hashes[name] = "sha256:" + hex.EncodeToString(sum[:])
-	}
-	if len(m.Hashes) == 0 {
-		m.Hashes = nil
-	}
-	return m, nil
-}
-
 // SessionWriter records one session. Only the DB handle that created a
 // session writes it; everything it is given is committed in order.
 type SessionWriter struct {
@@ -129,7 +94,7 @@ func (db *DB) createSession(m SessionMeta, id string, status Status) (*SessionWr
 	if p := Redact(string(m.Manifest.Parameters)); p != string(m.Manifest.Parameters) {
 		m.Manifest.Parameters = json.RawMessage(p) // an upstream's userinfo or key= in the parameters
 	}
-	man, err := m.Manifest.withHashes()
+	man, err := m.Manifest.complete(m)
 	if err != nil {
 		return nil, err
 	}

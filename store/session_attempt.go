@@ -287,7 +287,11 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 				if model == "" {
 					return nil
 				}
-				return t.exec(`UPDATE sessions SET model_reported = ? WHERE sid = ?`, model, ls.sid)
+				// The manifest keeps the first model reported (the snapshot
+				// that answered); the column, the last.
+				return t.exec(`UPDATE sessions SET model_reported = ?, manifest = CASE
+					WHEN json_valid(manifest) AND json_extract(manifest, '$.model_reported') IS NULL
+					THEN json_set(manifest, '$.model_reported', ?) ELSE manifest END WHERE sid = ?`, model, model, ls.sid)
 			}))
 		}
 		if usage != nil {

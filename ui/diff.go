@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -52,7 +53,21 @@ func (m *Model) onDiff(msg diffMsg) tea.Cmd {
 		return m.setStatus(levelError, "diff: "+msg.err.Error())
 	}
 	m.dialogs = append(m.dialogs, &diffDialog{c: m.c, km: &m.km, res: msg.res})
-	return m.setStatus(levelInfo, count(len(msg.res.Changes), "difference"))
+	status := count(len(msg.res.Changes), "difference")
+	if msg.gen == m.compareAt && len(m.opts.Compare) > 2 {
+		status += " · the other children: " + strings.Join(m.opts.Compare[2:], ", ") + " (s, then D on each ↳ row)"
+	}
+	return m.setStatus(levelInfo, status)
+}
+
+// openCompare opens the comparison Options.Compare asks for, once.
+func (m *Model) openCompare() tea.Cmd {
+	if len(m.opts.Compare) < 2 || m.compareAt != 0 {
+		return nil
+	}
+	cmd := m.loadDiff(m.opts.Compare[0], m.opts.Compare[1])
+	m.compareAt = m.diffGen
+	return cmd
 }
 
 // diffDialog shows the differences of two sessions: grouped by turn, each

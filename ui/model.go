@@ -58,6 +58,10 @@ type Options struct {
 	Run RunConfig
 	// Replay opens this stored session instead of starting a live one.
 	Replay string
+	// Compare, once Replay has opened, opens the diff view of Compare[0]
+	// (a fork's parent) against Compare[1] (its first child) and names the
+	// other children in the status line (`fork --to … --tui`).
+	Compare []string
 	// Getenv decides which real providers are offered (os.Getenv if nil).
 	Getenv func(string) string
 	// ExportDir is where exports go ("." if empty).
@@ -111,7 +115,10 @@ type Model struct {
 
 	// diffGen numbers comparisons (diff.go); forkGen fork dialogs (fork.go).
 	diffGen int
-	forkGen int
+	// compareAt is the diffGen of the comparison Options.Compare opened
+	// (0: none yet).
+	compareAt int
+	forkGen   int
 
 	// Replay bookkeeping.
 	repGen  int

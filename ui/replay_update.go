@@ -58,7 +58,7 @@ func (m *Model) onReplay(msg replayMsg) tea.Cmd {
 	m.resize(m.w, m.h)
 	m.logP.sync()
 	return tea.Batch(m.setStatus(levelInfo, "replaying "+msg.rep.Info.ID+": → step, ] turn, G end, space play"),
-		marksCmd(m.repGen, msg.rep.r))
+		marksCmd(m.repGen, msg.rep.r), m.openCompare())
 }
 
 // seek asks for replay position p. One seek runs at a time (seekCmd):
