@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,6 +91,33 @@ type hopStats struct {
 	maxRSS   int64 // bytes, the largest of the phases
 	flowFile int64 // mitmdump's flow file, bytes, the largest
 	skipped  string
+	retried  []string // why a run broke and was run again
+}
+
+// hopRun runs f against a fresh proxy of side's and stops it. f's
+// results are kept in st only if it succeeds (it writes them to a copy).
+func hopRun(ctx context.Context, side, upstream, mitm, prefix string, load ProxyLoad, st *hopStats, f func(st *hopStats, c *http.Client, base string) error) (hopUsage, error) {
+	h, err := startHop(ctx, side, upstream, mitm, prefix)
+	if err != nil {
+		return hopUsage{}, fmt.Errorf("starting it: %w", err)
+	}
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * max(load.Streams, load.UnpacedStreams)}}
+	tmp := *st
+	tmp.lat = slices.Clip(tmp.lat)
+	err = f(&tmp, c, h.base)
+	c.CloseIdleConnections()
+	u, serr := h.stop()
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		if h.errs != nil && h.errs.String() != "" {
+			err = fmt.Errorf("%w (the proxy said: %s)", err, h.errs)
+		}
+		return u, err
+	}
+	*st = tmp
+	return u, nil
 }
 
 func proxyRows(ctx context.Context, o Options) ([]Row, error) {
@@ -135,19 +163,19 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 				continue
 			}
 			o.progress("proxy: %s, %s (round %d of %d)", name, s, round+1, load.Rounds)
-			h, err := startHop(ctx, s, upSrv.URL, mitm, filepath.Join(dir, fmt.Sprintf("%d-%d-%d", k, round, i)))
-			if err != nil {
-				return fmt.Errorf("%s: starting %s: %w", name, s, err)
-			}
-			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * max(load.Streams, load.UnpacedStreams)}}
-			err = f(st, c, h.base)
-			c.CloseIdleConnections()
-			u, serr := h.stop()
-			if err == nil {
-				err = serr
-			}
-			if err != nil {
-				return fmt.Errorf("%s, %s: %w", name, s, err)
+			// A run that breaks is run once more with a fresh proxy; the
+			// row's note says so. A second break ends the group.
+			var u hopUsage
+			for try := 0; ; try++ {
+				var err error
+				if u, err = hopRun(ctx, s, upSrv.URL, mitm, filepath.Join(dir, fmt.Sprintf("%d-%d-%d-%d", k, round, i, try)), load, st, f); err == nil {
+					break
+				}
+				if try > 0 || ctx.Err() != nil {
+					return fmt.Errorf("%s, %s: %w", name, s, err)
+				}
+				st.retried = append(st.retried, err.Error())
+				o.progress("proxy: %s, %s broke, run again: %v", name, s, err)
 			}
 			st.cpu[k] += u.cpu
 			st.maxRSS = max(st.maxRSS, u.maxRSS)
@@ -225,6 +253,9 @@ func hopTable(load ProxyLoad, stats map[string]*hopStats, size, events int) []Ro
 			st.cpu[2].Seconds(), float64(st.cpu[2].Milliseconds())/(float64(load.UnpacedStreams*size*load.Rounds)/(1<<20)), float64(st.maxRSS)/(1<<20))
 		if s == sideMitm {
 			r.Note += fmt.Sprintf("; flow file %d KB (streamed bodies are not stored: headers only)", st.flowFile>>10)
+		}
+		if len(st.retried) > 0 {
+			r.Note += fmt.Sprintf("; %d run(s) broke and ran again with a fresh proxy, the first: %s", len(st.retried), st.retried[0])
 		}
 		rows = append(rows, r)
 	}
@@ -348,6 +379,15 @@ func hopChild(kind string) int {
 	default:
 		fmt.Fprintf(os.Stderr, "%s=%q: want bare or record\n", hopChildEnv, kind)
 		return 2
+	}
+	// MODELWIRE_BENCH_HOP_CPUPROFILE=PREFIX profiles each child to
+	// PREFIX.KIND.PID (go tool pprof), for the hot path of a proxy alone.
+	if prefix := os.Getenv(hopChildEnv + "_CPUPROFILE"); prefix != "" {
+		if f, err := os.Create(fmt.Sprintf("%s.%s.%d", prefix, kind, os.Getpid())); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
