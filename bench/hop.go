@@ -163,15 +163,15 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 				continue
 			}
 			o.progress("proxy: %s, %s (round %d of %d)", name, s, round+1, load.Rounds)
-			// A run that breaks is run once more with a fresh proxy; the
-			// row's note says so. A second break ends the group.
+			// A run that breaks is run again with a fresh proxy, up to twice;
+			// the row's note says so. A third break ends the group.
 			var u hopUsage
 			for try := 0; ; try++ {
 				var err error
 				if u, err = hopRun(ctx, s, upSrv.URL, mitm, filepath.Join(dir, fmt.Sprintf("%d-%d-%d-%d", k, round, i, try)), load, st, f); err == nil {
 					break
 				}
-				if try > 0 || ctx.Err() != nil {
+				if try == 2 || ctx.Err() != nil {
 					return fmt.Errorf("%s, %s: %w", name, s, err)
 				}
 				st.retried = append(st.retried, err.Error())
@@ -363,7 +363,20 @@ func hopChild(kind string) int {
 		}
 		rp := httputil.NewSingleHostReverseProxy(u)
 		rp.FlushInterval = -1
-		h = rp
+		// The request body is read whole first, as modelwire's proxy
+		// reads it: streamed to the upstream, an upstream that answers
+		// as soon as it has the body races the transport's last read of
+		// it against the server closing it once the response has begun,
+		// and the stream is cut (golang/go#40747).
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			rp.ServeHTTP(w, r)
+		})
 	case "record":
 		if os.Getenv("GOMEMLIMIT") == "" {
 			debug.SetMemoryLimit(512 << 20) // as `modelwire proxy` sets it
