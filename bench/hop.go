@@ -67,8 +67,9 @@ type ProxyLoad struct {
 }
 
 // FullProxyLoad is issue 30's load: 50 streams × 300 events at 100
-// events/s, 3 s of sequential requests, 50 unpaced streams of 2 MB.
-var FullProxyLoad = ProxyLoad{Streams: 50, Events: 300, Interval: 10 * time.Millisecond, Rounds: 2,
+// events/s in 5 rounds, 3 s of sequential requests, 50 unpaced streams of
+// 2 MB (5 rounds, the best kept).
+var FullProxyLoad = ProxyLoad{Streams: 50, Events: 300, Interval: 10 * time.Millisecond, Rounds: 5,
 	Sequential: 3 * time.Second, UnpacedStreams: 50, UnpacedBytes: 2 << 20}
 
 // The sides, in the order of the table; direct is the reference.
@@ -83,8 +84,9 @@ var hopSides = []string{sideDirect, sideBare, sideMW, sideMitm}
 
 // hopStats is what one side measured over the run.
 type hopStats struct {
-	lat      []time.Duration // paced, every event of every round
-	seqN     int             // sequential requests answered
+	lat      []time.Duration   // paced, every event of every round
+	rounds   [][]time.Duration // paced, each round's events (sorted)
+	seqN     int               // sequential requests answered
 	seqWall  time.Duration
 	unWall   time.Duration // unpaced: best of the rounds
 	cpu      [3]time.Duration
@@ -188,6 +190,7 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 		if err := phase(name, r, 0, func(st *hopStats, c *http.Client, base string) error {
 			lat, err := PacedRun(ctx, c, base, load.Streams, load.Events, load.Interval)
 			st.lat = append(st.lat, lat...)
+			st.rounds = append(slices.Clip(st.rounds), slices.Sorted(slices.Values(lat)))
 			return err
 		}); err != nil {
 			return nil, err
@@ -225,6 +228,29 @@ func hopTable(load ProxyLoad, stats map[string]*hopStats, size, events int) []Ro
 	}
 	d := stats[sideDirect]
 	added := func(st *hopStats, p float64) float64 { return us(percentile(st.lat, p)) - us(percentile(d.lat, p)) }
+	// medianAdded is the median over the rounds of a round's added
+	// percentile (against direct's in the same round): one stall of the
+	// machine in one side's round moves the pooled p99 of that side alone
+	// (a 100 ms stall holds 10 events of each of 50 streams, 500 of
+	// 15,000), so the targets are judged on the median round.
+	medianAdded := func(st *hopStats, p float64) float64 {
+		var a []float64
+		for r := range min(len(st.rounds), len(d.rounds)) {
+			a = append(a, us(percentile(st.rounds[r], p))-us(percentile(d.rounds[r], p)))
+		}
+		if len(a) == 0 {
+			return math.NaN()
+		}
+		slices.Sort(a)
+		return a[len(a)/2]
+	}
+	perRound := func(st *hopStats) string {
+		var b []string
+		for r := range min(len(st.rounds), len(d.rounds)) {
+			b = append(b, fmt.Sprintf("%.0f", us(percentile(st.rounds[r], 99))-us(percentile(d.rounds[r], 99))))
+		}
+		return strings.Join(b, ", ")
+	}
 	unMB := func(st *hopStats) float64 {
 		return float64(load.UnpacedStreams*size) / (1 << 20) / st.unWall.Seconds()
 	}
@@ -238,17 +264,17 @@ func hopTable(load ProxyLoad, stats map[string]*hopStats, size, events int) []Ro
 			us(percentile(d.lat, 50)), us(percentile(d.lat, 99)), us(percentile(d.lat, 99.9)), rps(d), unMB(d), unEv(d))})
 	for _, s := range hopSides[1:] {
 		st := stats[s]
-		r := Row{Group: "proxy", Path: "hop: " + s + ", added per-event p99", Unit: "µs", RefName: "direct p99", Ref: us(percentile(d.lat, 99)),
+		r := Row{Group: "proxy", Path: "hop: " + s + ", added per-event p99 (median round)", Unit: "µs", RefName: "direct p99", Ref: us(percentile(d.lat, 99)),
 			Ratio: math.NaN(), Target: "side by side"}
 		if st.skipped != "" {
 			r.Ours, r.Note = math.NaN(), st.skipped
 			rows = append(rows, r)
 			continue
 		}
-		r.Ours = added(st, 99)
-		r.Note = fmt.Sprintf("added p50 %.0f µs, p99 %.0f (p99 %.0f through it); sequential %.0f req/s (%.2f× direct); unpaced %.1f MB/s, %.0f events/s (%.2f× direct); "+
+		r.Ours = medianAdded(st, 99)
+		r.Note = fmt.Sprintf("added p99 by round %s µs; pooled over the rounds added p50 %.0f µs, p99 %.0f (p99 %.0f through it); sequential %.0f req/s (%.2f× direct); unpaced %.1f MB/s, %.0f events/s (%.2f× direct); "+
 			"CPU %.2f s paced (%.1f µs/event), %.2f s sequential (%.0f µs/request), %.2f s unpaced (%.1f ms/MB); peak RSS %.0f MB",
-			added(st, 50), r.Ours, us(percentile(st.lat, 99)), rps(st), rps(st)/rps(d), unMB(st), unEv(st), d.unWall.Seconds()/st.unWall.Seconds(),
+			perRound(st), added(st, 50), added(st, 99), us(percentile(st.lat, 99)), rps(st), rps(st)/rps(d), unMB(st), unEv(st), d.unWall.Seconds()/st.unWall.Seconds(),
 			st.cpu[0].Seconds(), us(st.cpu[0])/float64(pacedEvents), st.cpu[1].Seconds(), us(st.cpu[1])/float64(max(1, st.seqN)),
 			st.cpu[2].Seconds(), float64(st.cpu[2].Milliseconds())/(float64(load.UnpacedStreams*size*load.Rounds)/(1<<20)), float64(st.maxRSS)/(1<<20))
 		if s == sideMitm {
@@ -261,20 +287,21 @@ func hopTable(load ProxyLoad, stats map[string]*hopStats, size, events int) []Ro
 	}
 	mw, bare, mitm := stats[sideMW], stats[sideBare], stats[sideMitm]
 	vs := func(ref *hopStats, name string, limit float64) Row {
-		r := Row{Group: "proxy", Path: "hop: modelwire's added p99 against " + name, Unit: "µs", Ours: added(mw, 99), RefName: name + " added p99",
+		r := Row{Group: "proxy", Path: "hop: modelwire's added p99 against " + name + "'s (median round)", Unit: "µs", Ours: medianAdded(mw, 99), RefName: name,
 			Ratio: math.NaN(), Target: fmt.Sprintf("≤ %g× %s's", limit, name), Checked: true}
 		if ref.skipped != "" {
 			r.Checked, r.RefName, r.Note = false, "", name+" "+ref.skipped
 			return r
 		}
-		r.Ref = added(ref, 99)
+		r.Ref = medianAdded(ref, 99)
 		if r.Ref <= 0 {
 			r.Checked, r.Note = false, name+" added nothing measurable at p99: no ratio"
 			return r
 		}
 		r.Ratio = r.Ours / r.Ref
 		r.Met = r.Ratio <= limit
-		r.Note = fmt.Sprintf("%d events a side; p50 added %.0f / %.0f µs", len(mw.lat), added(mw, 50), added(ref, 50))
+		r.Note = fmt.Sprintf("%d events a side in %d rounds; pooled: p99 added %.0f / %.0f µs (%.2f×), p50 added %.0f / %.0f µs",
+			len(mw.lat), len(mw.rounds), added(mw, 99), added(ref, 99), added(mw, 99)/added(ref, 99), added(mw, 50), added(ref, 50))
 		return r
 	}
 	rows = append(rows, vs(bare, "bare ReverseProxy", 1.5), vs(mitm, "mitmdump", 0.2))
