@@ -55,6 +55,8 @@ type Options struct {
 	StoreEvents int
 	// Exe is the modelwire binary timed for start-up ("" skips start-up).
 	Exe string
+	// ProxyLoad is the proxy group's load; nil is FullProxyLoad.
+	ProxyLoad *ProxyLoad
 	// Progress receives one line per step, so a long run shows it is alive.
 	Progress io.Writer
 }

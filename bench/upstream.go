@@ -7,41 +7,33 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // The proxy rows' upstream: a provider that writes Chat chunks paced,
-// in lock-step with the client, or as one body at a link's rate.
+// whole, or as one body at once or at a link's rate.
 
 // upstream serves, by the request's headers: X-Bench-Paced "N/INTERVAL",
-// N events paced INTERVAL apart, each stamped when written;
-// X-Bench-Stream ID, a lock-step stream whose events wait for the
-// client's ack; else the body, at X-Bench-Rate bytes a second if given,
-// at once if not.
+// N events paced INTERVAL apart, each stamped when written; X-Bench-Whole,
+// one non-streaming Chat completion (chatWhole); else the body, at
+// X-Bench-Rate bytes a second if given, at once if not.
 type upstream struct {
 	body atomic.Pointer[[]byte]
-	mu   sync.Mutex
-	acks map[string]chan struct{}
 }
 
-func newUpstream() *upstream {
-	return &upstream{acks: map[string]chan struct{}{}}
-}
+func newUpstream() *upstream { return &upstream{} }
 
 func (u *upstream) setBody(b []byte) { u.body.Store(&b) }
 
-func (u *upstream) ack(id string) chan struct{} {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	c := u.acks[id]
-	if c == nil {
-		c = make(chan struct{})
-		u.acks[id] = c
-	}
-	return c
-}
+// chatWholeBody is the sequential requests' body, chatWhole their answer:
+// a short chat completion, as a provider returns it whole.
+const (
+	chatWholeBody = `{"model":"m","messages":[{"role":"user","content":"What is the refundable amount for order O-2048?"}]}`
+	chatWhole     = `{"id":"chatcmpl-whole","object":"chat.completion","created":1767571200,"model":"m","system_fingerprint":"fp_bench",` +
+		`"choices":[{"index":0,"message":{"role":"assistant","content":"The refundable cap is paid minus refunded minus the pending hold: at most 130 yuan. 复核前不会执行任何退款。"},` +
+		`"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":24,"completion_tokens":38,"total_tokens":62}}`
+)
 
 // epoch is the origin of the paced events' stamps: the upstream and the
 // client share this process's monotonic clock.
@@ -61,15 +53,17 @@ const chatStop = `data: {"id":"chatcmpl-b","object":"chat.completion.chunk","cre
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
+	if r.Header.Get("X-Bench-Whole") != "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(chatWhole)))
+		_, _ = io.WriteString(w, chatWhole)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(200)
 	f := w.(http.Flusher)
 	if p := r.Header.Get("X-Bench-Paced"); p != "" {
 		u.paced(w, f, r, p)
-		return
-	}
-	if id := r.Header.Get("X-Bench-Stream"); id != "" {
-		u.lockstep(w, f, r, id)
 		return
 	}
 	body := *u.body.Load()
@@ -140,29 +134,4 @@ func sleepUntil(ctx context.Context, tm *time.Timer, t time.Time) bool {
 		tm.Stop()
 		return false
 	}
-}
-
-func (u *upstream) lockstep(w http.ResponseWriter, f http.Flusher, r *http.Request, id string) {
-	ack := u.ack(id)
-	defer func() {
-		u.mu.Lock()
-		delete(u.acks, id)
-		u.mu.Unlock()
-	}()
-	buf := make([]byte, 0, 256)
-	for i := range lockstepEvents {
-		if i > 0 {
-			select {
-			case <-ack:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		buf = chunkAt(buf[:0], time.Since(epoch), i)
-		_, _ = w.Write(buf)
-		f.Flush()
-	}
-	<-ack
-	_, _ = io.WriteString(w, chatStop)
-	f.Flush()
 }

@@ -28,7 +28,10 @@ machine, and print a table: ours, the reference, the ratio and the target (issue
            stream accumulator, on the same bytes; allocations per event
   startup  'modelwire version' and 'modelwire decode' of a small file, repeated runs
   store    appending with the WAL; opening a stored session and jumping into it
-  proxy    added latency per event at p99 with 50 streams; throughput against direct
+  proxy    one hop, side by side: direct, a bare httputil.ReverseProxy, modelwire's
+           recording proxy and mitmdump (where installed), each proxy a child process:
+           added per-event latency (50 streams × 300 events at 100/s), sequential
+           requests/s, unpaced throughput, CPU and peak RSS per proxy
   sim      points at the simulator's own benchmark (go test ./sim -bench RefundLoop)
 
 Progress goes to stderr. --csv writes the rows as plot-ready CSV as well.`,

@@ -52,9 +52,13 @@ func newChunk() []byte { return chunks.Get().(*[chunkSize]byte)[:] }
 // chunk came less than recordPause after the one before). A stream paced
 // by the model (an event every few ms) is then recorded several events a
 // wake-up and a slot, not one: the wake-ups cost more CPU than recording
-// an event does. The client never waits for it; the end of the body ends
-// the pause at once.
-const recordPause = 20 * time.Millisecond
+// an event does. 50 ms (it was 20) took the recording proxy's CPU per
+// paced event from 45–54 µs to 38–46 µs (50 streams at 100 events/s, the
+// proxy alone in its process as `bench --only proxy` runs it, five runs
+// of each alternated at load 3–12); the workbench's live view still gets
+// a busy stream's events 20 times a second. The client
+// never waits for it; the end of the body ends the pause at once.
+const recordPause = 50 * time.Millisecond
 
 // ErrRecorderBehind ends a recording whose recorder fell too far behind.
 var ErrRecorderBehind = errors.New("modelwire: the recorder fell behind the stream by more than its buffer; the rest of the response was forwarded but not recorded")
