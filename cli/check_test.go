@@ -89,7 +89,7 @@ func TestCheckBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{id, "--to", "bogus"}, `--to "bogus": unknown protocol or variant bogus; want [PROVIDER:]PROTOCOL[/MODEL]`},
+		{[]string{id, "--to", "bogus"}, `--to: target "bogus": unknown protocol or provider bogus; want [PROVIDER:]PROTOCOL[/MODEL]`},
 		{[]string{id, "--to", "nope:openai-chat"}, "unknown provider nope"},
 		{[]string{id, "--to", "openai-chat/"}, "empty model"},
 		{[]string{id, "--to", "openai:refund/wrong-cap"}, "a variant is the simulator's"},
