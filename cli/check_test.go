@@ -150,3 +150,23 @@ func TestCheckFile(t *testing.T) {
 		t.Errorf("a missing file: exit %d, %s", code, errs)
 	}
 }
+
+// TestCheckProviderNeedsModel: a real provider named without a model is
+// resolved against the recording (For: the recording's protocol when the
+// provider speaks it, else its own) and, the recording's model being the
+// simulator's, its cell is an error that asks for one; nothing is sent.
+func TestCheckProviderNeedsModel(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	id, _, _ := refundRun(t, db)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+	for _, to := range []string{"anthropic", "anthropic:"} {
+		code, out, errs := mw(t, "check", "--db", db, id, "--to", to, "--json")
+		if code != ExitFailed {
+			t.Fatalf("--to %s: exit %d: %s", to, code, errs)
+		}
+		l := lines(t, out)[0]
+		if msg, _ := l["error"].(string); l["status"] != "error" || !strings.Contains(msg, "name a model (anthropic:/MODEL)") && !strings.Contains(msg, "name a model (anthropic/MODEL)") {
+			t.Errorf("--to %s: cell %v", to, l)
+		}
+	}
+}
