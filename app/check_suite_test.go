@@ -20,13 +20,13 @@ import (
 func TestCheckSuite(t *testing.T) {
 	db := openTemp(t)
 	eng := &Engine{DB: db, Version: "test", Source: store.SourceRun, Getenv: func(string) string { return "" }}
-	target, err := ParseCheckTarget("sim", "")
+	target, err := ParseTarget("sim", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var all []CheckTarget
+	var all []Target
 	for _, p := range registry.Protocols {
-		tg, err := ParseCheckTarget(p, "")
+		tg, err := ParseTarget(p, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestCheckSuite(t *testing.T) {
 		if p.PlantScenario != "" {
 			planted.Scenario = p.PlantScenario
 		}
-		cells, err := eng.RunSuite(context.Background(), []check.Probe{planted}, []CheckTarget{target}, nil)
+		cells, err := eng.RunSuite(context.Background(), []check.Probe{planted}, []Target{target}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,10 +82,10 @@ func TestProbeUnsupported(t *testing.T) {
 		t.Fatalf("no probe %s", name)
 		return check.Probe{}
 	}
-	real := CheckTarget{Provider: adapters.ProviderOpenAI, Protocol: adapters.OpenAIChat}
+	real := Target{Provider: adapters.ProviderOpenAI, Protocol: adapters.OpenAIChat}
 	if probeUnsupported(probe("cut-stream"), real) == "" || probeUnsupported(probe("truncation"), real) != "" ||
-		probeUnsupported(probe("reasoning"), real) == "" || probeUnsupported(probe("reasoning"), CheckTarget{Protocol: adapters.AnthropicMessages}) != "" ||
-		probeUnsupported(probe("cut-stream"), CheckTarget{Protocol: adapters.OpenAIChat}) != "" {
+		probeUnsupported(probe("reasoning"), real) == "" || probeUnsupported(probe("reasoning"), Target{Protocol: adapters.AnthropicMessages}) != "" ||
+		probeUnsupported(probe("cut-stream"), Target{Protocol: adapters.OpenAIChat}) != "" {
 		t.Error("probeUnsupported")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -53,9 +52,9 @@ func TestCheckMatrix(t *testing.T) {
 	db := openTemp(t)
 	ids := recordRefund(t, db)
 	eng := &Engine{DB: db, Version: "test", Source: store.SourceRun, Getenv: func(string) string { return "" }}
-	var targets []CheckTarget
+	var targets []Target
 	for _, spec := range append(slices.Clone(registry.Protocols), "sim:refund/wrong-cap") {
-		tg, err := ParseCheckTarget(spec, "")
+		tg, err := ParseTarget(spec, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,33 +84,5 @@ func TestCheckMatrix(t *testing.T) {
 	}
 	if s := check.Summarize(cells); s.Exit != 1 || s.Regressed != len(ids) {
 		t.Errorf("summary %+v: want the %d variant cells regressed, exit 1", s, len(ids))
-	}
-}
-
-// TestParseCheckTarget: each form of --to, and one line for bad input.
-func TestParseCheckTarget(t *testing.T) {
-	for _, c := range []struct {
-		spec, provider string
-		want           CheckTarget
-	}{
-		{"openai-chat", "", CheckTarget{Protocol: "openai-chat"}},
-		{"gemini", "", CheckTarget{Protocol: "gemini"}}, // a protocol first, though also a provider
-		{"anthropic-messages/claude-x", "sim", CheckTarget{Provider: "sim", Protocol: "anthropic-messages", Model: "claude-x"}},
-		{"openai:openai-chat/gpt-4.1-mini", "", CheckTarget{Provider: "openai", Protocol: "openai-chat", Model: "gpt-4.1-mini"}},
-		{"anthropic:/claude-y", "", CheckTarget{Provider: "anthropic", Model: "claude-y"}},
-		{"sim:refund/wrong-cap", "", CheckTarget{Provider: "sim", Variant: "refund/wrong-cap"}},
-		{"refund/fenced", "", CheckTarget{Provider: "sim", Variant: "refund/fenced"}},
-		{"sim", "", CheckTarget{Provider: "sim"}},
-	} {
-		got, err := ParseCheckTarget(c.spec, c.provider)
-		c.want.Spec = c.spec
-		if err != nil || got != c.want {
-			t.Errorf("%q: %+v %v, want %+v", c.spec, got, err, c.want)
-		}
-	}
-	for _, bad := range []string{"", "bogus", "refund", "nope:openai-chat", "openai-chat/", "openai:refund/wrong-cap", "deepseek:gemini-interactions"} {
-		if _, err := ParseCheckTarget(bad, ""); err == nil || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%q: %v, want one line", bad, err)
-		}
 	}
 }

@@ -47,13 +47,17 @@ forks out, check's own children among them), or --file: a modelwire export or
 HAR file, imported into the database first (a session it already has is used
 as it is).
 
-Targets (--to, repeatable or comma-separated):
-  PROTOCOL[/MODEL]           another wire format (and model) on --provider
-                             (default: each recording's own provider)
-  PROVIDER:PROTOCOL[/MODEL]  another provider, e.g. openai:openai-chat/gpt-4.1-mini
-  PROVIDER:/MODEL            another model, the recording's protocol
-  sim:SCENARIO/VARIANT       the simulator playing a scenario's variant, the
-                             stand-in for a weaker model: sim:refund/wrong-cap
+Targets (--to, repeatable or comma-separated; the grammar fork --to reads):
+  PROTOCOL[/MODEL]           another wire format (and model), on --provider (default:
+                             each recording's provider when it speaks the protocol,
+                             else the protocol's own)
+  PROVIDER:PROTOCOL[/MODEL]  another provider too, e.g. openai:openai-chat/gpt-4.1-mini
+  PROVIDER[/MODEL]           another provider (and model), the recording's protocol when
+  PROVIDER:[/MODEL]          it speaks it, else its own; a real provider other than the
+                             recording's needs a model. PROVIDER: names a provider that
+                             is also a protocol's name (gemini:/MODEL)
+  sim:SCENARIO[/VARIANT]     the simulator playing a scenario or variant, the stand-in
+  SCENARIO/VARIANT           for a weaker model: sim:refund/wrong-cap
 Protocols: ` + strings.Join(registry.Protocols, ", ") + `.
 
 It prints a matrix sessions × targets — each cell the verdict and the first
@@ -85,7 +89,7 @@ passed (with --suite: every probe handled), 1 otherwise, 2 on bad usage.`,
 			case !suite && len(args) == 0 && !filtered && len(files) == 0:
 				return usageErr("check needs sessions: ids, a filter (--scenario, --protocol, --status, --search, --content), --file, or --suite for the built-in probes")
 			case !suite && len(to) == 0:
-				return usageErr("check needs a target: --to PROTOCOL[/MODEL], PROVIDER:PROTOCOL[/MODEL] or sim:SCENARIO/VARIANT")
+				return usageErr("check needs a target: --to %s", application.TargetSyntax)
 			}
 			if provider != "" && adapters.NativeProtocol(provider) == "" {
 				return usageErr("--provider %q: want sim, openai, anthropic, deepseek, gemini or compatible", provider)
@@ -144,7 +148,7 @@ passed (with --suite: every probe handled), 1 otherwise, 2 on bad usage.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&to, "to", nil, "a target: PROTOCOL[/MODEL], PROVIDER:PROTOCOL[/MODEL], PROVIDER:/MODEL or sim:SCENARIO/VARIANT (repeatable, comma-separated)")
+	fl.StringArrayVar(&to, "to", nil, "a target: "+application.TargetSyntax+" (repeatable, comma-separated)")
 	fl.StringVar(&provider, "provider", "", "the provider of targets that name none (default: each recording's)")
 	fl.BoolVar(&suite, "suite", false, "run the built-in capability probes instead of recorded sessions")
 	fl.StringArrayVar(&files, "file", nil, "a modelwire JSONL export or HAR file whose sessions to check (imported first; repeatable)")
@@ -158,32 +162,31 @@ passed (with --suite: every probe handled), 1 otherwise, 2 on bad usage.`,
 	return cmd
 }
 
-// parseTargets reads every --to (comma-separated lists too); a real
-// provider's key must be set. The suite's default target is the simulator.
-func parseTargets(to []string, provider string, suite bool) ([]application.CheckTarget, error) {
-	var specs []string
-	for _, t := range to {
-		for _, s := range strings.Split(t, ",") {
-			if s = strings.TrimSpace(s); s != "" && !slices.Contains(specs, s) {
-				specs = append(specs, s)
-			}
-		}
+// parseTargets reads every --to (comma-separated lists too; a target
+// given twice is one) with app.ParseTargets, --provider the default
+// provider; a real provider's key must be set. The suite's default target
+// is the simulator.
+func parseTargets(to []string, provider string, suite bool) ([]application.Target, error) {
+	if suite && len(to) == 0 {
+		to = []string{adapters.ProviderSim}
 	}
-	if suite && len(specs) == 0 {
-		specs = []string{adapters.ProviderSim}
-	}
-	var out []application.CheckTarget
-	for _, s := range specs {
-		t, err := application.ParseCheckTarget(s, provider)
+	var out []application.Target
+	for _, list := range to {
+		ts, err := application.ParseTargets(list, provider)
 		if err != nil {
-			return nil, usageErr("%v", err)
+			return nil, usageErr("--to: %v", err)
 		}
-		if t.Provider != "" && t.Provider != adapters.ProviderSim {
-			if _, err := transport.ResolveProvider(t.Provider, "", os.Getenv); err != nil {
-				return nil, usageErr("--to %s: %v", s, err)
+		for _, t := range ts {
+			if slices.ContainsFunc(out, func(o application.Target) bool { return o.Spec == t.Spec }) {
+				continue
 			}
+			if t.Provider != "" && t.Provider != adapters.ProviderSim {
+				if _, err := transport.ResolveProvider(t.Provider, "", os.Getenv); err != nil {
+					return nil, usageErr("--to: target %q: %v", t.Spec, err)
+				}
+			}
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	return out, nil
 }

@@ -89,7 +89,7 @@ func TestCheckBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{id, "--to", "bogus"}, `--to "bogus": unknown protocol or variant bogus; want [PROVIDER:]PROTOCOL[/MODEL]`},
+		{[]string{id, "--to", "bogus"}, `--to: target "bogus": unknown protocol or provider bogus; want [PROVIDER:]PROTOCOL[/MODEL]`},
 		{[]string{id, "--to", "nope:openai-chat"}, "unknown provider nope"},
 		{[]string{id, "--to", "openai-chat/"}, "empty model"},
 		{[]string{id, "--to", "openai:refund/wrong-cap"}, "a variant is the simulator's"},
@@ -148,5 +148,25 @@ func TestCheckFile(t *testing.T) {
 	}
 	if code, _, errs := mw(t, "check", "--db", dst, "--file", filepath.Join(dir, "none.jsonl"), "--to", "gemini"); code != ExitUsage || !strings.Contains(errs, "none.jsonl") {
 		t.Errorf("a missing file: exit %d, %s", code, errs)
+	}
+}
+
+// TestCheckProviderNeedsModel: a real provider named without a model is
+// resolved against the recording (For: the recording's protocol when the
+// provider speaks it, else its own) and, the recording's model being the
+// simulator's, its cell is an error that asks for one; nothing is sent.
+func TestCheckProviderNeedsModel(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	id, _, _ := refundRun(t, db)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+	for _, to := range []string{"anthropic", "anthropic:"} {
+		code, out, errs := mw(t, "check", "--db", db, id, "--to", to, "--json")
+		if code != ExitFailed {
+			t.Fatalf("--to %s: exit %d: %s", to, code, errs)
+		}
+		l := lines(t, out)[0]
+		if msg, _ := l["error"].(string); l["status"] != "error" || !strings.Contains(msg, "name a model (anthropic:/MODEL)") && !strings.Contains(msg, "name a model (anthropic/MODEL)") {
+			t.Errorf("--to %s: cell %v", to, l)
+		}
 	}
 }

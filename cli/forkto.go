@@ -19,11 +19,12 @@ import (
 
 // forkTo runs `fork ID --turn N --to a,b,c`: one child per target, each
 // planned as `fork --provider/--protocol/--model` (or --scenario for
-// sim:SCENARIO) would plan it and run unattended, then the parent and
+// sim:SCENARIO) would plan it, the target resolved against the parent
+// (app.Target.For), and run unattended, then the parent and
 // its children compared: each child's diff from the parent, and the
 // turn's answer, verdicts, latency, tokens and cost side by side.
 func forkTo(ctx context.Context, app *App, cmd *cobra.Command, prefix, to string, turn int, sets, toolResults []string, bodyFile string, f runFlags, tui bool) error {
-	targets, err := application.ParseTargets(to)
+	targets, err := application.ParseTargets(to, "")
 	if err != nil {
 		return usageErr("--to: %v", err)
 	}
@@ -49,7 +50,7 @@ func forkTo(ctx context.Context, app *App, cmd *cobra.Command, prefix, to string
 		fmt.Fprintf(app.Out, "fork of %s from turn %d to %d targets\n", parent.ID, turn, len(targets))
 	}
 	for _, t := range targets {
-		t = t.For(parent.Provider)
+		t = t.For(parent.Provider, parent.Protocol)
 		child := f
 		set := map[string]bool{}
 		for _, c := range []struct {

@@ -132,3 +132,30 @@ func TestDiffShowsManifest(t *testing.T) {
 		t.Errorf("refund → the same with a fault: manifest differences %v, want none", got)
 	}
 }
+
+// TestForkToForms: the forms check --to reads work for fork --to too — a
+// provider alone keeps the parent's protocol (the simulator speaks them
+// all), PROVIDER:/MODEL changes the model alone, SCENARIO/VARIANT needs no
+// sim: — resolved against the parent as check resolves them.
+func TestForkToForms(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	parent, _, _ := refundRun(t, db, "--protocol", "anthropic-messages")
+	targets := []string{"sim", "sim:/other-model", "refund/wrong-cap"}
+	_, out, errs := mw(t, "fork", parent, "--db", db, "--turn", "3", "--to", strings.Join(targets, ","), "--approve", "auto", "--json")
+	var cmp struct {
+		Sides []struct{ Target, Session, Protocol, Model, Verdict string } `json:"sides"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &cmp); err != nil || len(cmp.Sides) != 4 {
+		t.Fatalf("not a comparison of 4 sides (%v): %s\n%s", err, out, errs)
+	}
+	want := []struct{ protocol, model string }{
+		{"anthropic-messages", "refund-model"},
+		{"anthropic-messages", "other-model"},
+		{"anthropic-messages", "refund-model"},
+	}
+	for i, w := range want {
+		if s := cmp.Sides[i+1]; s.Target != targets[i] || s.Protocol != w.protocol || s.Model != w.model || s.Session == "" {
+			t.Errorf("side %d: %+v, want %s on %s/%s", i+1, s, targets[i], w.protocol, w.model)
+		}
+	}
+}
