@@ -68,7 +68,7 @@ func proxiedEdits(original bool) []session.Update {
 	call := adapters.ToolCall{CallID: "call_w", Name: "get_weather", Arguments: json.RawMessage(editOrigArgs)}
 	add(session.Update{Kind: session.UpResponse, Turn: 1, Summary: &adapters.Summary{Terminal: adapters.StatusCompleted, StopReason: adapters.StopToolCall, ToolCalls: []adapters.ToolCall{call}}})
 	decide(1, "call_w", "get_weather", editOrigArgs, editNewArgs, "edited by "+editRule, editRule)
-	decide(1, session.EditedText, session.EditedText, `"Let me look."`, `"我来查一下东京的天气。"`, "edited by "+editRule, editRule)
+	decide(1, session.EditedText, session.EditedText, `"让我查一下。"`, `"我来查一下东京的天气。"`, "edited by "+editRule, editRule)
 	decide(1, session.EditedStop, session.EditedStop, `"tool_call"`, `"tool_calls"`, "edited by "+editRule, editRule)
 	decide(1, session.ClientBytes, session.ClientBytes, `""`, `"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"{\\\"city\\\":\\\"東京都千代田区\\\"}\"}}]}}]}\n\ndata: [DONE]\n"`,
 		"the bytes the application got: the edited response, re-encoded by the protocol's simulator side", "proxy")
@@ -139,7 +139,7 @@ func checkEditScreens(t *testing.T, m *Model, original bool) {
 	}
 	edits := squash(section(lines, "edits"))
 	for _, want := range []string{
-		"turn1", "text✎editedby" + squash(editRule), "◀themodelwrote", "Letmelook.", "▶theapplicationgot", "我来查一下东京的天气。",
+		"turn1", "text✎editedby" + squash(editRule), "◀themodelwrote", "让我查一下。", "▶theapplicationgot", "我来查一下东京的天气。",
 		"stopreason✎editedby", "tool_call→tool_calls",
 		"turn2", "request✎editedby" + squash(editRule), `model"gpt-4o"→"gpt-4o-mini"`,
 	} {
@@ -199,12 +199,12 @@ func TestEditsInAReplay(t *testing.T) {
 // included; the lanes do the same when the panel is wide.
 func TestEditsSideBySide(t *testing.T) {
 	m := newLive(t, 160, 40)
-	m.Update(updatesMsg{gen: m.gen, ups: proxiedEdits(false)[:28]})
+	m.Update(updatesMsg{gen: m.gen, ups: proxiedEdits(false)})
 	press(m, "v")
 	screen := screenText(m.View())
 	var rows []string
 	for _, l := range strings.Split(screen, "\n") {
-		if strings.Contains(l, "│ ") && (strings.Contains(l, `"city"`) || strings.Contains(l, "arguments as")) {
+		if strings.Contains(l, "│ ") && (strings.Contains(l, `"city"`) || strings.Contains(l, "arguments as") || strings.Contains(l, "让我")) {
 			rows = append(rows, l)
 		}
 	}
@@ -213,18 +213,20 @@ func TestEditsSideBySide(t *testing.T) {
 	}
 	col := -1
 	for _, r := range rows {
-		i := strings.Index(r, "│ ")
-		c := displayWidth(r[:i])
 		// The dialog's own border is the first │; the columns' is the next.
+		i := strings.Index(r, "│ ")
 		j := strings.Index(r[i+len("│ "):], "│ ")
 		if j < 0 {
 			t.Fatalf("no separator in %q", r)
 		}
-		c = displayWidth(r[:i+len("│ ")+j])
+		c := displayWidth(r[:i+len("│ ")+j])
 		if col >= 0 && c != col {
 			t.Errorf("the columns do not line up (cell %d, then %d):\n%s", col, c, strings.Join(rows, "\n"))
 		}
 		col = c
+	}
+	if n := len(rows); n < 3 {
+		t.Errorf("%d rows in two columns, want the call's and the text's:\n%s", n, screen)
 	}
 	if !strings.Contains(screen, `"city": "Paris"`) || !strings.Contains(screen, `"city": "東京都千代田区"`) {
 		t.Errorf("the two versions are not side by side:\n%s", screen)
