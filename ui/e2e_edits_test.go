@@ -28,7 +28,7 @@ func TestE2EEdits(t *testing.T) {
 	tm.sendText("v")
 	s := tm.waitFor("both versions of the call", 10*time.Second, has(
 		"✎ edited by rule 0 \"tokyo\" (rules.json)",
-		"◀ arguments as the model proposed them", `"city": "Paris",`,
+		"‹ arguments as the model proposed them", `"city": "Paris",`,
 		"▶ arguments as edited by rule 0 \"tokyo\" (rules.json)", `"city": "東京都千代田区",`))
 	t.Logf("the values view at 80×24:\n%s", s)
 	tm.send("PgDn")

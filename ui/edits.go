@@ -33,11 +33,11 @@ const pairMinCol = 44
 func (c *Common) pairLines(labelA, labelB string, render func(raw []byte, w int) []string, a, b []byte, indent, w int) []string {
 	s := c.Styles
 	pad := strings.Repeat(" ", indent)
-	sep := " " + c.mark("│", "|") + " "
+	sep := " │ " // the frame's ASCII fold draws it |
 	col := (w - indent - displayWidth(sep)) / 2
 	if col < pairMinCol {
 		var out []string
-		out = append(out, hang(pad+s.Muted.Render("◀ "), labelA, indent+2, w)...)
+		out = append(out, hang(pad+s.Muted.Render("‹ "), labelA, indent+2, w)...)
 		out = append(out, indentLines(render(a, max(1, w-indent-2)), pad+"  ")...)
 		out = append(out, hang(pad+s.Warn.Render("▶ "), labelB, indent+2, w)...)
 		out = append(out, indentLines(render(b, max(1, w-indent-2)), pad+"  ")...)
@@ -153,9 +153,9 @@ func (c *Common) carriedNote(where string, edited bool, indent, w int) []string 
 	s := c.Styles
 	pad := strings.Repeat(" ", indent)
 	if edited {
-		return hang(pad+s.Good.Render(c.mark("↩", "<-")+" "), "the application sent the edited call back in its history ("+where+"): the model sees the call the application ran", indent+2, w)
+		return hang(pad+s.Good.Render("✓ "), "the application sent the edited call back in its history ("+where+"): the model sees the call the application ran", indent+2, w)
 	}
-	return hang(pad+s.Bad.Render(c.mark("⚠", "!")+" "), "the application sent the ORIGINAL call back in its history ("+where+"), not the edit: the model sees a call the application did not run", indent+2, w)
+	return hang(pad+s.Bad.Render("✗ "), "the application sent the ORIGINAL call back in its history ("+where+"), not the edit: the model sees a call the application did not run", indent+2, w)
 }
 
 // carriedHereLines are the notes of a turn whose request carried earlier
@@ -216,7 +216,7 @@ func (c *Common) editSections(st *session.State, w int) []valueSection {
 			case session.EditedStop:
 				line, _ := c.editedBy(d)
 				el = append(el, "  "+s.Bold.Render("stop reason")+" "+line)
-				el = append(el, hang("    ", valueText(gjson.ParseBytes(ps.Proposal.Arguments))+" "+c.mark("→", "->")+" "+valueText(gjson.ParseBytes(d.Arguments)), 6, w)...)
+				el = append(el, hang("    ", valueText(gjson.ParseBytes(ps.Proposal.Arguments))+" → "+valueText(gjson.ParseBytes(d.Arguments)), 6, w)...)
 			case session.ClientBytes:
 				got.lines = append(got.lines, s.Accent.Render(fmt.Sprintf("turn %d", t.N)))
 				if d.Reason != "" {
@@ -253,7 +253,7 @@ func (c *Common) requestEditLines(ps *session.ProposalState, w int) []string {
 	if err != nil || len(changes) == 0 {
 		return append(out, c.pairLines("the application sent", "what left for the upstream", c.jsonLines, ps.Proposal.Arguments, d.Arguments, 4, w)...)
 	}
-	arrow := " " + c.mark("→", "->") + " "
+	arrow := " → "
 	for _, ch := range changes {
 		var text string
 		switch ch.op {

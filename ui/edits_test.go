@@ -120,7 +120,7 @@ func checkEditScreens(t *testing.T, m *Model, original bool) {
 	for _, want := range []string{
 		"get_weather·call_idcall_w",
 		"✎editedby" + squash(editRule),
-		"◀argumentsasthemodelproposedthem", `"city":"Paris"`,
+		"‹argumentsasthemodelproposedthem", `"city":"Paris"`,
 		"▶argumentsaseditedby" + squash(editRule) + "(whattheapplicationgot)", `"city":"東京都千代田区"`,
 	} {
 		if !strings.Contains(calls, want) {
@@ -132,14 +132,14 @@ func checkEditScreens(t *testing.T, m *Model, original bool) {
 	}
 	carried := "theapplicationsenttheeditedcallbackinitshistory(turn2'srequest)"
 	if original {
-		carried = "⚠theapplicationsenttheORIGINALcallbackinitshistory(turn2'srequest),nottheedit"
+		carried = "✗theapplicationsenttheORIGINALcallbackinitshistory(turn2'srequest),nottheedit"
 	}
 	if !strings.Contains(calls, carried) {
 		t.Errorf("the carried note %q is missing:\n%s", carried, text)
 	}
 	edits := squash(section(lines, "edits"))
 	for _, want := range []string{
-		"turn1", "text✎editedby" + squash(editRule), "◀themodelwrote", "让我查一下。", "▶theapplicationgot", "我来查一下东京的天气。",
+		"turn1", "text✎editedby" + squash(editRule), "‹themodelwrote", "让我查一下。", "▶theapplicationgot", "我来查一下东京的天气。",
 		"stopreason✎editedby", "tool_call→tool_calls",
 		"turn2", "request✎editedby" + squash(editRule), `model"gpt-4o"→"gpt-4o-mini"`,
 	} {
@@ -258,7 +258,7 @@ func TestEditsInTheLanes(t *testing.T) {
 		}
 	}
 	text = lanes(ups)
-	for _, want := range []string{"thisrequestcarriesget_weather·call_idcall_w", "⚠theapplicationsenttheORIGINALcallbackinitshistory(thisturn'srequest)"} {
+	for _, want := range []string{"thisrequestcarriesget_weather·call_idcall_w", "✗theapplicationsenttheORIGINALcallbackinitshistory(thisturn'srequest)"} {
 		if !strings.Contains(squash(text), want) {
 			t.Errorf("turn 2's lanes lack %q:\n%s", want, text)
 		}
