@@ -163,8 +163,9 @@ func (p *Proxy) edited(x *exchange, orig, body []byte, by []string) []byte {
 }
 
 // EditedRequest is the name a request edit's decision is stored under
-// (Arguments the body the application sent, Edited the one that left).
-const EditedRequest = "(request)"
+// (Arguments the body the application sent, Edited the one that left):
+// session's, which the workbench reads too.
+const EditedRequest = session.EditedRequest
 
 func joinAnd(s []string) string {
 	out := ""

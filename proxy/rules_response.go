@@ -102,12 +102,13 @@ func (p *Proxy) ruleEdit(x *exchange, sum adapters.Summary, ed *Edit, who string
 
 // The names (and call ids: one of each a turn) a response's text and
 // stop-reason edits, and the bytes the application got, are stored under
-// as decisions (Arguments the original as a JSON string, Edited the new).
+// as decisions (Arguments the original as a JSON string, Edited the new):
+// session's, which the workbench reads too.
 const (
-	EditedText   = "(text)"
-	EditedStop   = "(stop reason)"
-	ClientBytes  = "(client response)"
-	CarriedNote  = "carried: "
+	EditedText   = session.EditedText
+	EditedStop   = session.EditedStop
+	ClientBytes  = session.ClientBytes
+	CarriedNote  = session.CarriedNote
 	maxClientRec = maxRecorded
 )
 
@@ -236,10 +237,10 @@ func argsIn(v gjson.Result, n editNote) string {
 		switch c {
 		case "":
 		case n.edited:
-			how = "edited (the model sees the call the application ran)"
+			how = session.CarriedEdited
 			return false
 		case n.orig:
-			how = "as the model proposed it, not as edited"
+			how = session.CarriedOriginal
 			return false
 		}
 		if v.IsObject() || v.IsArray() {

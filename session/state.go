@@ -341,11 +341,17 @@ func (s *State) Apply(u Update) {
 		t.Proposals = append(t.Proposals, &ProposalState{Proposal: p})
 		s.Step = StepProposals
 	case UpDecision:
-		if p := s.Turn(u.Turn).Proposal(u.Proposal.CallID); p != nil {
-			d := *u.Decision
-			p.Decision = &d
-			p.Proposal = *u.Proposal
+		t := s.Turn(u.Turn)
+		p := t.Proposal(u.Proposal.CallID)
+		if p == nil {
+			// Decided with no question asked: a proxy's rule edits and
+			// its pseudo-calls (edits.go) come as decisions alone.
+			p = &ProposalState{}
+			t.Proposals = append(t.Proposals, p)
 		}
+		d := *u.Decision
+		p.Decision = &d
+		p.Proposal = *u.Proposal
 	case UpResult:
 		if p := s.Turn(u.Turn).Proposal(u.Result.CallID); p != nil {
 			r := *u.Result

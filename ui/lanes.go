@@ -93,6 +93,7 @@ func (p *streamPanel) lines() []string {
 			out = append(out, cut("  "+s.Muted.Render(strings.Join(a.RateLimits, " · ")), p.w))
 		}
 	}
+	out = append(out, p.c.carriedHereLines(t, 0, p.w)...)
 	if n := len(t.Attempts); len(t.Lanes) == 0 && n > 0 && t.Attempts[n-1].HTTPStatus/100 == 2 && t.Terminal == nil {
 		// Waiting until the attempt's first event, whatever it is (a
 		// response.created opens no lane).
@@ -290,17 +291,19 @@ func (p *streamPanel) decision(t *session.TurnState, l *session.Lane) []string {
 		case session.Approved:
 			line = s.Good.Render("✓ approved")
 		case session.Edited:
-			line = s.Warn.Render("✎ edited") + " → " + compactJSON(d.Arguments)
+			out = append(out, p.edited(t, ps)...)
 		default:
 			line = s.Bad.Render("✗ rejected")
 			if d.Reason != "" {
 				line += ": " + oneLine(d.Reason)
 			}
 		}
-		if d.By != "" {
-			line += s.Muted.Render(" by " + d.By)
+		if d.Kind != session.Edited {
+			if d.By != "" {
+				line += s.Muted.Render(" by " + d.By)
+			}
+			out = append(out, cut("  "+line, p.w))
 		}
-		out = append(out, cut("  "+line, p.w))
 	}
 	if r := ps.Result; r != nil {
 		tag := s.Muted.Render("↳ result ")
@@ -310,4 +313,24 @@ func (p *streamPanel) decision(t *session.TurnState, l *session.Lane) []string {
 		out = append(out, cut("  "+tag+oneLine(r.Content), p.w))
 	}
 	return out
+}
+
+// edited shows an edited call: who edited it, then the model's arguments
+// beside the edited ones when the panel has room for two columns — else
+// the edited ones under a label (the lane above holds the model's, as
+// streamed) — and whether the next request carried the call back edited.
+func (p *streamPanel) edited(t *session.TurnState, ps *session.ProposalState) []string {
+	c, s := p.c, p.c.Styles
+	line, rest := c.editedBy(ps.Decision)
+	if rest != "" {
+		line += s.Muted.Render(": " + oneLine(rest))
+	}
+	out := []string{cut("  "+line, p.w)}
+	if (p.w-5)/2 >= pairMinCol {
+		out = append(out, c.pairLines("as the model proposed", "as edited (what the application got)", c.jsonLines, ps.Proposal.Arguments, ps.Decision.Arguments, 2, p.w)...)
+	} else {
+		out = append(out, "  "+s.Warn.Render("edited to (what the application got; the model's is above):"))
+		out = append(out, indentLines(c.jsonLines(ps.Decision.Arguments, max(1, p.w-4)), "    ")...)
+	}
+	return append(out, c.carriedLines(p.d.state, t.N, ps.Proposal.CallID, 2, p.w)...)
 }

@@ -259,9 +259,10 @@ func indentLines(lines []string, prefix string) []string {
 }
 
 // callLines lists a turn's tool calls: name, call_id and decision, then
-// the arguments as proposed (and as edited), then the result sent back,
-// JSON pretty-printed and wrapped to w cells.
-func (c *Common) callLines(t *session.TurnState, w int) []string {
+// the arguments as proposed (and, edited, beside them as edited: edits.go),
+// then the result sent back, JSON pretty-printed and wrapped to w cells.
+// A proxy's edits that are not calls are left to editSections.
+func (c *Common) callLines(st *session.State, t *session.TurnState, w int) []string {
 	s := c.Styles
 	type call struct {
 		lane *session.Lane
@@ -283,7 +284,7 @@ func (c *Common) callLines(t *session.TurnState, w int) []string {
 		calls = append(calls, cl)
 	}
 	for _, p := range t.Proposals {
-		if !seen[p.Proposal.CallID] {
+		if !seen[p.Proposal.CallID] && !hiddenProposal(p) {
 			calls = append(calls, call{ps: p})
 		}
 	}
@@ -326,32 +327,34 @@ func (c *Common) callLines(t *session.TurnState, w int) []string {
 			switch d.Kind {
 			case session.Approved:
 				line = s.Good.Render("✓ approved")
-			case session.Edited:
-				line = s.Warn.Render("✎ edited")
 			default:
 				line = s.Bad.Render("✗ rejected")
 			}
-			if d.By != "" {
+			reason := d.Reason
+			if d.Kind == session.Edited {
+				line, reason = c.editedBy(d)
+			} else if d.By != "" {
 				line += s.Muted.Render(" by " + d.By)
 			}
-			if d.Reason != "" {
-				out = append(out, hang("    "+line+": ", d.Reason, 6, w)...)
+			if reason != "" {
+				out = append(out, hang("    "+line+": ", reason, 6, w)...)
 			} else {
 				out = append(out, "    "+line)
 			}
 		}
-		out = append(out, "    "+s.Muted.Render("arguments"))
+		edited := ps != nil && ps.Decision != nil && ps.Decision.Kind == session.Edited
+		if !edited {
+			out = append(out, "    "+s.Muted.Render("arguments"))
+		}
 		switch {
+		case edited:
+			out = append(out, c.editedCallLines(st, t.N, ps, 4, w)...)
 		case ps != nil && len(ps.Proposal.Arguments) > 0:
 			out = append(out, jsonBlock(ps.Proposal.Arguments)...)
 		case cl.lane != nil && len(cl.lane.Arguments) > 0:
 			out = append(out, jsonBlock(cl.lane.Arguments)...)
 		case cl.lane != nil:
 			out = append(out, jsonBlock([]byte(cl.lane.Text()))...)
-		}
-		if ps != nil && ps.Decision != nil && ps.Decision.Kind == session.Edited {
-			out = append(out, "    "+s.Warn.Render("arguments as edited (run)"))
-			out = append(out, jsonBlock(ps.Decision.Arguments)...)
 		}
 		switch {
 		case ps == nil || ps.Result == nil:
@@ -391,7 +394,7 @@ func (c *Common) valueSections(d *viewData, w int, calls bool) []valueSection {
 		if !calls {
 			break
 		}
-		cl := c.callLines(t, w)
+		cl := c.callLines(st, t, w)
 		if len(cl) == 0 {
 			continue
 		}
@@ -407,6 +410,9 @@ func (c *Common) valueSections(d *viewData, w int, calls bool) []valueSection {
 	if len(sec.lines) > 0 {
 		sec.name = fmt.Sprintf("tool calls (%d)", n)
 		secs = append(secs, sec)
+	}
+	if calls {
+		secs = append(secs, c.editSections(st, w)...)
 	}
 	if len(st.Output) > 0 {
 		var schema json.RawMessage
