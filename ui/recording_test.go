@@ -225,15 +225,10 @@ func TestRecordingHoldAsksInTheDialog(t *testing.T) {
 		if !ok || d.p.Name != "get_order_line" {
 			t.Fatalf("top dialog %T", r.m.top())
 		}
-		// Hold passes the response on or replaces it: editing is not
-		// offered, and e says so instead of opening an editor.
-		if v := r.m.View(); !strings.Contains(v, "a approve · r reject · A approve all") || strings.Contains(v, "e edit") {
+		// Hold offers edit too (issue 30): an edited call is re-encoded in
+		// the protocol's own format before the application gets it.
+		if v := r.m.View(); !strings.Contains(v, "a approve · e edit · r reject · A approve all") {
 			t.Errorf("the hold dialog's keys:\n%s", v)
-		}
-		run(press(r.m, "e"))
-		if d.mode != approvalView || !strings.Contains(r.m.status.text, "not available here") {
-			r.m.ask.reply <- session.Decision{Kind: session.Rejected} // let the held request end
-			t.Fatalf("e in hold mode: mode %v, status %q", d.mode, r.m.status.text)
 		}
 		var cmds []tea.Cmd
 		for _, k := range c.keys {
