@@ -80,6 +80,8 @@ type matrixDialog struct {
 	// row and col are the cursor; top and left the first row and target
 	// column drawn.
 	row, col, top, left int
+	// shown is how many target columns the last frame drew.
+	shown int
 }
 
 func newMatrixDialog(c *Common, km *KeyMap, cells []CheckCell) *matrixDialog {
@@ -251,14 +253,18 @@ func (d *matrixDialog) detail(inner int) []string {
 	}
 	r := d.rec[d.rows[d.row]]
 	c, ok := d.cursor()
-	out := []string{s.Accent.Render(cut(r.Recording+" → "+d.cols[d.col], inner))}
+	// Long names wrap rather than cut: every value is readable here.
+	var out []string
+	for _, l := range wrapLines(r.Recording+" → "+d.cols[d.col], inner) {
+		out = append(out, s.Accent.Render(l))
+	}
 	if !ok {
 		return append(out, s.Muted.Render("not checked against this target"))
 	}
 	recV := verdict(r.RecordingVerdict, r.RecordingLayer, false)
-	out = append(out, cut(fmt.Sprintf("child     %s  %s · %s · %s", c.Child, c.Protocol, c.Provider, c.Model), inner),
-		"target    "+d.cellText(c),
-		cut("recording "+recV+" · "+r.RecordingProtocol, inner))
+	out = append(out, wrapLines(fmt.Sprintf("child     %s  %s · %s · %s", c.Child, c.Protocol, c.Provider, c.Model), inner)...)
+	out = append(out, "target    "+d.cellText(c))
+	out = append(out, wrapLines("recording "+recV+" · "+r.RecordingProtocol, inner)...)
 	regs := "none"
 	if len(c.Regressions) > 0 {
 		regs = strings.Join(c.Regressions, ", ")
@@ -287,14 +293,8 @@ func (d *matrixDialog) lines(inner, room int) []string {
 	for j := d.left; j < d.left+n; j++ {
 		head += pad + fit(d.cols[j], ws[j])
 	}
-	more := ""
-	if d.left > 0 {
-		more += fmt.Sprintf("‹ %d ", d.left)
-	}
-	if rest := len(d.cols) - d.left - n; rest > 0 {
-		more += fmt.Sprintf("%d more ›", rest)
-	}
-	out := []string{s.Muted.Render(fit(head, inner-lipgloss.Width(more))) + s.Accent.Render(more)}
+	d.shown = n
+	out := []string{s.Muted.Render(head)}
 	det := d.detail(inner)
 	rowsRoom := max(1, room-len(out)-1-len(det))
 	d.top = min(d.top, d.row)
@@ -328,6 +328,21 @@ func (d *matrixDialog) View(w, h int) string {
 	st := d.c.Styles.Dialog
 	inner := w - st.GetHorizontalFrameSize()
 	room := max(3, h-st.GetVerticalFrameSize()-2)
+	lines := d.lines(inner, room)
 	title := fmt.Sprintf("Check matrix · %s × %s · %d regressed", count(len(d.rows), "recording"), count(len(d.cols), "target"), d.regressed)
-	return d.c.box(title, d.lines(inner, room), hintOf(d.Bindings(d.km)...), w, h)
+	if d.shown > 0 && d.shown < len(d.cols) {
+		// Which targets are on screen, and on which side the others are.
+		more := fmt.Sprintf(" · targets %d–%d of %d", d.left+1, d.left+d.shown, len(d.cols))
+		if d.shown == 1 {
+			more = fmt.Sprintf(" · target %d of %d", d.left+1, len(d.cols))
+		}
+		if d.left > 0 {
+			more += " ‹"
+		}
+		if d.left+d.shown < len(d.cols) {
+			more += " ›"
+		}
+		title += more
+	}
+	return d.c.box(title, lines, hintOf(d.Bindings(d.km)...), w, h)
 }
