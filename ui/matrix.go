@@ -314,10 +314,14 @@ func (d *matrixDialog) lines(inner, room int) []string {
 			if ok {
 				text = d.cellText(c)
 			}
+			gap := pad
 			if i == d.row && j == d.col {
+				// The cursor's cell: highlighted, and marked by a glyph
+				// too, so it shows with NO_COLOR.
 				text = s.Selected.Render(ansiStrip(fit(text, ws[j])))
+				gap = "▸ "
 			}
-			line += pad + fit(text, ws[j])
+			line += gap + fit(text, ws[j])
 		}
 		out = append(out, line)
 	}

@@ -123,7 +123,7 @@ func TestMatrixView(t *testing.T) {
 	press(m, "right", "right")
 	v = m.View()
 	fits(t, v)
-	contains(t, v, "! error", "1recordingaa ✓", "1recordingaa → anthropic-messages", "regressed error")
+	contains(t, v, "▸ ! error", "1recordingaa ✓", "1recordingaa → anthropic-messages", "regressed error")
 	press(m, "l", "l")
 	v = m.View()
 	fits(t, v)
