@@ -19,6 +19,7 @@ import (
 	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/transport"
+	"github.com/modelwire/modelwire/ui"
 )
 
 func init() { register(newCheckCmd) }
@@ -31,6 +32,7 @@ func newCheckCmd(app *App) *cobra.Command {
 		provider string
 		suite    bool
 		asJSON   bool
+		tui      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "check [SESSION…] --to TARGET",
@@ -88,6 +90,8 @@ passed (with --suite: every probe handled), 1 otherwise, 2 on bad usage.`,
 				return usageErr("--suite runs the built-in probes: it takes no sessions, filters or --file")
 			case !suite && len(args) == 0 && !filtered && len(files) == 0:
 				return usageErr("check needs sessions: ids, a filter (--scenario, --protocol, --status, --search, --content), --file, or --suite for the built-in probes")
+			case suite && tui:
+				return usageErr("--tui opens the matrix of recordings re-sent; the suite's probes have no recordings")
 			case !suite && len(to) == 0:
 				return usageErr("check needs a target: --to %s", application.TargetSyntax)
 			}
@@ -141,6 +145,13 @@ passed (with --suite: every probe handled), 1 otherwise, 2 on bad usage.`,
 			} else {
 				check.WriteText(out, cells)
 			}
+			if tui {
+				_ = out.Flush()
+				db.Close()
+				if err := openWorkbench(app, cmd, ui.Options{Matrix: true}); err != nil {
+					return err
+				}
+			}
 			if sum.Exit != 0 {
 				return &exitError{code: ExitFailed, err: fmt.Errorf("%d of %d cells regressed", sum.Regressed, sum.Cells), shown: !asJSON}
 			}
@@ -153,6 +164,7 @@ passed (with --suite: every probe handled), 1 otherwise, 2 on bad usage.`,
 	fl.BoolVar(&suite, "suite", false, "run the built-in capability probes instead of recorded sessions")
 	fl.StringArrayVar(&files, "file", nil, "a modelwire JSONL export or HAR file whose sessions to check (imported first; repeatable)")
 	fl.BoolVar(&asJSON, "json", false, "one JSON object a line per cell, then a summary object")
+	fl.BoolVar(&tui, "tui", false, "after the run, open the workbench on the check matrix (enter on a cell: the recording and its child side by side)")
 	fl.StringVar(&f.Scenario, "scenario", "", "only recordings of this scenario (refund matches its variants too)")
 	fl.StringVar(&f.Protocol, "protocol", "", "only recordings of this protocol")
 	fl.StringVar(&f.Provider, "recorded-provider", "", "only recordings of this provider")

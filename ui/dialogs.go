@@ -31,6 +31,7 @@ const (
 	dlgFork
 	dlgValues
 	dlgChanges
+	dlgMatrix
 )
 
 // dialog is one overlay.

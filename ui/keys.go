@@ -66,6 +66,9 @@ type DialogKeys struct {
 	Mark, Diff key.Binding
 	// Replay opens the selected session (the sessions list).
 	Replay key.Binding
+	// Matrix opens the check matrix from the sessions list (matrix.go);
+	// Pair compares the cursor's cell's recording and child there.
+	Matrix, Pair key.Binding
 }
 
 // DefaultKeyMap is the contract's key map.
@@ -150,6 +153,8 @@ func DefaultKeyMap() KeyMap {
 			Mark:    b("m", "mark for diff", "m"),
 			Diff:    b("D", "diff the two marked (or a fork and its parent)", "D"),
 			Replay:  b("enter", "replay", "enter"),
+			Matrix:  b("M", "check matrix", "M"),
+			Pair:    b("enter", "pair side by side", "enter"),
 		},
 	}
 }

@@ -62,6 +62,9 @@ type Options struct {
 	// (a fork's parent) against Compare[1] (its first child) and names the
 	// other children in the status line (`fork --to … --tui`).
 	Compare []string
+	// Matrix opens the check matrix (matrix.go) over the first screen
+	// (`check --tui`).
+	Matrix bool
 	// Getenv decides which real providers are offered (os.Getenv if nil).
 	Getenv func(string) string
 	// ExportDir is where exports go ("." if empty).
@@ -115,6 +118,8 @@ type Model struct {
 
 	// diffGen numbers comparisons (diff.go); forkGen fork dialogs (fork.go).
 	diffGen int
+	// matrixGen numbers readings of the check matrix (matrix.go).
+	matrixGen int
 	// compareAt is the diffGen of the comparison Options.Compare opened
 	// (0: none yet).
 	compareAt int
@@ -171,10 +176,14 @@ func New(opts Options) *Model {
 
 // Init starts the first session (or loads the replay).
 func (m *Model) Init() tea.Cmd {
-	if m.opts.Replay != "" {
-		return m.loadReplay(m.opts.Replay)
+	var matrix tea.Cmd
+	if m.opts.Matrix {
+		matrix = m.loadMatrix()
 	}
-	return m.startRun(m.opts.Run)
+	if m.opts.Replay != "" {
+		return tea.Batch(m.loadReplay(m.opts.Replay), matrix)
+	}
+	return tea.Batch(m.startRun(m.opts.Run), matrix)
 }
 
 func (m *Model) applyHelpStyles() {

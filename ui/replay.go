@@ -27,6 +27,9 @@ type Library interface {
 	// set, is that turn's request body edited; results replace earlier
 	// turns' tool results by TURN:CALL_ID.
 	Fork(id string, turn int, body []byte, results map[string]string) (session.Setup, error)
+	// Checks reads back what `modelwire check` stored: for each session
+	// it re-sent, the recording, the target and the verdicts (matrix.go).
+	Checks() ([]CheckCell, error)
 }
 
 // Replay is a stored session as the workbench steps through it: the

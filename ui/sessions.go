@@ -131,7 +131,7 @@ func (d *sessionsDialog) Bindings(km *KeyMap) []key.Binding {
 		return []key.Binding{km.Dialog.Accept, km.Dialog.Close}
 	}
 	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Dialog.Replay, km.Dialog.Filter, km.Dialog.Sort, km.Dialog.Reverse, km.Dialog.Delete,
-		km.Dialog.Export, km.Dialog.Mark, km.Dialog.Diff, km.Nav.Top, km.Nav.Bottom, km.Dialog.Close}
+		km.Dialog.Export, km.Dialog.Mark, km.Dialog.Diff, km.Dialog.Matrix, km.Nav.Top, km.Nav.Bottom, km.Dialog.Close}
 }
 
 func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
@@ -185,6 +185,8 @@ func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd)
 		}
 	case key.Matches(msg, km.Dialog.Diff):
 		return d.diffAction(), nil
+	case key.Matches(msg, km.Dialog.Matrix):
+		return actOpenMatrix{}, nil
 	}
 	return nil, nil
 }

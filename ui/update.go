@@ -82,6 +82,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onSeek(msg)
 	case diffMsg:
 		return m, m.onDiff(msg)
+	case matrixMsg:
+		return m, m.onMatrix(msg)
 	case forkFileMsg:
 		return m, m.forkFile(msg)
 	case forkEditedMsg:
@@ -380,6 +382,8 @@ func (m *Model) do(act action) tea.Cmd {
 		return func() tea.Msg { return deletedMsg{id: id, err: lib.Delete(id)} }
 	case actOpenDiff:
 		return m.loadDiff(a.a, a.b)
+	case actOpenMatrix:
+		return m.loadMatrix()
 	case actForkEdit:
 		return m.editFork(a)
 	case actFork:
