@@ -17,15 +17,15 @@ func TestLibraryChecks(t *testing.T) {
 	db := openTemp(t)
 	ids := recordRefund(t, db)[:2]
 	eng := &Engine{DB: db, Version: "test", Source: store.SourceRun, Getenv: func(string) string { return "" }}
-	var targets []CheckTarget
+	var targets []Target
 	for _, spec := range []string{"openai-chat", "sim:refund/wrong-cap"} {
-		tg, err := ParseCheckTarget(spec, "")
+		tg, err := ParseTarget(spec, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		targets = append(targets, tg)
 	}
-	run := func(recs []string, ts []CheckTarget) {
+	run := func(recs []string, ts []Target) {
 		t.Helper()
 		if _, err := eng.CheckAll(context.Background(), recs, ts, nil); err != nil {
 			t.Fatal(err)
@@ -33,7 +33,7 @@ func TestLibraryChecks(t *testing.T) {
 	}
 	run(ids, targets)
 	run(ids[:1], targets[1:]) // again: the newer child replaces the older
-	if _, err := eng.RunSuite(context.Background(), check.Probes[:1], []CheckTarget{{Spec: "sim", Provider: "sim"}}, nil); err != nil {
+	if _, err := eng.RunSuite(context.Background(), check.Probes[:1], []Target{{Spec: "sim", Provider: "sim"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	cells, err := Library{DB: db}.Checks()
