@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"compress/zlib"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -549,66 +548,4 @@ func (x *exchange) finish(o outcome, sum *adapters.Summary) {
 	x.p.mu.Lock()
 	x.conv.active--
 	x.p.mu.Unlock()
-}
-
-func hasText(evs []adapters.Event) bool {
-	for _, e := range evs {
-		if (e.Type == adapters.EvTextDelta || e.Type == adapters.EvRefusalDelta) && e.Delta != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// readCapped reads r to its end and keeps the first max bytes (as valid
-// text); n is how many there were.
-func readCapped(r io.Reader, max int) (string, int64) {
-	var b bytes.Buffer
-	n, _ := io.Copy(&b, io.LimitReader(r, int64(max)))
-	rest, _ := io.Copy(io.Discard, r)
-	return strings.ToValidUTF8(b.String(), "\uFFFD"), n + rest
-}
-
-// transportText names how a response's body ended early.
-func transportText(err error, forwarded int64) string {
-	if errors.Is(err, ErrRecorderBehind) {
-		return err.Error()
-	}
-	return fmt.Sprintf("the stream broke after %d bytes: %v", forwarded, err)
-}
-
-// lazyReader opens its reader on first use (gzip.NewReader reads the
-// header, which must happen on the recording goroutine).
-type lazyReader struct {
-	open func() (io.Reader, error)
-	r    io.Reader
-	err  error
-}
-
-func (l *lazyReader) Read(p []byte) (int, error) {
-	if l.r == nil && l.err == nil {
-		l.r, l.err = l.open()
-	}
-	if l.err != nil {
-		return 0, l.err
-	}
-	return l.r.Read(p)
-}
-
-func jsonOrNil(b []byte) json.RawMessage {
-	if len(b) == 0 {
-		return nil
-	}
-	return json.RawMessage(b)
-}
-
-func jsonMarshal(v any) ([]byte, error) { return adapters.MarshalBody(v) }
-
-func oneLine(s string, n int) string {
-	s = headOf(s, 8*n) // the fields of the first few lines, not of a whole body
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
