@@ -22,21 +22,7 @@ func TestJavaScriptSDKGetsEditedStream(t *testing.T) {
 	e2e.Require(t, "the JavaScript SDK edit check", "node", "npm")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	for _, f := range []string{"../sim/jstest/package.json", "../sim/jstest/package-lock.json", "testdata/edit_stream.mjs"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	npm := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline")
-	npm.Dir = dir
-	if out, err := npm.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
+	dir := npmDir(ctx, t, "testdata/edit_stream.mjs")
 	rc := refund(t)
 	b, _ := json.Marshal(map[string]any{"system": rc.system, "task": rc.task, "tools": rc.sc.Tools})
 	fx := filepath.Join(dir, "fixture.json")
