@@ -165,12 +165,7 @@ passed (with --suite: every probe handled), 1 otherwise, 2 on bad usage.`,
 	fl.StringArrayVar(&files, "file", nil, "a modelwire JSONL export or HAR file whose sessions to check (imported first; repeatable)")
 	fl.BoolVar(&asJSON, "json", false, "one JSON object a line per cell, then a summary object")
 	fl.BoolVar(&tui, "tui", false, "after the run, open the workbench on the check matrix (enter on a cell: the recording and its child side by side)")
-	fl.StringVar(&f.Scenario, "scenario", "", "only recordings of this scenario (refund matches its variants too)")
-	fl.StringVar(&f.Protocol, "protocol", "", "only recordings of this protocol")
-	fl.StringVar(&f.Provider, "recorded-provider", "", "only recordings of this provider")
-	fl.StringVar((*string)(&f.Status), "status", "", "only recordings of this status: done, failed or interrupted")
-	fl.StringVar(&f.Search, "search", "", "only recordings whose title contains this text")
-	fl.StringVar(&f.Content, "content", "", "only recordings whose requests, tool calls or events contain this text")
+	filterFlags(fl, &f, "recordings", "recorded-provider", "done, failed or interrupted")
 	return cmd
 }
 

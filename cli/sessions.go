@@ -13,6 +13,7 @@ import (
 
 	"github.com/mattn/go-runewidth"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/ui"
@@ -78,12 +79,7 @@ an id names a session in replay and export.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&asJSON, "json", false, "one JSON object a line")
-	fl.StringVar(&f.Scenario, "scenario", "", "only this scenario (refund matches its variants too)")
-	fl.StringVar(&f.Protocol, "protocol", "", "only this protocol")
-	fl.StringVar(&f.Provider, "provider", "", "only this provider")
-	fl.StringVar((*string)(&f.Status), "status", "", "only this status: running, done, failed or interrupted")
-	fl.StringVar(&f.Search, "search", "", "only sessions whose title contains this text")
-	fl.StringVar(&f.Content, "content", "", "only sessions whose requests, tool calls or events contain this text")
+	filterFlags(fl, &f, "sessions", "provider", "running, done, failed or interrupted")
 	return cmd
 }
 
@@ -260,4 +256,16 @@ func storeErr(err error) error {
 // ms formats a duration in milliseconds for tables.
 func fmtMS(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}
+
+// filterFlags declares the flags that fill a store.Filter, for `sessions`
+// and `check` (which calls its sessions recordings and gives --provider
+// to its targets).
+func filterFlags(fl *pflag.FlagSet, f *store.Filter, noun, providerFlag, statuses string) {
+	fl.StringVar(&f.Scenario, "scenario", "", "only "+noun+" of this scenario (refund matches its variants too)")
+	fl.StringVar(&f.Protocol, "protocol", "", "only "+noun+" of this protocol")
+	fl.StringVar(&f.Provider, providerFlag, "", "only "+noun+" of this provider")
+	fl.StringVar((*string)(&f.Status), "status", "", "only "+noun+" of this status: "+statuses)
+	fl.StringVar(&f.Search, "search", "", "only "+noun+" whose title contains this text")
+	fl.StringVar(&f.Content, "content", "", "only "+noun+" whose requests, tool calls or events contain this text")
 }
