@@ -366,6 +366,23 @@ func migrations() []migration {
 	return out
 }
 
+// walMode turns on the WAL. Switching a new file's journal needs an
+// exclusive lock, and when two processes open the file at once both hold a
+// shared lock and want it: SQLite answers one of them SQLITE_BUSY at once,
+// without its busy handler (waiting would deadlock), so we wait here, as
+// long as the busy timeout, for the other to finish.
+func walMode(ctx context.Context, conn *sql.Conn) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		_, err := conn.ExecContext(ctx, "PRAGMA journal_mode=WAL")
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(pause)
+	}
+}
+
 func lastMigration() int {
 	ms := migrations()
 	return ms[len(ms)-1].version
@@ -383,7 +400,7 @@ func (db *DB) migrate() error {
 	}
 	defer conn.Close()
 	// The WAL persists in the file; set here, after the page size.
-	if _, err := conn.ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+	if err := walMode(ctx, conn); err != nil {
 		return err
 	}
 	for _, m := range migrations() {
