@@ -107,6 +107,8 @@ type Filter struct {
 	// tool call's arguments or result, a stored event (an answer's text
 	// matches where one event carries it whole).
 	Content string
+	// Since keeps sessions created at or after it (zero: all).
+	Since time.Time
 	// Limit caps the result (0: no cap).
 	Limit int
 }
@@ -209,34 +211,7 @@ func (db *DB) ListSessions(f Filter) ([]SessionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var where []string
-	var args []any
-	if f.Scenario != "" {
-		where = append(where, `(scenario = ? OR scenario || '/' || variant = ?)`)
-		args = append(args, f.Scenario, f.Scenario)
-	}
-	for _, c := range []struct{ col, val string }{{"protocol", f.Protocol}, {"provider", f.Provider}} {
-		if c.val != "" {
-			where = append(where, c.col+` = ?`)
-			args = append(args, c.val)
-		}
-	}
-	if f.Status != "" && len(dead) == 0 {
-		where = append(where, `status = ?`)
-		args = append(args, f.Status)
-	}
-	if f.Search != "" {
-		pat := likePattern(f.Search)
-		where = append(where, `(title LIKE ? ESCAPE '\' OR scenario LIKE ? ESCAPE '\')`)
-		args = append(args, pat, pat)
-	}
-	if f.Content != "" {
-		pat := likePattern(f.Content)
-		where = append(where, `(EXISTS (SELECT 1 FROM attempts a WHERE a.sid = sessions.sid AND CAST(a.request_body AS TEXT) LIKE ? ESCAPE '\')
-			OR EXISTS (SELECT 1 FROM tool_calls t WHERE t.sid = sessions.sid AND (t.arguments LIKE ? ESCAPE '\' OR t.result LIKE ? ESCAPE '\'))
-			OR EXISTS (SELECT 1 FROM chunks c WHERE c.sid = sessions.sid AND `+db.chunkSteps()+` LIKE ? ESCAPE '\'))`)
-		args = append(args, pat, pat, pat, pat)
-	}
+	where, args := db.filterWhere(f, len(dead) == 0)
 	q := `SELECT ` + db.sessionCols() + ` FROM sessions`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
@@ -265,6 +240,46 @@ func (db *DB) ListSessions(f Filter) ([]SessionInfo, error) {
 		}
 	}
 	return out, rows.Err()
+}
+
+// filterWhere is f as SQL conditions on the sessions table (AND-ed) and
+// their arguments. status says whether f.Status can be a condition: not
+// when some running sessions were just found dead, whose row still says
+// running (the caller filters those).
+func (db *DB) filterWhere(f Filter, status bool) ([]string, []any) {
+	var where []string
+	var args []any
+	if f.Scenario != "" {
+		where = append(where, `(scenario = ? OR scenario || '/' || variant = ?)`)
+		args = append(args, f.Scenario, f.Scenario)
+	}
+	for _, c := range []struct{ col, val string }{{"protocol", f.Protocol}, {"provider", f.Provider}} {
+		if c.val != "" {
+			where = append(where, c.col+` = ?`)
+			args = append(args, c.val)
+		}
+	}
+	if f.Status != "" && status {
+		where = append(where, `status = ?`)
+		args = append(args, f.Status)
+	}
+	if f.Search != "" {
+		pat := likePattern(f.Search)
+		where = append(where, `(title LIKE ? ESCAPE '\' OR scenario LIKE ? ESCAPE '\')`)
+		args = append(args, pat, pat)
+	}
+	if f.Content != "" {
+		pat := likePattern(f.Content)
+		where = append(where, `(EXISTS (SELECT 1 FROM attempts a WHERE a.sid = sessions.sid AND CAST(a.request_body AS TEXT) LIKE ? ESCAPE '\')
+			OR EXISTS (SELECT 1 FROM tool_calls t WHERE t.sid = sessions.sid AND (t.arguments LIKE ? ESCAPE '\' OR t.result LIKE ? ESCAPE '\'))
+			OR EXISTS (SELECT 1 FROM chunks c WHERE c.sid = sessions.sid AND `+db.chunkSteps()+` LIKE ? ESCAPE '\'))`)
+		args = append(args, pat, pat, pat, pat)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, `created_at >= ?`)
+		args = append(args, f.Since.UnixMilli())
+	}
+	return where, args
 }
 
 // Resolve turns an id or a unique prefix of one (case-insensitive) into

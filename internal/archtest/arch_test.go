@@ -58,6 +58,8 @@ var forbidden = []rule{
 		why: "pricing is the table of model facts and the cost rule: it knows only the canonical usage (adapters)"},
 	{from: p("check"), to: p("*"), notTo: p("adapters store validate pricing"),
 		why: "check judges what re-sent sessions stored against their recordings: it reads the store and runs nothing (app re-sends them)"},
+	{from: p("stats"), to: p("*"), notTo: p("adapters store pricing"),
+		why: "stats aggregates what the store keeps and prices it: it reads the store and runs nothing"},
 	{from: p("transport"), to: p("*"), notTo: p("adapters/..."),
 		why: "transport carries requests to a provider: it knows the wire formats only by their descriptors (adapters/...), never a session"},
 	{from: p("session"), to: p("timeline"),
@@ -83,11 +85,12 @@ var forbidden = []rule{
 // every wire-format package that has none of its own.
 var allowed = map[string][]string{
 	"main":       p("cli"),
-	"cli":        p("app check ui proxy telemetry themes bench vcr session transport timeline validate store har jsonl sim samples diff copyout adapters/... redact"),
+	"cli":        p("app check stats ui proxy telemetry themes bench vcr session transport timeline validate store har jsonl sim samples diff copyout adapters/... redact"),
 	"bench":      p("app ui proxy store adapters/..."),
 	"app":        p("session transport timeline validate store jsonl sim samples diff proxy check adapters/... redact jsonschema"),
 	"check":      p("adapters store validate pricing"),
-	"ui":         p("session pricing transport timeline validate diff copyout themes adapters/... redact jsonschema"),
+	"stats":      p("adapters store pricing"),
+	"ui":         p("session stats pricing transport timeline validate diff copyout themes adapters/... redact jsonschema"),
 	"vcr":        p("diff store adapters/... jsonschema"),
 	"proxy":      p("session transport timeline validate store adapters/... redact jsonschema"),
 	"diff":       p("session store adapters/... jsonschema"),
