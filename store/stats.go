@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"time"
 )
@@ -62,9 +61,16 @@ type StatAttempt struct {
 
 // EachStatSession calls fn for each session f selects, oldest first, with
 // its attempts. Sessions whose writer is gone count as interrupted, as in
-// ListSessions; f.Limit is ignored.
+// ListSessions; f.Limit is ignored. FailedLayer is read for failed
+// sessions only.
+//
+// Sessions and attempts are two queries, run at once (the attempts in a
+// goroutine, handed over in batches) and merged by sid: each is one pass
+// in sid order. They read on two connections, so a session written while
+// they run may show one attempt more or less than it ends with.
 func (db *DB) EachStatSession(f Filter, fn func(*StatSession) error) error {
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	dead, err := db.sweep(ctx)
 	if err != nil {
 		return err
@@ -74,63 +80,43 @@ func (db *DB) EachStatSession(f Filter, fn func(*StatSession) error) error {
 	if len(where) > 0 {
 		cond = ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	// One read transaction: both queries see the same snapshot.
-	tx, err := db.sql.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
+	id := `''` // the id is only wanted to find the dead
+	if len(dead) > 0 {
+		id = `id`
 	}
-	defer tx.Rollback()
-	srows, err := tx.QueryContext(ctx, `SELECT sid, id, created_at, coalesce(finished_at, 0), status, scenario, variant, protocol,
-		provider, model, model_reported, source, base_url,
-		coalesce((SELECT layer FROM validations v WHERE v.sid = sessions.sid AND v.status = 'fail'
-			AND v.seq = (SELECT max(seq) FROM validations w WHERE w.sid = sessions.sid) ORDER BY v.ord LIMIT 1), '')
+	srows, err := db.sql.QueryContext(ctx, `SELECT sid, `+id+`, created_at, coalesce(finished_at, 0), status, scenario, variant,
+		protocol, provider, model, model_reported, source, base_url,
+		CASE WHEN status = 'failed' THEN coalesce((SELECT layer FROM validations v WHERE v.sid = sessions.sid AND v.status = 'fail'
+			AND v.seq = (SELECT max(seq) FROM validations w WHERE w.sid = sessions.sid) ORDER BY v.ord LIMIT 1), '') ELSE '' END
 		FROM sessions`+cond+` ORDER BY sid`, args...)
 	if err != nil {
 		return err
 	}
 	defer srows.Close()
+	batches := make(chan attemptBatch, 4)
+	go db.readStatAttempts(ctx, cond, args, batches)
 
-	var cols strings.Builder
-	for _, p := range TimePoints {
-		cols.WriteString(`, coalesce(` + p.Column + `, -1)`)
-	}
-	aq := `SELECT sid, turn, attempt, status_code, state, response_model, coalesce(input_tokens, -1), coalesce(output_tokens, -1),
-		coalesce(cache_read_tokens, -1), coalesce(cache_write_tokens, -1), coalesce(reasoning_tokens, -1)` + cols.String() + `
-		FROM attempts`
-	if cond != "" {
-		aq += ` WHERE sid IN (SELECT sid FROM sessions` + cond + `)`
-	}
-	arows, err := tx.QueryContext(ctx, aq+` ORDER BY sid, turn, attempt`, args...)
-	if err != nil {
-		return err
-	}
-	defer arows.Close()
-
-	// The two results are merged by sid, both in sid order.
 	var (
 		s       StatSession
-		a       StatAttempt
-		aSID    int64 = -1
-		aMore         = true
+		b       attemptBatch
+		next    int // b.attempts[next] is the next attempt to merge
 		created int64
 		done    int64
-		points  = make([]int64, len(TimePoints))
-		dest    = []any{&aSID, &a.Turn, &a.Attempt, &a.StatusCode, &a.State, &a.Model, &a.Input, &a.Output, &a.CacheRead, &a.CacheWrite, &a.Reasoning}
 	)
-	for i := range points {
-		dest = append(dest, &points[i])
-	}
-	nextAttempt := func() error {
-		if aMore = arows.Next(); !aMore {
-			return arows.Err()
+	// peek returns the next attempt's sid, -1 when there is none.
+	peek := func() (int64, error) {
+		for next == len(b.sids) {
+			var ok bool
+			if b, ok = <-batches; !ok {
+				return -1, nil
+			}
+			if b.err != nil {
+				return -1, b.err
+			}
+			next = 0
 		}
-		return arows.Scan(dest...)
+		return b.sids[next], nil
 	}
-	if err := nextAttempt(); err != nil {
-		return err
-	}
-	// Attempts' point slices are cut from one arena per session.
-	var arena []int64
 	for srows.Next() {
 		var sid int64
 		in := &s.Info
@@ -145,17 +131,19 @@ func (db *DB) EachStatSession(f Filter, fn func(*StatSession) error) error {
 		if dead[in.ID] {
 			in.Status = StatusInterrupted
 		}
-		s.Attempts, arena = s.Attempts[:0], arena[:0]
-		for aMore && aSID <= sid {
-			if aSID == sid {
-				start := len(arena)
-				arena = append(arena, points...)
-				a.Points = arena[start:len(arena):len(arena)]
-				s.Attempts = append(s.Attempts, a)
-			}
-			if err := nextAttempt(); err != nil {
+		s.Attempts = s.Attempts[:0]
+		for {
+			asid, err := peek()
+			if err != nil {
 				return err
 			}
+			if asid < 0 || asid > sid {
+				break
+			}
+			if asid == sid {
+				s.Attempts = append(s.Attempts, b.attempts[next])
+			}
+			next++
 		}
 		if f.Status != "" && in.Status != f.Status {
 			continue
@@ -165,4 +153,82 @@ func (db *DB) EachStatSession(f Filter, fn func(*StatSession) error) error {
 		}
 	}
 	return srows.Err()
+}
+
+// attemptBatch is a run of attempts in sid order (sids[i] is attempts[i]'s
+// session), or the error that ended the reading.
+type attemptBatch struct {
+	sids     []int64
+	attempts []StatAttempt
+	err      error
+}
+
+const attemptBatchSize = 1024
+
+// readStatAttempts sends the attempts of the sessions cond selects, in
+// batches, then closes out; it stops when ctx ends.
+func (db *DB) readStatAttempts(ctx context.Context, cond string, args []any, out chan<- attemptBatch) {
+	defer close(out)
+	send := func(b attemptBatch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	var cols strings.Builder
+	for _, p := range TimePoints {
+		cols.WriteString(`, coalesce(` + p.Column + `, -1)`)
+	}
+	q := `SELECT sid, turn, attempt, status_code, state, response_model, coalesce(input_tokens, -1), coalesce(output_tokens, -1),
+		coalesce(cache_read_tokens, -1), coalesce(cache_write_tokens, -1), coalesce(reasoning_tokens, -1)` + cols.String() + `
+		FROM attempts`
+	if cond != "" {
+		q += ` WHERE sid IN (SELECT sid FROM sessions` + cond + `)`
+	}
+	rows, err := db.sql.QueryContext(ctx, q+` ORDER BY sid, turn, attempt`, args...)
+	if err != nil {
+		send(attemptBatch{err: err})
+		return
+	}
+	defer rows.Close()
+	var (
+		sid    int64
+		a      StatAttempt
+		points = make([]int64, len(TimePoints))
+		dest   = []any{&sid, &a.Turn, &a.Attempt, &a.StatusCode, &a.State, &a.Model, &a.Input, &a.Output, &a.CacheRead, &a.CacheWrite, &a.Reasoning}
+	)
+	for i := range points {
+		dest = append(dest, &points[i])
+	}
+	var b attemptBatch
+	var arena []int64 // the batch's points
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			send(attemptBatch{err: err})
+			return
+		}
+		if b.sids == nil {
+			b.sids, b.attempts = make([]int64, 0, attemptBatchSize), make([]StatAttempt, 0, attemptBatchSize)
+			arena = make([]int64, 0, attemptBatchSize*len(points))
+		}
+		start := len(arena)
+		arena = append(arena, points...)
+		a.Points = arena[start:len(arena):len(arena)]
+		b.sids, b.attempts = append(b.sids, sid), append(b.attempts, a)
+		if len(b.sids) == attemptBatchSize {
+			if !send(b) {
+				return
+			}
+			b = attemptBatch{}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		send(attemptBatch{err: err})
+		return
+	}
+	if len(b.sids) > 0 {
+		send(b)
+	}
 }
