@@ -149,7 +149,7 @@ func writeStats(w io.Writer, r *stats.Report) {
 		if !g.CostComplete() {
 			cost = "≥" + cost
 		}
-		row = append(row, fmt.Sprint(g.Sessions), fmt.Sprint(g.Failed), pct(g.FailureRate()), clip(stats.Layers(g), 28),
+		row = append(row, fmt.Sprint(g.Sessions), fmt.Sprint(g.Failed), pct(g.FailureRate()), clip(stats.Layers(g), 36),
 			fmt.Sprint(g.Retries), fmt.Sprintf("%d/%d", g.InputTokens, g.OutputTokens), pct(g.CacheHitRatio()), cost,
 			money(g.CostPerSuccess()), reconcile(g))
 		rows = append(rows, row)
