@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	application "github.com/modelwire/modelwire/app"
+	"github.com/modelwire/modelwire/stats"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/ui"
 )
@@ -52,7 +53,7 @@ func openWorkbench(app *App, cmd *cobra.Command, opts ui.Options) error {
 	}
 	opts.Theme, opts.NoColor, opts.ASCII, opts.Pace, opts.Log = app.Theme, noColor, app.ASCII, app.Pace, log
 	opts.Backend = workbenchEngine(db, app.OtelContent, log)
-	opts.Library, opts.Catalog = application.Library{DB: db}, application.Catalog{}
+	opts.Library, opts.Catalog, opts.Stats = application.Library{DB: db}, application.Catalog{}, stats.Source{DB: db}
 	// A closed terminal's SIGHUP and a SIGTERM end the workbench as q
 	// does: the running session is stored as interrupted, with its events.
 	ctx, stop := notifyStop(cmd.Context())

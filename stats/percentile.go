@@ -37,11 +37,11 @@ func dist(values []float64) Dist {
 	return Dist{N: len(values), P50: Percentile(values, 50), P95: Percentile(values, 95), Max: values[len(values)-1]}
 }
 
-// distUS summarises µs as ms.
-func distUS(us []int64) Dist {
+// millis is µs as ms.
+func millis(us []int64) []float64 {
 	ms := make([]float64, len(us))
 	for i, v := range us {
 		ms[i] = float64(v) / 1000
 	}
-	return dist(ms)
+	return ms
 }

@@ -147,6 +147,23 @@ type Group struct {
 	// counts sessions with usage for a model the table has no price for.
 	// Either makes Cost a lower bound.
 	ToReconcile, Unpriced int
+
+	// ms holds each time point's values, sorted (for Histogram).
+	ms [][]float64
+}
+
+// Histogram counts the values of time point i (Report.Points) in bins
+// equal bins over [0, hi] ms; a value past hi counts in the last bin.
+func (g *Group) Histogram(i int, hi float64, bins int) []int {
+	out := make([]int, max(bins, 1))
+	if i < 0 || i >= len(g.ms) || hi <= 0 {
+		return out
+	}
+	for _, v := range g.ms[i] {
+		b := int(v / hi * float64(len(out)))
+		out[min(max(b, 0), len(out)-1)]++
+	}
+	return out
 }
 
 // FailureRate is failed sessions over finished (done or failed) ones; NaN
@@ -346,10 +363,17 @@ func (g *acc) addSpeed(a *store.StatAttempt) {
 // group is the finished Group: the distributions computed.
 func (g *acc) group() Group {
 	out := g.Group
-	out.Points = make([]Dist, len(g.points))
+	out.Points, out.ms = make([]Dist, len(g.points)), make([][]float64, len(g.points))
 	for i, us := range g.points {
-		out.Points[i] = distUS(us)
+		out.ms[i] = millis(us)
+		out.Points[i] = dist(out.ms[i])
 	}
 	out.Speed = dist(g.speed)
 	return out
 }
+
+// Source is a store as the workbench's stats view reads it.
+type Source struct{ DB *store.DB }
+
+// Stats aggregates every stored session, grouped by by.
+func (s Source) Stats(by []string) (*Report, error) { return Compute(s.DB, store.Filter{}, by) }

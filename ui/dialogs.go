@@ -32,6 +32,7 @@ const (
 	dlgValues
 	dlgChanges
 	dlgMatrix
+	dlgStats
 )
 
 // dialog is one overlay.

@@ -69,6 +69,8 @@ type DialogKeys struct {
 	// Matrix opens the check matrix from the sessions list (matrix.go);
 	// Pair compares the cursor's cell's recording and child there.
 	Matrix, Pair key.Binding
+	// Stats opens the stats view from the sessions list (stats.go).
+	Stats key.Binding
 }
 
 // DefaultKeyMap is the contract's key map.
@@ -155,6 +157,7 @@ func DefaultKeyMap() KeyMap {
 			Replay:  b("enter", "replay", "enter"),
 			Matrix:  b("M", "check matrix", "M"),
 			Pair:    b("enter", "pair side by side", "enter"),
+			Stats:   b("%", "stats across sessions", "%"),
 		},
 	}
 }

@@ -65,6 +65,9 @@ type Options struct {
 	// Matrix opens the check matrix (matrix.go) over the first screen
 	// (`check --tui`).
 	Matrix bool
+	// Stats reads the stored sessions' aggregate (stats.go); nil
+	// disables the stats view.
+	Stats StatsSource
 	// Getenv decides which real providers are offered (os.Getenv if nil).
 	Getenv func(string) string
 	// ExportDir is where exports go ("." if empty).
@@ -120,6 +123,8 @@ type Model struct {
 	diffGen int
 	// matrixGen numbers readings of the check matrix (matrix.go).
 	matrixGen int
+	// statsGen numbers readings of the stats view (stats.go).
+	statsGen int
 	// compareAt is the diffGen of the comparison Options.Compare opened
 	// (0: none yet).
 	compareAt int

@@ -14,6 +14,7 @@ import (
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/pricing"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/stats"
 	"github.com/modelwire/modelwire/validate"
 )
 
@@ -131,7 +132,7 @@ func (d *sessionsDialog) Bindings(km *KeyMap) []key.Binding {
 		return []key.Binding{km.Dialog.Accept, km.Dialog.Close}
 	}
 	return []key.Binding{km.Nav.Up, km.Nav.Down, km.Dialog.Replay, km.Dialog.Filter, km.Dialog.Sort, km.Dialog.Reverse, km.Dialog.Delete,
-		km.Dialog.Export, km.Dialog.Mark, km.Dialog.Diff, km.Dialog.Matrix, km.Nav.Top, km.Nav.Bottom, km.Dialog.Close}
+		km.Dialog.Export, km.Dialog.Mark, km.Dialog.Diff, km.Dialog.Matrix, km.Dialog.Stats, km.Nav.Top, km.Nav.Bottom, km.Dialog.Close}
 }
 
 func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd) {
@@ -187,6 +188,8 @@ func (d *sessionsDialog) HandleKey(msg tea.KeyMsg, km *KeyMap) (action, tea.Cmd)
 		return d.diffAction(), nil
 	case key.Matches(msg, km.Dialog.Matrix):
 		return actOpenMatrix{}, nil
+	case key.Matches(msg, km.Dialog.Stats):
+		return actOpenStats{by: stats.Dimensions[0]}, nil
 	}
 	return nil, nil
 }

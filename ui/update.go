@@ -84,6 +84,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.onDiff(msg)
 	case matrixMsg:
 		return m, m.onMatrix(msg)
+	case statsMsg:
+		return m, m.onStats(msg)
 	case forkFileMsg:
 		return m, m.forkFile(msg)
 	case forkEditedMsg:
@@ -384,6 +386,8 @@ func (m *Model) do(act action) tea.Cmd {
 		return m.loadDiff(a.a, a.b)
 	case actOpenMatrix:
 		return m.loadMatrix()
+	case actOpenStats:
+		return m.loadStats(a.by)
 	case actForkEdit:
 		return m.editFork(a)
 	case actFork:
