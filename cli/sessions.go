@@ -41,10 +41,8 @@ an id names a session in replay and export.`,
   modelwire sessions --content 'paid_cents":20000'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch f.Status {
-			case "", store.StatusRunning, store.StatusDone, store.StatusFailed, store.StatusInterrupted:
-			default:
-				return usageErr("--status %q: want running, done, failed or interrupted", f.Status)
+			if err := checkStatus(f.Status); err != nil {
+				return err
 			}
 			db, err := openForRead(app)
 			if err != nil {
@@ -256,6 +254,15 @@ func storeErr(err error) error {
 // ms formats a duration in milliseconds for tables.
 func fmtMS(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}
+
+// checkStatus refuses a --status that is not a session status.
+func checkStatus(s store.Status) error {
+	switch s {
+	case "", store.StatusRunning, store.StatusDone, store.StatusFailed, store.StatusInterrupted:
+		return nil
+	}
+	return usageErr("--status %q: want running, done, failed or interrupted", s)
 }
 
 // filterFlags declares the flags that fill a store.Filter, for `sessions`

@@ -41,10 +41,8 @@ docs/stats.md for every field.`,
   modelwire stats --scenario refund --by reasoning --since 2026-12-01 --csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch f.Status {
-			case "", store.StatusRunning, store.StatusDone, store.StatusFailed, store.StatusInterrupted:
-			default:
-				return usageErr("--status %q: want running, done, failed or interrupted", f.Status)
+			if err := checkStatus(f.Status); err != nil {
+				return err
 			}
 			if asJSON && asCSV {
 				return usageErr("--json and --csv: choose one")
