@@ -296,3 +296,37 @@ func TestParseBy(t *testing.T) {
 		}
 	}
 }
+
+// TestRunningAndEmpty: a session still being written counts as running,
+// outside the failure rate; a group that never finished or succeeded has
+// no rate and no cost per success (NaN, null in JSON), not 0.
+func TestRunningAndEmpty(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "stats.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.CreateSession(store.SessionMeta{Protocol: "openai-chat", Model: "gpt-4.1-mini"}); err != nil {
+		t.Fatal(err)
+	}
+	writeSession(t, db, sessionSpec{protocol: "openai-chat", model: "gpt-4.1-mini", created: epoch, failedLayer: "parse",
+		attempts: []attemptSpec{{status: 200, firstByte: time.Millisecond, firstEvent: time.Millisecond, model: "gpt-4.1-mini", failed: true}}})
+	r, err := stats.Compute(db, store.Filter{}, []string{"model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Groups) != 1 {
+		t.Fatalf("%d groups, want 1", len(r.Groups))
+	}
+	g := &r.Groups[0]
+	if g.Sessions != 2 || g.Running != 1 || g.Failed != 1 || g.FailureRate() != 1 || g.ToReconcile != 1 {
+		t.Errorf("sessions %d running %d failed %d rate %v reconcile %d; want 2, 1, 1, 1, 1", g.Sessions, g.Running, g.Failed, g.FailureRate(), g.ToReconcile)
+	}
+	o := r.Object(g)
+	if o.CostPerSuccess != nil || o.CacheHitRatio != nil || o.TimeMS["first_text"].N != 0 || o.TimeMS["first_text"].P50 != nil {
+		t.Errorf("figures over nothing: cost per success %v, cache hit %v, first text %+v; want null", o.CostPerSuccess, o.CacheHitRatio, o.TimeMS["first_text"])
+	}
+	if o.CostComplete {
+		t.Error("a cut stream's cost is complete")
+	}
+}
