@@ -20,10 +20,15 @@ type TimePoint struct {
 	// attempt's generation speed (output tokens per second) is timed from
 	// the earliest of these it reached to its terminal point.
 	Output bool
+	// Schema is the schema version whose migration added the column (0:
+	// the first); a file older than that, opened as it is, reads the
+	// point as never reached.
+	Schema int
 }
 
 // TimePoints are the time points stats reports, in the order they happen
-// in an attempt. A new stored point is one more line here.
+// in an attempt. A new stored point is one more line here (with the
+// Schema that added its column).
 var TimePoints = []TimePoint{
 	{Name: "sent", Column: "sent_us"},
 	{Name: "first_byte", Column: "first_byte_us"},
@@ -179,6 +184,10 @@ func (db *DB) readStatAttempts(ctx context.Context, cond string, args []any, out
 	}
 	var cols strings.Builder
 	for _, p := range TimePoints {
+		if db.schema < p.Schema {
+			cols.WriteString(`, -1`)
+			continue
+		}
 		cols.WriteString(`, coalesce(` + p.Column + `, -1)`)
 	}
 	q := `SELECT sid, turn, attempt, status_code, state, response_model, coalesce(input_tokens, -1), coalesce(output_tokens, -1),
