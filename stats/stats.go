@@ -207,18 +207,17 @@ func Compute(db *store.DB, f store.Filter, by []string) (*Report, error) {
 	}
 	groups := map[string]*acc{}
 	key := make([]string, len(by))
-	var kb strings.Builder
+	var kb []byte // the key's values, NUL-separated (the map lookup copies nothing)
 	err := db.EachStatSession(f, func(s *store.StatSession) error {
-		kb.Reset()
+		kb = kb[:0]
 		for i, d := range dims {
 			key[i] = d(s)
-			kb.WriteString(key[i])
-			kb.WriteByte(0)
+			kb = append(append(kb, key[i]...), 0)
 		}
-		g := groups[kb.String()]
+		g := groups[string(kb)]
 		if g == nil {
 			g = newAcc(slices.Clone(key))
-			groups[kb.String()] = g
+			groups[string(kb)] = g
 		}
 		g.add(s)
 		return nil
