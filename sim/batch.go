@@ -168,7 +168,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request, simp adapte
 		writeError(w, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", msg))
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		bad("We could not parse the JSON body of your request. ("+err.Error()+")")
+		bad("We could not parse the JSON body of your request. (" + err.Error() + ")")
 		return
 	}
 	switch {
