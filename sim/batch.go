@@ -230,16 +230,25 @@ func (s *Server) retrieveBatch(w http.ResponseWriter, simp adapters.Simulated, i
 	bs := s.batches
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
-	b, ok := bs.batches[id]
-	if !ok {
-		writeError(w, simp.ErrorResponse(http.StatusNotFound, "invalid_request_error", "No batch found with id '"+id+"'."))
+	b := s.batch(w, simp, id)
+	if b == nil {
 		return
 	}
-	if b.polls++; b.polls >= bs.opts.Polls {
+	if b.polls++; b.polls >= s.batches.opts.Polls {
 		b.polls = 0
 		s.advance(b)
 	}
 	writeJSON(w, simp, b.obj)
+}
+
+// batch is the batch id names, or nil with the API's 404 written; bs.mu
+// is held.
+func (s *Server) batch(w http.ResponseWriter, simp adapters.Simulated, id string) *simBatch {
+	b, ok := s.batches.batches[id]
+	if !ok {
+		writeError(w, simp.ErrorResponse(http.StatusNotFound, "invalid_request_error", "No batch found with id '"+id+"'."))
+	}
+	return b
 }
 
 // advance moves a batch to its next status; bs.mu is held. Its lines run
@@ -284,9 +293,8 @@ func (s *Server) cancelBatch(w http.ResponseWriter, simp adapters.Simulated, id 
 	bs := s.batches
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
-	b, ok := bs.batches[id]
-	if !ok {
-		writeError(w, simp.ErrorResponse(http.StatusNotFound, "invalid_request_error", "No batch found with id '"+id+"'."))
+	b := s.batch(w, simp, id)
+	if b == nil {
 		return
 	}
 	switch b.obj.Status {
