@@ -202,7 +202,7 @@ func (p *parsed) readInput(f *loaded) error {
 			return &store.InputError{File: f.Name, Line: n, Entry: -1, Msg: fmt.Sprintf(format, args...)}
 		}
 		var l struct {
-			CustomID *string        `json:"custom_id"`
+			CustomID *string         `json:"custom_id"`
 			Method   string          `json:"method"`
 			URL      string          `json:"url"`
 			Body     json.RawMessage `json:"body"`
