@@ -272,7 +272,7 @@ HAR protocols: ` + strings.Join(registry.Protocols, ", ") + `.`,
 					return usageErr("cannot read %s: %v", path, err)
 				}
 				if kind == "" {
-					return usageErr("%s is neither a modelwire JSONL export, a HAR file, a Claude Code transcript nor a batch's file", path)
+					return usageErr("%s is neither a modelwire JSONL export, a HAR file nor a Claude Code transcript, nor one of a batch's files", path)
 				}
 				if kind == "batch" {
 					return importBatch(app, args, asJSON)
