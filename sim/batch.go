@@ -108,6 +108,9 @@ type simBatch struct {
 	ep     *adapters.BatchEndpoint
 	header http.Header // the create request's (its key, a scenario header): each line is sent with them
 	polls  int         // retrievals in the present status
+	// What its lines gave, once they ran (publish shows it).
+	ran          *batchCounts
+	outID, errID *string
 }
 
 // The statuses (openai-go's BatchStatus).
@@ -274,10 +277,13 @@ func (s *Server) advance(b *simBatch) {
 		s.runLines(b, lines)
 	case stInProgress:
 		o.Status, o.FinalizingAt = stFinalizing, &now
+		b.publish(false)
 	case stFinalizing:
 		o.Status, o.CompletedAt = stCompleted, &now
+		b.publish(true)
 	case stCancelling:
 		o.Status, o.CancelledAt = stCancelled, &now
+		b.publish(true)
 	}
 }
 

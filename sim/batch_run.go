@@ -121,15 +121,29 @@ func (s *Server) runLines(b *simBatch, lines []batchLine) {
 			nErr++
 		}
 	}
-	b.obj.RequestCounts.Completed, b.obj.RequestCounts.Failed = nOut, nErr
-	// Files are written as the API writes them: only when they hold a line.
+	// The counts and files show as the API shows them: the counts once
+	// the batch is finalizing, the files once it has ended (publish).
+	b.ran = &batchCounts{Total: len(lines), Completed: nOut, Failed: nErr}
+	// A file is written only when it holds a line.
 	if nOut > 0 {
 		f := s.keepOutput(b, "batch_"+b.obj.ID+"_output.jsonl", out.Bytes())
-		b.obj.OutputFileID = &f
+		b.outID = &f
 	}
 	if nErr > 0 {
 		f := s.keepOutput(b, "batch_"+b.obj.ID+"_error.jsonl", errs.Bytes())
-		b.obj.ErrorFileID = &f
+		b.errID = &f
+	}
+}
+
+// publish shows what the batch's run gave: its counts and, once the
+// batch has ended (files true), its files.
+func (b *simBatch) publish(files bool) {
+	if b.ran == nil {
+		return
+	}
+	b.obj.RequestCounts = *b.ran
+	if files {
+		b.obj.OutputFileID, b.obj.ErrorFileID = b.outID, b.errID
 	}
 }
 

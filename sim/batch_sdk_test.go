@@ -64,6 +64,10 @@ func runBatch(t *testing.T, c openai.Client, input string) ([]openai.BatchStatus
 		if seen[len(seen)-1] != b.Status {
 			seen = append(seen, b.Status)
 		}
+		// The files are the ended batch's: none before.
+		if b.Status != "completed" && b.Status != "cancelled" && (b.OutputFileID != "" || b.ErrorFileID != "") {
+			t.Errorf("a %s batch names its files: %s", b.Status, b.RawJSON())
+		}
 	}
 	return seen, b
 }
