@@ -104,6 +104,7 @@ func recordResponse(j *timeline.StoreJournal, proto adapters.Protocol, am store.
 	if err := j.ImportAttempt(u, am, timeline.AttemptTimes{Started: at}); err != nil {
 		return nil, err
 	}
+	res.body = redact.JSONMembers(res.body)
 	st := adapters.NewStream(proto)
 	failed := res.status >= 400
 	var evs []adapters.Event

@@ -237,3 +237,26 @@ func TestImportBadFiles(t *testing.T) {
 		})
 	}
 }
+
+// A key a line's body carries (a member named as a secret) reaches the
+// database redacted, in the request and in an answer that echoes it.
+func TestImportRedactsBodies(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "mw.db")
+	db, err := store.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "sk-planted-0123456789abcdef"
+	in := `{"custom_id":"a","method":"POST","url":"/v1/responses","body":{"model":"m","input":"x","api_key":"` + key + `"}}` + "\n"
+	out := `{"id":"r","custom_id":"a","response":{"status_code":400,"body":{"error":{"message":"bad","type":"invalid_request_error"},"api_key":"` + key + `"}},"error":null}` + "\n"
+	if _, err := batch.Import(db, []batch.File{{Name: "in", R: strings.NewReader(in)}, {Name: "out", R: strings.NewReader(out)}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, p := range []string{dbPath, dbPath + "-wal"} {
+		if raw, err := os.ReadFile(p); err == nil && bytes.Contains(raw, []byte(key)) {
+			t.Errorf("the planted key is in %s", p)
+		}
+	}
+}

@@ -262,3 +262,41 @@ func TestBatchObjectShape(t *testing.T) {
 		t.Errorf("batch object: %s", b.RawJSON())
 	}
 }
+
+// A Chat Completions batch under --require-key: each line is sent with the
+// create request's key, so it passes the key check as the request alone
+// would; a client with a wrong key gets the provider's 401 at once.
+func TestBatchChatWithRequiredKey(t *testing.T) {
+	opts := sim.Options{RequireKey: true, Keys: map[string]string{"openai-chat": "sk-right", "openai-responses": "sk-right"}}
+	base := start(t, "", opts)
+	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-right"), option.WithMaxRetries(0))
+	ctx := context.Background()
+	in := `{"custom_id":"c1","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4.1-mini","messages":[{"role":"user","content":"Refund order O-2048 line L1"}]}}` + "\n" +
+		`{"custom_id":"c2","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4.1-mini","messages":"not a list"}}` + "\n"
+	f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(in), "chat.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions,
+		CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b.Status != openai.BatchStatusCompleted {
+		if b, err = c.Batches.Get(ctx, b.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := gjson.Parse(download(t, c, b.OutputFileID))
+	if out.Get("custom_id").String() != "c1" || out.Get("response.body.object").String() != "chat.completion" {
+		t.Fatalf("c1's output: %s", out.Raw)
+	}
+	if e := gjson.Parse(download(t, c, b.ErrorFileID)); e.Get("custom_id").String() != "c2" || e.Get("response.status_code").Int() != 400 {
+		t.Fatalf("c2's error line: %s", e.Raw)
+	}
+	wrong := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-wrong"), option.WithMaxRetries(0))
+	var apiErr *openai.Error
+	if _, err := wrong.Batches.Get(ctx, b.ID); !asAPIError(err, &apiErr) || apiErr.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a wrong key: %v, want 401", err)
+	}
+}
