@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -174,6 +175,19 @@ func readAll(f File) ([]byte, error) {
 	}
 	if len(data) > MaxFileBytes {
 		return nil, &store.InputError{File: f.Name, Entry: -1, Msg: fmt.Sprintf("over %d MiB: larger than a batch's files can be", MaxFileBytes>>20)}
+	}
+	// JSON is UTF-8: encoding/json would quietly turn bad bytes into
+	// U+FFFD and store a body that was never sent.
+	if !utf8.Valid(data) {
+		at := 0
+		for at < len(data) {
+			r, n := utf8.DecodeRune(data[at:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			at += n
+		}
+		return nil, &store.InputError{File: f.Name, Line: 1 + bytes.Count(data[:at], []byte("\n")), Entry: -1, Msg: fmt.Sprintf("not valid UTF-8 (at byte %d)", at)}
 	}
 	return data, nil
 }

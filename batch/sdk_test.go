@@ -216,6 +216,7 @@ func TestImportBadFiles(t *testing.T) {
 		{"twice", ok, res + res, `out.jsonl:2: a second result for custom_id "a" (the first is out.jsonl:1)`},
 		{"neither", ok, `{"id":"r1","custom_id":"a","response":null,"error":null}` + "\n", "out.jsonl:1: neither response nor error"},
 		{"no results", ok, "", "no output or error file"},
+		{"not utf-8", ok + strings.Replace(line("c", "m"), "Refund", "\xff", 1) + "\n", res, "in.jsonl:3: not valid UTF-8"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			db, err := store.Open(filepath.Join(t.TempDir(), "mw.db"))
