@@ -258,14 +258,11 @@ HAR protocols: ` + strings.Join(registry.Protocols, ", ") + `.`,
 				return importBatch(app, args, asJSON)
 			}
 			path := args[0]
-			f, err := os.Open(path)
+			f, err := openImport(path)
 			if err != nil {
-				return usageErr("cannot read %s: %v", path, unwrapPathErr(err))
+				return err
 			}
 			defer f.Close()
-			if st, err := f.Stat(); err == nil && st.IsDir() {
-				return usageErr("cannot read %s: it is a directory", path)
-			}
 			kind := format
 			if kind == "" {
 				if kind, err = sniffImport(f); err != nil {
@@ -318,19 +315,30 @@ func printImport(app *App, path, kind string, res store.ImportResult, asJSON boo
 	return nil
 }
 
+// openImport opens a file to import; a missing file or a directory is a
+// usage error naming it.
+func openImport(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErr("cannot read %s: %v", path, unwrapPathErr(err))
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, usageErr("cannot read %s: it is a directory", path)
+	}
+	return f, nil
+}
+
 // importBatch imports a batch's files (batch.Import knows each by its
 // content); nothing is stored when any of them is bad.
 func importBatch(app *App, paths []string, asJSON bool) error {
 	var files []batch.File
 	for _, path := range paths {
-		f, err := os.Open(path)
+		f, err := openImport(path)
 		if err != nil {
-			return usageErr("cannot read %s: %v", path, unwrapPathErr(err))
+			return err
 		}
 		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return usageErr("cannot read %s: it is a directory", path)
-		}
 		files = append(files, batch.File{Name: path, R: f})
 	}
 	db, err := openForWrite(app)

@@ -42,6 +42,12 @@ func responsesLine(id, model string) string {
 // ends, returning every status it was seen in and the final batch.
 func runBatch(t *testing.T, c openai.Client, input string) ([]openai.BatchStatus, *openai.Batch) {
 	t.Helper()
+	return runBatchTo(t, c, input, openai.BatchNewParamsEndpointV1Responses)
+}
+
+// runBatchTo is runBatch for a batch of endpoint's requests.
+func runBatchTo(t *testing.T, c openai.Client, input string, endpoint openai.BatchNewParamsEndpoint) ([]openai.BatchStatus, *openai.Batch) {
+	t.Helper()
 	ctx := context.Background()
 	f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(input), "requests.jsonl", "application/jsonl"),
 		Purpose: openai.FilePurposeBatch})
@@ -51,7 +57,7 @@ func runBatch(t *testing.T, c openai.Client, input string) ([]openai.BatchStatus
 	if f.Bytes != int64(len(input)) || f.Purpose != openai.FileObjectPurposeBatch || !strings.HasPrefix(f.ID, "file-") {
 		t.Fatalf("uploaded file: %+v", f)
 	}
-	b, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1Responses,
+	b, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: endpoint,
 		CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
 	if err != nil {
 		t.Fatal(err)
@@ -273,20 +279,7 @@ func TestBatchChatWithRequiredKey(t *testing.T) {
 	ctx := context.Background()
 	in := `{"custom_id":"c1","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4.1-mini","messages":[{"role":"user","content":"Refund order O-2048 line L1"}]}}` + "\n" +
 		`{"custom_id":"c2","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4.1-mini","messages":"not a list"}}` + "\n"
-	f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(in), "chat.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1ChatCompletions,
-		CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for b.Status != openai.BatchStatusCompleted {
-		if b, err = c.Batches.Get(ctx, b.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, b := runBatchTo(t, c, in, openai.BatchNewParamsEndpointV1ChatCompletions)
 	out := gjson.Parse(download(t, c, b.OutputFileID))
 	if out.Get("custom_id").String() != "c1" || out.Get("response.body.object").String() != "chat.completion" {
 		t.Fatalf("c1's output: %s", out.Raw)
