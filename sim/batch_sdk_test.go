@@ -293,3 +293,26 @@ func TestBatchChatWithRequiredKey(t *testing.T) {
 		t.Fatalf("a wrong key: %v, want 401", err)
 	}
 }
+
+// KeepFileBytes bounds the files held by what they hold: past it the
+// oldest give way, however few files there are.
+func TestBatchKeepFileBytes(t *testing.T) {
+	c, _ := batchClient(t, sim.Options{Batch: sim.BatchOptions{KeepFileBytes: 3 << 10}})
+	ctx := context.Background()
+	data := strings.Repeat(responsesLine("x", "gpt-4.1-mini")+"\n", 7) // about 1.1 KiB
+	var ids []string
+	for range 4 {
+		f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(data), "f.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, f.ID)
+	}
+	var apiErr *openai.Error
+	if _, err := c.Files.Get(ctx, ids[0]); !asAPIError(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
+		t.Fatalf("the oldest of 4 files of %d bytes past 3 KiB: %v, want 404", len(data), err)
+	}
+	if _, err := c.Files.Get(ctx, ids[3]); err != nil {
+		t.Fatalf("the newest file: %v", err)
+	}
+}
