@@ -126,7 +126,7 @@ func recordResponse(j *timeline.StoreJournal, proto adapters.Protocol, am store.
 	case failed:
 		why := transport
 		if term != nil && term.Error != nil {
-			why += ": " + term.Error.Error()
+			why = term.Error.Error() // it says the status too
 		}
 		layers = verdict(session.Fail, why, session.Skip, "")
 	case term == nil || term.Status == adapters.StatusUnknown:
