@@ -86,12 +86,18 @@ func (p *parsed) record(db *store.DB, r request, created time.Time) (string, err
 			return fail(err)
 		}
 	}
-	status := store.StatusDone
-	if layers != nil {
-		status = store.StatusFailed
-		if err := j.RecordVerdict(1, layers); err != nil {
-			return fail(err)
-		}
+	status := store.StatusFailed
+	if layers == nil {
+		// What the files can judge passed: the request got its answer,
+		// whole. How the application reads it, they do not say.
+		status = store.StatusDone
+		layers = verdict(session.Pass, fmt.Sprintf("HTTP %d", res.status), session.Pass, "")
+	}
+	// The session's verdict (turn 0), as a run's final validation: with
+	// one turn it is that turn's, and a verdict on a turn would read, in a
+	// replay, as a run's that earned a regeneration.
+	if err := j.RecordVerdict(0, layers); err != nil {
+		return fail(err)
 	}
 	return id, j.FinishAt(status, created)
 }

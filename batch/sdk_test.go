@@ -25,6 +25,7 @@ import (
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
+	"github.com/modelwire/modelwire/timeline"
 )
 
 // line is one request to /v1/responses; its metadata names it, and the
@@ -160,6 +161,14 @@ func TestSDKBatchImportsPairedByCustomID(t *testing.T) {
 			}
 		}); err != nil {
 			t.Fatal(err)
+		}
+		// Replayed, it is one turn, at every entry to its end.
+		r, err := timeline.NewReplayer(db, id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Seek(r.Len()); err != nil || r.Turns() != 1 || len(r.State().Turns) != 1 {
+			t.Fatalf("%s replays as %d turns (%d in its state at the end; %v), want 1", customID, r.Turns(), len(r.State().Turns), err)
 		}
 		if customID == "bad-model" {
 			if s.Status != store.StatusFailed || a.StatusCode != 400 || s.FailedLayer != "transport" || !strings.Contains(raw, "model_not_found") {

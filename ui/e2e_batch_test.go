@@ -50,7 +50,16 @@ func TestE2ETmuxBatch(t *testing.T) {
 			t.Errorf("%s's row: %q", c, l)
 		}
 	}
-	tm.send("Escape")
+	// Enter on the header does nothing; on a request it replays its turn.
+	tm.send("Enter")
+	tm.send("Down")
+	tm.send("Enter")
+	tm.waitFor("the request's replay", 20*time.Second, func(s string) bool { return strings.Contains(s, "modelwire replay ") })
+	tm.send("G")
+	tm.send("Tab") // the stream panel
+	tm.waitFor("its one turn's answer or error", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "turn 1 ·") && (strings.Contains(s, "Hello.") || strings.Contains(s, "Goodbye.") || strings.Contains(s, "HTTP 400"))
+	})
 	tm.send("q")
 	if strings.Contains(tm.waitFor("quit or its question", 10*time.Second, func(s string) bool { return true }), "Quit?") {
 		tm.send("y")
