@@ -32,6 +32,9 @@ type Descriptor struct {
 	Count *CountEndpoint
 	// Models is the provider's model-listing endpoint.
 	Models ModelsEndpoint
+	// Batch is the provider's batch API, when this protocol's requests
+	// can be batched; nil when not.
+	Batch *BatchEndpoint
 	// SDK is how the official SDKs call it.
 	SDK SDK
 	// Trace names the protocol in OpenTelemetry GenAI spans.

@@ -18,6 +18,8 @@ func newServeCmd(app *App) *cobra.Command {
 	var addr, scenario, fault, session, speed, scenarios string
 	var delayMS, maxConns, keepN int
 	var keepMiB int64
+	var batchOpts sim.BatchOptions
+	var fileMiB, filesMiB int64
 	var bodyTimeout time.Duration
 	var pace float64
 	var requireKey bool
@@ -39,6 +41,10 @@ array); GET /v1/models (Anthropic's with an anthropic-version header), /models
 (DeepSeek) and /v1beta/models list the scenario's model; POST
 /v1beta/interactions, /v1/messages/count_tokens and
 /v1beta/models/{model}:countTokens. --require-key holds on every one of them.
+OpenAI's Files and Batch API too: POST /v1/files (purpose batch), GET
+/v1/files/{id} and /content, POST /v1/batches, GET /v1/batches and
+/v1/batches/{id}, POST /v1/batches/{id}/cancel; a batch moves one status per
+--batch-polls retrievals, each line answered as that request alone would be.
 A request header X-Modelwire-Scenario picks another scenario for that request:
 a built-in one (refund/fenced), or a file inside the directory --scenarios
 names (mine.json) — never any other path (no absolute path, no "..", no
@@ -87,6 +93,10 @@ differs. Proxied sessions play back the same way.`,
 			if keepN < 1 || keepMiB < 1 || keepMiB > 1<<20 {
 				return usageErr("--keep-responses and --keep-mib must be positive")
 			}
+			if fileMiB < 1 || filesMiB < 1 || fileMiB > 1<<20 || filesMiB > 1<<20 || batchOpts.KeepFiles < 1 || batchOpts.KeepBatches < 1 || batchOpts.Polls < 1 {
+				return usageErr("--max-file-mib, --keep-files-mib, --keep-files, --keep-batches and --batch-polls must be positive")
+			}
+			batchOpts.MaxFileBytes, batchOpts.KeepFileBytes = fileMiB<<20, filesMiB<<20
 			keys := map[string]string{}
 			for protocol, env := range sim.KeyEnv() {
 				keys[protocol] = os.Getenv(env)
@@ -101,7 +111,7 @@ differs. Proxied sessions play back the same way.`,
 			url, err := application.StartSimulator(ctx, addr, sim.Options{Scenario: sc, Faults: faults,
 				Delay: time.Duration(delayMS) * time.Millisecond, Pace: pace, RequireKey: requireKey, Keys: keys,
 				Lookup: samples.LookupIn(scenarios), BodyTimeout: bodyTimeout, MaxConns: maxConns,
-				KeepResponses: keepN, KeepBytes: keepMiB << 20})
+				KeepResponses: keepN, KeepBytes: keepMiB << 20, Batch: batchOpts})
 			if err != nil {
 				return usageErr("cannot listen on %s: %v", addr, err)
 			}
@@ -128,6 +138,11 @@ differs. Proxied sessions play back the same way.`,
 	cmd.Flags().IntVar(&maxConns, "max-conns", sim.DefaultMaxConns, "most connections open at once")
 	cmd.Flags().IntVar(&keepN, "keep-responses", sim.DefaultKeepResponses, "keep this many of the latest responses for previous_response_id (older ones are unknown, as expired)")
 	cmd.Flags().Int64Var(&keepMiB, "keep-mib", sim.DefaultKeepBytes>>20, "MiB: keep at most this much of the latest responses' chains (prompts, tool results) for previous_response_id")
+	cmd.Flags().Int64Var(&fileMiB, "max-file-mib", sim.DefaultMaxFileBytes>>20, "MiB: the largest file an upload to /v1/files may be")
+	cmd.Flags().Int64Var(&filesMiB, "keep-files-mib", sim.DefaultKeepFileBytes>>20, "MiB: keep at most this much of the latest files (uploads, batch outputs); older ones are gone")
+	cmd.Flags().IntVar(&batchOpts.KeepFiles, "keep-files", sim.DefaultKeepFiles, "keep this many of the latest files")
+	cmd.Flags().IntVar(&batchOpts.KeepBatches, "keep-batches", sim.DefaultKeepBatches, "keep this many of the latest batches")
+	cmd.Flags().IntVar(&batchOpts.Polls, "batch-polls", 1, "retrievals a batch spends in each status (validating, in_progress, finalizing) before the next")
 	cmd.Flags().StringVar(&session, "session", "", "play this recorded session back as the provider (a VCR) instead of simulating")
 	cmd.Flags().StringVar(&speed, "speed", "recorded", "with --session: recorded (each event at its recorded time) or full")
 	completeWith(cmd, "fault", sim.FaultNames())

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/batch"
 	"github.com/modelwire/modelwire/har"
 	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/store"
@@ -217,8 +218,8 @@ func newImportCmd(app *App) *cobra.Command {
 	var format string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Import sessions from a modelwire JSONL export, a HAR file or a Claude Code transcript",
+		Use:   "import FILE [FILE…]",
+		Short: "Import sessions from a modelwire JSONL export, a HAR file, a Claude Code transcript or a batch's files",
 		Long: `Import sessions into the database.
 
 A modelwire JSONL export (modelwire export) is imported as it was recorded; a
@@ -236,33 +237,45 @@ A Claude Code transcript (claude -p … --output-format stream-json --verbose, o
 --output-format json) becomes one session of protocol claude-code, which the
 workbench's session browser (s) opens like any other.
 
+A batch (OpenAI's Batch API) is imported from its files, named in any order and
+each known by its content: the input file (a request a line, each with its
+custom_id), the output and/or error file (a result a line, in any order) and,
+optionally, the batch object (GET /v1/batches/{id} saved as JSON, which gives
+the batch's id and status). Each custom_id becomes one session, request and
+result paired by the id, titled "[BATCH_ID · STATUS] CUSTOM_ID"; a
+request-level error is that session failed, not the batch.
+
 The whole file is checked first: a malformed file imports nothing, and the error
-names the line (JSONL) or the entry (HAR).
+names the line (JSONL, batch) or the entry (HAR).
 
 HAR protocols: ` + strings.Join(registry.Protocols, ", ") + `.`,
 		Example: `  modelwire import refund.jsonl
-  modelwire import capture.har`,
-		Args: cobra.ExactArgs(1),
+  modelwire import capture.har
+  modelwire import requests.jsonl batch_output.jsonl batch_errors.jsonl batch.json`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format == "batch" || len(args) > 1 {
+				return importBatch(app, args, asJSON)
+			}
 			path := args[0]
-			f, err := os.Open(path)
+			f, err := openImport(path)
 			if err != nil {
-				return usageErr("cannot read %s: %v", path, unwrapPathErr(err))
+				return err
 			}
 			defer f.Close()
-			if st, err := f.Stat(); err == nil && st.IsDir() {
-				return usageErr("cannot read %s: it is a directory", path)
-			}
 			kind := format
 			if kind == "" {
 				if kind, err = sniffImport(f); err != nil {
 					return usageErr("cannot read %s: %v", path, err)
 				}
 				if kind == "" {
-					return usageErr("%s is neither a modelwire JSONL export, a HAR file nor a Claude Code transcript", path)
+					return usageErr("%s is neither a modelwire JSONL export, a HAR file nor a Claude Code transcript, nor one of a batch's files", path)
+				}
+				if kind == "batch" {
+					return importBatch(app, args, asJSON)
 				}
 			} else if kind != "jsonl" && kind != "har" && kind != "claude-code" {
-				return usageErr("--format %q: want jsonl, har or claude-code", kind)
+				return usageErr("--format %q: want jsonl, har, claude-code or batch", kind)
 			}
 			db, err := openForWrite(app)
 			if err != nil {
@@ -281,20 +294,63 @@ HAR protocols: ` + strings.Join(registry.Protocols, ", ") + `.`,
 			if err != nil {
 				return storeErr(err)
 			}
-			if asJSON {
-				if res.Sessions == nil {
-					res.Sessions = []string{}
-				}
-				enc := json.NewEncoder(app.Out)
-				return enc.Encode(map[string]any{"imported": res.Sessions, "present": len(res.Present), "skipped": res.Skipped})
-			}
-			fmt.Fprintln(app.Out, importSummary(path, kind, res))
-			return nil
+			return printImport(app, path, kind, res, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "", "jsonl, har or claude-code (default: from the file's content)")
+	cmd.Flags().StringVar(&format, "format", "", "jsonl, har, claude-code or batch (default: from the files' content)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one object: the ids imported, sessions already present, entries skipped")
 	return cmd
+}
+
+// printImport says what an import did: one object with --json, else a line.
+func printImport(app *App, path, kind string, res store.ImportResult, asJSON bool) error {
+	if asJSON {
+		if res.Sessions == nil {
+			res.Sessions = []string{}
+		}
+		enc := json.NewEncoder(app.Out)
+		return enc.Encode(map[string]any{"imported": res.Sessions, "present": len(res.Present), "skipped": res.Skipped})
+	}
+	fmt.Fprintln(app.Out, importSummary(path, kind, res))
+	return nil
+}
+
+// openImport opens a file to import; a missing file or a directory is a
+// usage error naming it.
+func openImport(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErr("cannot read %s: %v", path, unwrapPathErr(err))
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		return nil, usageErr("cannot read %s: it is a directory", path)
+	}
+	return f, nil
+}
+
+// importBatch imports a batch's files (batch.Import knows each by its
+// content); nothing is stored when any of them is bad.
+func importBatch(app *App, paths []string, asJSON bool) error {
+	var files []batch.File
+	for _, path := range paths {
+		f, err := openImport(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		files = append(files, batch.File{Name: path, R: f})
+	}
+	db, err := openForWrite(app)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := batch.Import(db, files)
+	if err != nil {
+		return storeErr(err)
+	}
+	return printImport(app, strings.Join(paths, ", "), "batch", res, asJSON)
 }
 
 // sniffImport tells a JSONL export from a HAR file by its first bytes,
@@ -313,6 +369,8 @@ func sniffImport(f *os.File) (string, error) {
 	switch {
 	case bytes.Contains(line, []byte(`"modelwire.export"`)):
 		return "jsonl", nil
+	case batch.Sniff(head) != batch.KindNone:
+		return "batch", nil
 	case bytes.HasPrefix(line, []byte("{")) && bytes.Contains(line, []byte(`"session_id"`)) && bytes.Contains(line, []byte(`"type"`)):
 		// A Claude Code line: system init, stream_event, assistant, result.
 		return "claude-code", nil

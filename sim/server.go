@@ -74,6 +74,8 @@ type Options struct {
 	// oldest give way until the rest fit; a response larger than the
 	// whole bound is not kept (continuing it is an unknown id).
 	KeepBytes int64
+	// Batch bounds the Files and Batch API (files.go).
+	Batch BatchOptions
 }
 
 // Defaults for what a server open to a room must bound.
@@ -110,6 +112,8 @@ type Server struct {
 	// not yet tried, so a busy server does not probe every earlier
 	// repeat again (that made a long run quadratic).
 	suffixed map[string]int
+
+	batches *batchStore // the Files and Batch API's (batch.go)
 }
 
 type storedResponse struct {
@@ -160,7 +164,8 @@ func New(opts Options) *Server {
 	if opts.MaxConns == 0 {
 		opts.MaxConns = DefaultMaxConns
 	}
-	return &Server{opts: opts, responses: map[string]storedResponse{}, issued: map[string]bool{}, suffixed: map[string]int{}}
+	return &Server{opts: opts, responses: map[string]storedResponse{}, issued: map[string]bool{}, suffixed: map[string]int{},
+		batches: newBatchStore(opts.Batch)}
 }
 
 func (s *Server) now() time.Time {
@@ -173,6 +178,10 @@ func (s *Server) now() time.Time {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bodyDeadline(w, r, s.opts.BodyTimeout)
+	if d, ok := registry.BatchRoute(r.URL.Path); ok {
+		s.serveBatchAPI(w, r, d)
+		return
+	}
 	if d, ok := registry.CountRoute(r.Method, r.URL.Path); ok {
 		simp, ok := s.simulated(w, r, d.Name)
 		if !ok {

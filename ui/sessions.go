@@ -90,7 +90,7 @@ func (d *sessionsDialog) rows() ([]session.SessionInfo, []int) {
 		}
 		return col.less(out[i], out[j])
 	})
-	return SessionTree(out)
+	return groupBatches(SessionTree(out))
 }
 
 // searchText is what the search looks in.
@@ -121,7 +121,7 @@ func fuzzyMatch(q, s string) bool {
 
 func (d *sessionsDialog) selected() (session.SessionInfo, bool) {
 	v := d.visible()
-	if d.sel < 0 || d.sel >= len(v) {
+	if d.sel < 0 || d.sel >= len(v) || isBatchRow(v[d.sel]) {
 		return session.SessionInfo{}, false
 	}
 	return v[d.sel], true
@@ -312,11 +312,18 @@ func (d *sessionsDialog) View(w, h int) string {
 	first := max(0, min(d.sel-room/2, len(v)-room))
 	for i := first; i < min(len(v), first+room); i++ {
 		x := v[i]
+		if isBatchRow(x) {
+			lines = append(lines, d.batchHeader(x, i == d.sel, inner))
+			continue
+		}
 		var cells []string
 		for _, c := range cols {
 			val := c.value(x)
 			if c.sessionColumn == idColumn {
 				val = forkID(x.ID, depth[i])
+				if _, _, _, ok := x.Batch(); ok && depth[i] == 1 {
+					val = "  " + x.ID // a batch's request, under its header
+				}
 			}
 			cell := c.cell(val)
 			switch c.name {
@@ -343,7 +350,7 @@ func (d *sessionsDialog) View(w, h int) string {
 		lines = append(lines, s.Muted.Render(fmt.Sprintf("no session matches %q (of %d stored)", strings.TrimSpace(d.filter.Value()), len(d.all))))
 	}
 	hint := hintOf(d.Bindings(d.km)...)
-	return d.c.box(fmt.Sprintf("Sessions (%d)", len(v)), lines, hint, bw, h)
+	return d.c.box(fmt.Sprintf("Sessions (%d)", len(v)-batchRows(v)), lines, hint, bw, h)
 }
 
 // shownColumn is a column as one view of the list lays it out.
@@ -515,7 +522,7 @@ var sessionColumns = []*sessionColumn{
 		less: func(a, b session.SessionInfo) bool { return a.CreatedAt.Before(b.CreatedAt) }},
 	// The scenario (or an application's host) gives way first: its name
 	// is cut, but a column that names what ran stays.
-	{name: "SCENARIO/APP", width: 22, least: len("SCENARIO/APP"), value: session.SessionInfo.Origin, less: byText(session.SessionInfo.Origin)},
+	{name: "SCENARIO/APP", width: 22, least: len("SCENARIO/APP"), value: originOf, less: byText(originOf)},
 	textColumn("PROTOCOL", 18, func(s session.SessionInfo) string { return s.Protocol }),
 	textColumn("PROVIDER", 10, func(s session.SessionInfo) string { return s.Provider }),
 	textColumn("MODEL", 20, session.SessionInfo.ModelShown),

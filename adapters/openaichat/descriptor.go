@@ -16,6 +16,7 @@ var Descriptor = adapters.Descriptor{
 	Auth:         adapters.OpenAIAuth,
 	HistoryField: "messages",
 	Models:       adapters.OpenAIModels,
+	Batch:        adapters.OpenAIBatch,
 	SDK: adapters.SDK{Client: "openai", Call: "client.chat.completions.create", Go: "openai-go Chat.Completions.NewStreaming",
 		Known: []string{"model", "messages", "tools", "tool_choice", "stream", "stream_options", "response_format", "max_completion_tokens",
 			"max_tokens", "parallel_tool_calls", "temperature", "top_p", "reasoning_effort", "seed", "stop", "n", "metadata", "store", "user",

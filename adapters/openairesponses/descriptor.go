@@ -17,6 +17,7 @@ var Descriptor = adapters.Descriptor{
 	ChainField:   "previous_response_id",
 	HistoryField: "input",
 	Models:       models,
+	Batch:        adapters.OpenAIBatch,
 	SDK: adapters.SDK{Client: "openai", Call: "client.responses.create", Go: "openai-go Responses.NewStreaming",
 		Known: []string{"model", "input", "instructions", "tools", "tool_choice", "stream", "text", "max_output_tokens", "parallel_tool_calls",
 			"temperature", "top_p", "reasoning", "store", "previous_response_id", "include", "metadata", "truncation", "user"}},

@@ -51,6 +51,15 @@ func TestEveryDescriptorIsWhole(t *testing.T) {
 			miss("SDK.Call", d.SDK.Call == "")
 			miss("SDK.Known", len(d.SDK.Known) == 0)
 		}
+		if b := d.Batch; b != nil {
+			miss("Batch.Files and Batch.Batches", b.Files == "" || b.Batches == "")
+			miss("Batch.Purpose and OutputPurpose", b.Purpose == "" || b.OutputPurpose == "")
+			miss("Batch.Windows", len(b.Windows) == 0)
+			miss("Batch's id prefixes", b.FilePrefix == "" || b.BatchPrefix == "" || b.RequestPrefix == "")
+			if r, ok := BatchRoute(b.Batches); !ok || r.Batch != b {
+				t.Errorf("%s: BatchRoute(%s) does not name its batch API", d.Name, b.Batches)
+			}
+		}
 		if d.Count != nil {
 			miss("Count.Answer", d.Count.Answer == "")
 			miss("Count.Needs", len(d.Count.Needs) == 0)

@@ -173,3 +173,19 @@ func OfProvider(provider string) []adapters.Descriptor {
 	}
 	return out
 }
+
+// BatchRoute names a protocol whose provider's batch API path is under
+// (its files or batches collection, or an item of one): the descriptor
+// carries the BatchEndpoint.
+func BatchRoute(path string) (adapters.Descriptor, bool) {
+	for _, d := range descriptors {
+		if b := d.Batch; b != nil {
+			for _, root := range []string{b.Files, b.Batches} {
+				if path == root || strings.HasPrefix(path, root+"/") {
+					return d, true
+				}
+			}
+		}
+	}
+	return adapters.Descriptor{}, false
+}

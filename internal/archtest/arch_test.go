@@ -66,9 +66,9 @@ var forbidden = []rule{
 		why: "session is the engine; the timeline (journal and replayer) sits above it: the engine records through its own Journal interface, which timeline.StoreJournal implements"},
 	{from: p("session"), to: p("ui cli app sim samples proxy vcr diff bench telemetry copyout themes"),
 		why: "session is the runtime only: front ends, the simulator and the scenarios' data sit above it"},
-	{from: p("timeline"), to: p("ui cli app sim samples proxy vcr diff bench telemetry copyout themes har jsonl"),
+	{from: p("timeline"), to: p("ui cli app sim samples proxy vcr diff bench telemetry copyout themes har jsonl batch"),
 		why: "timeline records and replays sessions over session and store: front ends, file formats and the simulator sit above it"},
-	{from: p("ui"), to: p("store har jsonl sim samples cli app proxy vcr bench telemetry"),
+	{from: p("ui"), to: p("store har jsonl batch sim samples cli app proxy vcr bench telemetry"),
 		why: "the workbench sees sessions only through session types, the timeline's Replayer and its Engine, Library and Catalog interfaces"},
 	{from: p("*"), notFrom: p("main"), to: p("cli"),
 		why: "cli is the composition root: only main.go calls it"},
@@ -85,7 +85,7 @@ var forbidden = []rule{
 // every wire-format package that has none of its own.
 var allowed = map[string][]string{
 	"main":       p("cli"),
-	"cli":        p("app check stats ui proxy telemetry themes bench vcr session transport timeline validate store har jsonl sim samples diff copyout adapters/... redact"),
+	"cli":        p("app check stats ui proxy telemetry themes bench vcr session transport timeline validate store har jsonl batch sim samples diff copyout adapters/... redact"),
 	"bench":      p("app ui proxy store adapters/..."),
 	"app":        p("session transport timeline validate store jsonl sim samples diff proxy check adapters/... redact jsonschema"),
 	"check":      p("adapters store validate pricing"),
@@ -99,6 +99,7 @@ var allowed = map[string][]string{
 	"samples":    p("session adapters/..."),
 	"copyout":    p("adapters/... redact"),
 	"har":        p("session timeline store adapters/... redact"),
+	"batch":      p("session timeline store adapters/... redact"),
 	"jsonl":      p("store adapters"),
 	"session":    p("pricing transport validate store adapters/... redact jsonschema"),
 	"pricing":    p("adapters"),
