@@ -74,6 +74,9 @@ type Options struct {
 	// oldest give way until the rest fit; a response larger than the
 	// whole bound is not kept (continuing it is an unknown id).
 	KeepBytes int64
+	// Workshop, when set, grades each request and serves WorkshopPath
+	// (serve --workshop).
+	Workshop Workshop
 }
 
 // Defaults for what a server open to a room must bound.
@@ -173,6 +176,10 @@ func (s *Server) now() time.Time {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bodyDeadline(w, r, s.opts.BodyTimeout)
+	if s.opts.Workshop != nil && strings.HasPrefix(r.URL.Path, WorkshopPath) {
+		s.opts.Workshop.ServeWorkshop(w, r, ParticipantOf(r))
+		return
+	}
 	if d, ok := registry.CountRoute(r.Method, r.URL.Path); ok {
 		simp, ok := s.simulated(w, r, d.Name)
 		if !ok {
@@ -255,7 +262,7 @@ func readBody(r *http.Request, simp adapters.Simulated) ([]byte, *adapters.SimEr
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, d adapters.Descriptor, body []byte) *adapters.SimError {
 	in, serr := simp.CheckRequest(r.Method, r.URL.RequestURI(), r.Header, body)
 	if serr != nil {
-		return serr
+		return s.grade(w, r, simp, d, body, nil, -1, serr)
 	}
 	sc, err := s.scenario(r)
 	if err != nil {
@@ -267,6 +274,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 	in.Protocol = d.Name
 	turn, serr := s.continueChain(in, simp)
 	if serr != nil {
+		turn = -1
+	}
+	if serr = s.grade(w, r, simp, d, body, in, turn, serr); serr != nil {
 		return serr
 	}
 	if turn >= max(len(sc.Script), 1)+sc.TurnLimit {
