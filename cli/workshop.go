@@ -209,6 +209,9 @@ func printMe(w io.Writer, m workshop.Me) {
 			fmt.Fprintf(w, "    (%s)\n", f.Detail)
 		}
 	}
+	if m.Request != "" {
+		fmt.Fprintf(w, "your latest request:\n  %s\n", m.Request)
+	}
 	if len(m.Failed) > 0 && m.Expect != "" {
 		fmt.Fprintf(w, "expected shape:\n  %s\n", m.Expect)
 	}

@@ -215,7 +215,7 @@ func (m *RoomModel) View() string {
 // failing check and its hint (the rest of the width).
 func (m *RoomModel) table(w, rows int) []string {
 	st := m.st
-	head := fmt.Sprintf("%-12s %4s %6s %6s  %s", "participant", "step", "pass", "time", "last failing check · hint")
+	head := fmt.Sprintf("  %-12s %4s %6s %6s  %s", "participant", "step", "pass", "time", "last failing check · hint")
 	out := []string{st.Bold.Render(fit(head, w))}
 	all := m.rows()
 	if len(all) == 0 {
@@ -234,7 +234,11 @@ func (m *RoomModel) table(w, rows int) []string {
 		if r.Step == 0 {
 			fail, style = "—", st.Muted
 		}
-		line := fmt.Sprintf("%s %4s %6s %6s  %s", fit(r.Participant, 12), stepText(r), fmt.Sprintf("%d/%d", r.Passed, r.Total), roomDur(r.OnStep), fail)
+		mark := "  "
+		if i == m.cursor {
+			mark = "› " // visible without colour too
+		}
+		line := fmt.Sprintf("%s%s %4s %6s %6s  %s", mark, fit(r.Participant, 12), stepText(r), fmt.Sprintf("%d/%d", r.Passed, r.Total), roomDur(r.OnStep), fail)
 		line = fit(line, w)
 		if i == m.cursor {
 			out = append(out, st.Selected.Render(line))
@@ -264,8 +268,12 @@ func (m *RoomModel) detail(w int) []string {
 			out = append(out, st.Warn.Render(fit(r.Detail, w)))
 		}
 	}
+	if r.Request != "" {
+		out = append(out, "", st.Accent.Render("the latest request:"))
+		out = append(out, roomWrap(r.Request, w)...)
+	}
 	if r.Step > 0 && r.Step <= len(m.view.Steps) {
-		out = append(out, "", st.Accent.Render("expected shape ("+m.view.Steps[r.Step-1].ID+"):"))
+		out = append(out, st.Accent.Render("expected shape ("+m.view.Steps[r.Step-1].ID+"):"))
 		out = append(out, roomWrap(m.view.Steps[r.Step-1].Expect, w)...)
 	}
 	if r.SessionID != "" {

@@ -52,6 +52,9 @@ type Grade struct {
 	Failed    []Result `json:"failed"`
 	Status    int      `json:"status"` // the HTTP status the request is answered with
 	Protocol  string   `json:"protocol"`
+	// Request is what the request said, in canonical words, short: shown
+	// beside the shape the step expects.
+	Request string `json:"request"`
 }
 
 // maxDetail bounds what a grade keeps of a detail (a rejection's message).
@@ -256,4 +259,54 @@ func (g Grade) Header() string {
 		s += " fail=" + strings.Join(ids, ",")
 	}
 	return s
+}
+
+// maxSummary bounds a request's summary.
+const maxSummary = 600
+
+// summarize is a request in one line of canonical words: its tools, its
+// tool choice, its output format and which call each result answers.
+func summarize(e map[string]any) string {
+	var parts []string
+	var names []string
+	for _, t := range e["tools"].([]any) {
+		names = append(names, fmt.Sprint(t.(map[string]any)["name"]))
+	}
+	parts = append(parts, "tools: ["+strings.Join(names, ", ")+"]")
+	tc := e["tool_choice"].(map[string]any)
+	mode := fmt.Sprint(tc["mode"])
+	if mode == "" {
+		mode = "(not stated: auto)"
+	}
+	if n := fmt.Sprint(tc["name"]); n != "" {
+		mode += " " + n
+	}
+	parts = append(parts, "tool_choice: "+mode)
+	o := e["output"].(map[string]any)
+	if m := fmt.Sprint(o["mode"]); m != "" {
+		out := "output: " + m
+		if n := fmt.Sprint(o["name"]); n != "" {
+			out += " " + n
+		}
+		if o["strict"] == true {
+			out += " strict"
+		}
+		parts = append(parts, out)
+	}
+	var rs []string
+	for _, r := range e["results"].([]any) {
+		m := r.(map[string]any)
+		name := fmt.Sprint(m["name"])
+		if name == "" {
+			name = "no such call"
+		}
+		rs = append(rs, fmt.Sprintf("%s→%s", m["call_id"], name))
+	}
+	if len(rs) > 0 {
+		parts = append(parts, "results: ["+strings.Join(rs, ", ")+"]")
+	}
+	if rej, ok := e["rejected"].(map[string]any); ok {
+		parts = append(parts, fmt.Sprintf("refused %v", rej["status"]))
+	}
+	return clip(strings.Join(parts, " · "), maxSummary)
 }

@@ -120,7 +120,7 @@ func (r *Room) Grade(g sim.Graded) (http.Header, string) {
 	if st != nil {
 		gr = grade(st, i, e)
 	}
-	gr.At, gr.Turn, gr.Protocol = now, turn, g.Protocol.Name
+	gr.At, gr.Turn, gr.Protocol, gr.Request = now, turn, g.Protocol.Name, summarize(e)
 	gr.Status = http.StatusOK
 	if g.Rejected != nil {
 		gr.Status = g.Rejected.Status
@@ -175,6 +175,8 @@ type Row struct {
 	Requests  int     `json:"requests"`
 	SessionID string  `json:"session_id,omitempty"`
 	Protocol  string  `json:"protocol,omitempty"`
+	// Request is the latest request in canonical words (Grade.Request).
+	Request string `json:"request,omitempty"`
 }
 
 // View is the room as the teacher sees it.
@@ -213,7 +215,7 @@ func (r *Room) row(p *participant, now time.Time) Row {
 	}
 	if n := len(p.grades); n > 0 {
 		g := p.grades[n-1]
-		row.Passed, row.Total, row.Protocol = g.Passed, g.Total, g.Protocol
+		row.Passed, row.Total, row.Protocol, row.Request = g.Passed, g.Total, g.Protocol, g.Request
 		if len(g.Failed) > 0 {
 			f := g.Failed[0]
 			row.LastFail, row.Hint, row.Section, row.Detail = f.Check, f.Hint, f.Section, f.Detail

@@ -228,6 +228,9 @@ func TestThreeParticipants(t *testing.T) {
 	if b.Step != 2 || b.LastFail != "call-id-matches" || !strings.Contains(b.Hint.ZH, "call_id") || b.Section != "13.2.8" || b.Expect == "" {
 		t.Errorf("bob's view: %+v", b.Row)
 	}
+	if !strings.Contains(b.Request, "→no such call") || !strings.Contains(b.Request, "refused 400") {
+		t.Errorf("bob's latest request, in canonical words: %s", b.Request)
+	}
 	if len(b.Failed) != 3 || !strings.Contains(b.Failed[2].Detail, "400") {
 		t.Errorf("bob's failed checks: %+v", b.Failed)
 	}
