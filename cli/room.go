@@ -50,7 +50,7 @@ it is. The room needs the teacher's token that serve printed (--token). With
 			}
 			ctx, stop := notifyStop(cmd.Context())
 			defer stop()
-			return ui.RunRoom(ctx, fetch, app.Theme)
+			return ui.RunRoom(ctx, fetch, app.Theme, "room "+url)
 		},
 	}
 	cmd.Flags().StringVar(&token, "token", "", "the teacher's token serve --workshop printed")
@@ -59,9 +59,9 @@ it is. The room needs the teacher's token that serve printed (--token). With
 }
 
 // runRoomTUI shows the room of the serving process (serve --workshop --tui).
-func runRoomTUI(ctx context.Context, app *App, room *workshop.Room) error {
+func runRoomTUI(ctx context.Context, app *App, room *workshop.Room, url string) error {
 	fetch := func(context.Context) (workshop.View, error) { return room.View(), nil }
-	if err := ui.RunRoom(ctx, fetch, app.Theme); err != nil {
+	if err := ui.RunRoom(ctx, fetch, app.Theme, "participants: OpenAI base URL "+url+"/v1 · Ctrl-C stops the room"); err != nil {
 		return failedErr("the room view stopped: %v", err)
 	}
 	return nil

@@ -150,7 +150,7 @@ differs. Proxied sessions play back the same way.`,
 				fmt.Fprintln(app.Out, ")")
 				workshopBanner(app.Out, url, token, room.Exercise())
 				if roomTUI {
-					return runRoomTUI(ctx, app, room)
+					return runRoomTUI(ctx, app, room, url)
 				}
 				fmt.Fprintln(app.Out, "Ctrl-C stops it.")
 				<-ctx.Done()

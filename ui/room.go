@@ -71,6 +71,7 @@ func DefaultRoomKeyMap() RoomKeyMap {
 // RoomModel is the room view.
 type RoomModel struct {
 	fetch  RoomFetch
+	note   string // under the title: where participants point their SDKs
 	keys   RoomKeyMap
 	theme  string
 	st     *themes.Styles
@@ -84,9 +85,10 @@ type RoomModel struct {
 	w, h   int
 }
 
-// NewRoomModel builds the room view over fetch with a theme by name.
-func NewRoomModel(fetch RoomFetch, theme string) *RoomModel {
-	m := &RoomModel{fetch: fetch, keys: DefaultRoomKeyMap(), w: 80, h: 24}
+// NewRoomModel builds the room view over fetch with a theme by name;
+// note is a line under the title (the room's address).
+func NewRoomModel(fetch RoomFetch, theme, note string) *RoomModel {
+	m := &RoomModel{fetch: fetch, note: note, keys: DefaultRoomKeyMap(), w: 80, h: 24}
 	m.setTheme(theme)
 	return m
 }
@@ -188,6 +190,9 @@ func (m *RoomModel) View() string {
 		title += " — " + m.view.Title.ZH + " / " + m.view.Title.EN
 	}
 	lines = append(lines, st.Header.Render(fit(title, w)))
+	if m.note != "" {
+		lines = append(lines, st.Muted.Render(fit(m.note, w)))
+	}
 	switch {
 	case m.err != nil && !m.loaded:
 		lines = append(lines, st.Bad.Render(fit("cannot read the room: "+m.err.Error(), w)))
@@ -196,7 +201,7 @@ func (m *RoomModel) View() string {
 	case m.open:
 		lines = append(lines, m.detail(w)...)
 	default:
-		lines = append(lines, m.table(w, h-4)...)
+		lines = append(lines, m.table(w, h-len(lines)-2)...)
 	}
 	for len(lines) < h-2 {
 		lines = append(lines, "")
@@ -316,8 +321,8 @@ func roomWrap(s string, w int) []string {
 }
 
 // RunRoom runs the room view until q or ctx ends.
-func RunRoom(ctx context.Context, fetch RoomFetch, theme string) error {
-	_, err := tea.NewProgram(NewRoomModel(fetch, theme), tea.WithAltScreen(), tea.WithContext(ctx)).Run()
+func RunRoom(ctx context.Context, fetch RoomFetch, theme, note string) error {
+	_, err := tea.NewProgram(NewRoomModel(fetch, theme, note), tea.WithAltScreen(), tea.WithContext(ctx)).Run()
 	if ctx.Err() != nil {
 		return nil
 	}

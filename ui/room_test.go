@@ -46,7 +46,7 @@ func roomFixture(t *testing.T) workshop.View {
 // loaded is a room model that has read v once, at 80×24.
 func loaded(t *testing.T, v workshop.View) *RoomModel {
 	t.Helper()
-	m := NewRoomModel(func(context.Context) (workshop.View, error) { return v, nil }, "dark")
+	m := NewRoomModel(func(context.Context) (workshop.View, error) { return v, nil }, "dark", "room http://127.0.0.1:8787 · participants: base URL http://127.0.0.1:8787/v1")
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	msg := m.Init()()
 	if _, cmd := m.Update(msg); cmd == nil {
@@ -73,7 +73,7 @@ func TestRoomRowsAt80x24(t *testing.T) {
 	m := loaded(t, roomFixture(t))
 	s := strings.Join(screenLines(t, m), "\n")
 	for _, want := range []string{"workshop refund-3", "alice", "bob", "卡罗尔carol", "8/8", "1/4", "7/8", "call-id-matches", "final-tool-choice",
-		"1m35s", "failed most: call-id-matches (1)", "most on step 3 (2)", "sort (arrival)"} {
+		"1m35s", "participants: base URL", "failed most: call-id-matches (1)", "most on step 3 (2)", "sort (arrival)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the room lacks %q:\n%s", want, s)
 		}
@@ -135,7 +135,7 @@ func TestRoomSortsAndOpens(t *testing.T) {
 }
 
 func TestRoomStaleAndFailedReadings(t *testing.T) {
-	m := NewRoomModel(func(context.Context) (workshop.View, error) { return workshop.View{}, errors.New("connection refused") }, "contrast")
+	m := NewRoomModel(func(context.Context) (workshop.View, error) { return workshop.View{}, errors.New("connection refused") }, "contrast", "")
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	m.Update(m.Init()())
 	if s := m.View(); !strings.Contains(s, "cannot read the room: connection refused") {
