@@ -62,7 +62,7 @@ func workshopRoom(app *App, name, addr string, requireKey bool, maxParticipants 
 	_, _ = rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
 	room := workshop.NewRoom(ex, workshop.Options{MaxParticipants: maxParticipants, Token: token, Record: db})
-	return room, token, func() { db.Close() }, nil
+	return room, token, func() { room.Close(); db.Close() }, nil
 }
 
 // workshopBanner tells the teacher what to run and what to hand out.

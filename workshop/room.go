@@ -88,6 +88,21 @@ func NewRoom(ex *Exercise, opts Options) *Room {
 	return &Room{ex: ex, opts: opts, parts: map[string]*participant{}}
 }
 
+// Close ends every participant's recorded session (done): the room is
+// over. Requests graded after it are not recorded.
+func (r *Room) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.parts {
+		if p.rec != nil {
+			if err := p.rec.j.Finish(store.StatusDone); err != nil {
+				r.opts.Log.Warn("workshop: ending a participant's session", "participant", p.label, "err", err)
+			}
+		}
+	}
+	r.opts.Record = nil
+}
+
 // Exercise is the room's exercise.
 func (r *Room) Exercise() *Exercise { return r.ex }
 

@@ -272,6 +272,13 @@ func TestThreeParticipants(t *testing.T) {
 			t.Errorf("%s's session: %+v", p.name, s.SessionInfo)
 		}
 	}
+	room.Close()
+	for _, p := range people {
+		m, _ := me(t, base, p.key, p.name)
+		if s, err := db.GetSession(m.SessionID); err != nil || s.Status != store.StatusDone {
+			t.Errorf("%s's session after the room closed: %v %v", p.name, s.Status, err)
+		}
+	}
 	db.Close()
 	raw, err := os.ReadFile(dbPath)
 	if err != nil {
