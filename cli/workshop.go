@@ -81,11 +81,15 @@ func newWorkshopCmd(app *App) *cobra.Command {
 program talks to it as to the provider, and each request is graded on the wire.
 These subcommands list the built-in exercises, check an exercise file, and show
 a participant their own grades and hints (docs/workshop.md).`,
+		Example: `  modelwire workshop list
+  modelwire workshop check my-exercise.json
+  modelwire workshop me http://127.0.0.1:8787 --key sk-mine --participant alice`,
 	}
 	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the built-in exercises",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Short:   "List the built-in exercises",
+		Example: "  modelwire workshop list",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, n := range workshop.Names() {
 				ex, err := workshop.Lookup(n, nil)
@@ -98,9 +102,10 @@ a participant their own grades and hints (docs/workshop.md).`,
 		},
 	}
 	check := &cobra.Command{
-		Use:   "check FILE",
-		Short: "Check an exercise file; the first problem is named by its JSON pointer and line",
-		Args:  cobra.ExactArgs(1),
+		Use:     "check FILE",
+		Short:   "Check an exercise file; the first problem is named by its JSON pointer and line",
+		Example: "  modelwire workshop check my-exercise.json",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ex, err := workshop.LoadFile(args[0], scenarioExists)
 			if err != nil {
@@ -122,6 +127,8 @@ a participant their own grades and hints (docs/workshop.md).`,
 		Long: `Ask the room at URL (as serve --workshop printed it) for your own grades and hints.
 You are known by the key your program sends (--key, else $OPENAI_API_KEY) and the
 ` + sim.ParticipantHeader + ` header if it sends one (--participant): pass the same.`,
+		Example: `  modelwire workshop me http://127.0.0.1:8787 --key sk-mine --participant alice
+  OPENAI_API_KEY=sk-mine modelwire workshop me http://192.168.1.10:8787 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if key == "" {
