@@ -206,6 +206,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. %s","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path), jsonEscape(served))
 		return
 	}
+	if s.opts.Workshop != nil {
+		c := &capture{ResponseWriter: w}
+		defer c.answer()
+		w = c
+	}
 	simp, ok := s.simulated(w, r, d.Name)
 	if !ok {
 		return

@@ -27,8 +27,9 @@ type Workshop interface {
 	// Grade sees one request to a protocol's endpoint once the provider's
 	// checks have run on it, before it is answered. It returns headers
 	// to add to the answer, or refuse: a reason to answer with an error
-	// instead (the room is full).
-	Grade(g Graded) (header http.Header, refuse string)
+	// instead (the room is full); answered, when not nil, is called with
+	// the answer once it is written.
+	Grade(g Graded) (header http.Header, refuse string, answered func(Answer))
 	// ServeWorkshop answers a request under WorkshopPath from the
 	// participant the request names.
 	ServeWorkshop(w http.ResponseWriter, r *http.Request, p Participant)
@@ -55,6 +56,64 @@ type Graded struct {
 	// chain's included), -1 when it is not known.
 	Turn     int
 	Rejected *adapters.SimError
+}
+
+// Answer is what a graded request was answered: its status, headers and
+// body, at most MaxAnswer bytes of it (Cut: more was sent).
+type Answer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	Cut    bool
+}
+
+// MaxAnswer bounds what is kept of one answer for the workshop: the
+// simulator's answers are a few kilobytes, but a Responses answer echoes
+// the request's instructions, which a client chooses.
+const MaxAnswer = 1 << 20
+
+// capture keeps what a graded request is answered, up to MaxAnswer.
+type capture struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+	cut    bool
+	done   func(Answer)
+}
+
+func (c *capture) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	keep := max(min(len(p), MaxAnswer-len(c.body)), 0)
+	c.body = append(c.body, p[:keep]...)
+	c.cut = c.cut || keep < len(p)
+	return c.ResponseWriter.Write(p)
+}
+
+// Flush keeps a stream flowing through the capture.
+func (c *capture) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// answer hands the answer to the workshop (after the handler, a cut
+// connection's too).
+func (c *capture) answer() {
+	if c.done != nil {
+		c.done(Answer{Status: c.status, Header: c.Header().Clone(), Body: c.body, Cut: c.cut})
+	}
 }
 
 // maxLabel bounds a participant's label.
@@ -99,7 +158,7 @@ func (s *Server) grade(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 	if s.opts.Workshop == nil {
 		return serr
 	}
-	h, refuse := s.opts.Workshop.Grade(Graded{Participant: ParticipantOf(r), Protocol: d, Path: r.URL.Path,
+	h, refuse, answered := s.opts.Workshop.Grade(Graded{Participant: ParticipantOf(r), Protocol: d, Path: r.URL.Path,
 		Header: r.Header, Body: body, In: in, Turn: turn, Rejected: serr})
 	for k, v := range h {
 		for _, x := range v {
@@ -108,6 +167,9 @@ func (s *Server) grade(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 	}
 	if refuse != "" {
 		return simp.ErrorResponse(http.StatusTooManyRequests, "rate_limit_error", "workshop: "+refuse)
+	}
+	if c, ok := w.(*capture); ok {
+		c.done = answered
 	}
 	return serr
 }

@@ -107,14 +107,14 @@ func (r *Room) Close() {
 func (r *Room) Exercise() *Exercise { return r.ex }
 
 // Grade implements sim.Workshop.
-func (r *Room) Grade(g sim.Graded) (http.Header, string) {
+func (r *Room) Grade(g sim.Graded) (http.Header, string, func(sim.Answer)) {
 	now := r.opts.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.parts[g.Participant.ID]
 	if p == nil {
 		if len(r.parts) >= r.opts.MaxParticipants {
-			return nil, fmt.Sprintf("the room is full (%d participants)", r.opts.MaxParticipants)
+			return nil, fmt.Sprintf("the room is full (%d participants)", r.opts.MaxParticipants), nil
 		}
 		p = &participant{id: g.Participant.ID, label: g.Participant.Label, joined: now, stepSince: now, step: -1}
 		r.parts[p.id] = p
@@ -150,8 +150,9 @@ func (r *Room) Grade(g sim.Graded) (http.Header, string) {
 	if over := len(p.grades) - r.opts.KeepGrades; over > 0 {
 		p.grades = slices.Delete(p.grades, 0, over)
 	}
+	var answered func(sim.Answer)
 	if r.opts.Record != nil {
-		r.record(p, g, gr)
+		answered = r.record(p, g, gr)
 	}
 	h := http.Header{}
 	h.Set(GradeHeader, gr.Header())
@@ -159,17 +160,23 @@ func (r *Room) Grade(g sim.Graded) (http.Header, string) {
 		f := gr.Failed[0]
 		h.Set(HintHeader, f.Section+" "+f.Hint.EN)
 	}
-	return h, ""
+	return h, "", answered
 }
 
-// record keeps the request and its grade in the participant's session.
-func (r *Room) record(p *participant, g sim.Graded, gr Grade) {
+// record numbers the request in the participant's session (in the order
+// requests are graded) and returns what records it with its answer.
+func (r *Room) record(p *participant, g sim.Graded, gr Grade) func(sim.Answer) {
 	if p.rec == nil {
 		p.rec = newRecording(r.opts.Record, r.ex, p.label, g.Protocol.Name, g.Protocol.Declared(g.Path, parseBody(g.Body)).Model)
 	}
+	rec := p.rec
+	rec.n++
+	turn := rec.n
 	known := redact.Collect(g.Header)
-	if err := p.rec.add(g, known, gr); err != nil {
-		r.opts.Log.Warn("workshop: recording a participant's request", "participant", p.label, "err", err)
+	return func(a sim.Answer) {
+		if err := rec.add(turn, g, known, gr, a); err != nil {
+			r.opts.Log.Warn("workshop: recording a participant's request", "participant", p.label, "err", err)
+		}
 	}
 }
 
