@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 
 	"github.com/spf13/cobra"
 
@@ -50,7 +52,7 @@ it is. The room needs the teacher's token that serve printed (--token). With
 			}
 			ctx, stop := notifyStop(cmd.Context())
 			defer stop()
-			return ui.RunRoom(ctx, fetch, app.Theme, "room "+url)
+			return ui.RunRoom(ctx, fetch, app.Theme, "room "+url, replayCmd(app))
 		},
 	}
 	cmd.Flags().StringVar(&token, "token", "", "the teacher's token serve --workshop printed")
@@ -61,8 +63,25 @@ it is. The room needs the teacher's token that serve printed (--token). With
 // runRoomTUI shows the room of the serving process (serve --workshop --tui).
 func runRoomTUI(ctx context.Context, app *App, room *workshop.Room, url string) error {
 	fetch := func(context.Context) (workshop.View, error) { return room.View(), nil }
-	if err := ui.RunRoom(ctx, fetch, app.Theme, "participants: OpenAI base URL "+url+"/v1 · Ctrl-C stops the room"); err != nil {
+	if err := ui.RunRoom(ctx, fetch, app.Theme, "participants: OpenAI base URL "+url+"/v1 · Ctrl-C stops the room", replayCmd(app)); err != nil {
 		return failedErr("the room view stopped: %v", err)
 	}
 	return nil
+}
+
+// replayCmd opens a participant's stored session in the workbench's
+// replay (this binary, this database): the room records into the same
+// one when it runs here; elsewhere replay says the session is unknown.
+func replayCmd(app *App) func(id string) *exec.Cmd {
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return func(id string) *exec.Cmd {
+		args := []string{"replay", id, "--db", app.DB}
+		if app.Theme != "" {
+			args = append(args, "--theme", app.Theme)
+		}
+		return exec.Command(self, args...)
+	}
 }

@@ -112,11 +112,21 @@ func TestE2ERoom(t *testing.T) {
 	tm.send("Down")
 	tm.send("Enter")
 	s = tm.waitFor("bob's detail", 10*time.Second, func(s string) bool { return strings.Contains(s, "expected shape (first-turn)") })
-	for _, want := range []string{"bob · step 1", "✗ tools-read-only", "§13.6.3", "只提供三个只读查询工具", "tools: []", "modelwire replay"} {
+	for _, want := range []string{"bob · step 1", "✗ tools-read-only", "§13.6.3", "只提供三个只读查询工具", "tools: []", "o opens it"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("bob's detail lacks %q:\n%s", want, s)
 		}
 	}
+	// o opens bob's recorded session in the workbench's replay; q there
+	// comes back to the room.
+	id := regexp.MustCompile(`session ([0-9a-z]{12}):`).FindStringSubmatch(s)
+	if id == nil {
+		t.Fatalf("no session id in bob's detail:\n%s", s)
+	}
+	tm.send("o")
+	tm.waitFor("bob's session in the replay", 20*time.Second, func(s string) bool { return strings.Contains(s, "modelwire replay "+id[1]) })
+	tm.send("q")
+	tm.waitFor("the room again", 10*time.Second, func(s string) bool { return strings.Contains(s, "expected shape (first-turn)") })
 	tm.send("q")
 	tm.waitExit(10 * time.Second)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ type roomMsg struct {
 	err  error
 }
 
+// roomOpened says the session view opened from the room has ended.
+type roomOpened struct{ err error }
+
 // roomTick asks for the next reading.
 type roomTick struct{ gen int }
 
@@ -52,37 +56,42 @@ var roomSortNames = [numSorts]string{"arrival", "step", "checks passed", "time o
 
 // RoomKeyMap is the room view's keys.
 type RoomKeyMap struct {
-	Up, Down, Open, Back, Sort, Theme, Quit key.Binding
+	Up, Down, Open, Session, Back, Sort, Theme, Quit key.Binding
 }
 
 // DefaultRoomKeyMap is the room view's bindings.
 func DefaultRoomKeyMap() RoomKeyMap {
 	return RoomKeyMap{
-		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		Open:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
-		Back:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-		Sort:  key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
-		Theme: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "theme")),
-		Quit:  key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Open:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+		Session: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "session")),
+		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
+		Theme:   key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "theme")),
+		Quit:    key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
 }
 
 // RoomModel is the room view.
 type RoomModel struct {
-	fetch  RoomFetch
-	note   string // under the title: where participants point their SDKs
-	keys   RoomKeyMap
-	theme  string
-	st     *themes.Styles
-	gen    int
-	view   workshop.View
-	err    error
-	loaded bool
-	sort   roomSort
-	cursor int  // index into the sorted rows
-	open   bool // the detail of the row at the cursor
-	w, h   int
+	fetch RoomFetch
+	note  string // under the title: where participants point their SDKs
+	// session, when set, is the command that shows a stored session
+	// (modelwire replay ID): o runs it in this terminal.
+	session func(id string) *exec.Cmd
+	status  string // what the last o came to
+	keys    RoomKeyMap
+	theme   string
+	st      *themes.Styles
+	gen     int
+	view    workshop.View
+	err     error
+	loaded  bool
+	sort    roomSort
+	cursor  int  // index into the sorted rows
+	open    bool // the detail of the row at the cursor
+	w, h    int
 }
 
 // NewRoomModel builds the room view over fetch with a theme by name;
@@ -100,6 +109,12 @@ func (m *RoomModel) setTheme(name string) {
 		p, _ = themes.ByName(name)
 	}
 	m.theme, m.st = name, themes.Build(p)
+}
+
+// WithSession lets o open the participant's session with cmd.
+func (m *RoomModel) WithSession(cmd func(id string) *exec.Cmd) *RoomModel {
+	m.session = cmd
+	return m
 }
 
 // Init reads the room.
@@ -132,6 +147,11 @@ func (m *RoomModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		gen := m.gen
 		return m, tea.Tick(roomPoll, func(time.Time) tea.Msg { return roomTick{gen: gen} })
+	case roomOpened:
+		m.status = ""
+		if msg.err != nil {
+			m.status = "the session did not open: " + msg.err.Error()
+		}
 	case roomTick:
 		if msg.gen == m.gen {
 			return m, m.read()
@@ -155,12 +175,25 @@ func (m *RoomModel) key(msg tea.KeyMsg) tea.Cmd {
 		m.cursor = max(m.cursor-1, 0)
 	case key.Matches(msg, m.keys.Down):
 		m.cursor = min(m.cursor+1, max(n-1, 0))
+	case key.Matches(msg, m.keys.Session):
+		return m.openSession()
 	case key.Matches(msg, m.keys.Sort):
 		m.sort = (m.sort + 1) % numSorts
 	case key.Matches(msg, m.keys.Theme):
 		m.setTheme(themes.Next(m.theme))
 	}
 	return nil
+}
+
+// openSession runs the session view on the participant at the cursor;
+// the room view comes back when it ends.
+func (m *RoomModel) openSession() tea.Cmd {
+	rows := m.rows()
+	if m.session == nil || m.cursor >= len(rows) || rows[m.cursor].SessionID == "" {
+		m.status = "no session to open here"
+		return nil
+	}
+	return tea.ExecProcess(m.session(rows[m.cursor].SessionID), func(err error) tea.Msg { return roomOpened{err: err} })
 }
 
 // rows are the participants in the chosen order (arrival breaks ties).
@@ -209,8 +242,14 @@ func (m *RoomModel) View() string {
 	lines = lines[:h-2]
 	lines = append(lines, st.Info.Render(fit(m.summary(), w)))
 	help := fmt.Sprintf("↑↓ move · enter open · s sort (%s) · t theme · q quit", roomSortNames[m.sort])
-	if m.err != nil && m.loaded {
+	if m.session != nil {
+		help = fmt.Sprintf("↑↓ move · enter open · o session · s sort (%s) · t theme · q quit", roomSortNames[m.sort])
+	}
+	switch {
+	case m.err != nil && m.loaded:
 		help = "stale: " + m.err.Error()
+	case m.status != "":
+		help = m.status
 	}
 	lines = append(lines, st.Muted.Render(fit(help, w)))
 	return strings.Join(lines, "\n")
@@ -282,7 +321,11 @@ func (m *RoomModel) detail(w int) []string {
 		out = append(out, roomWrap(m.view.Steps[r.Step-1].Expect, w)...)
 	}
 	if r.SessionID != "" {
-		out = append(out, "", st.Muted.Render(fit("session "+r.SessionID+": modelwire replay "+r.SessionID, w)))
+		open := "modelwire replay " + r.SessionID
+		if m.session != nil {
+			open = "o opens it"
+		}
+		out = append(out, "", st.Muted.Render(fit("session "+r.SessionID+": "+open, w)))
 	}
 	return out
 }
@@ -321,8 +364,8 @@ func roomWrap(s string, w int) []string {
 }
 
 // RunRoom runs the room view until q or ctx ends.
-func RunRoom(ctx context.Context, fetch RoomFetch, theme, note string) error {
-	_, err := tea.NewProgram(NewRoomModel(fetch, theme, note), tea.WithAltScreen(), tea.WithContext(ctx)).Run()
+func RunRoom(ctx context.Context, fetch RoomFetch, theme, note string, session func(id string) *exec.Cmd) error {
+	_, err := tea.NewProgram(NewRoomModel(fetch, theme, note).WithSession(session), tea.WithAltScreen(), tea.WithContext(ctx)).Run()
 	if ctx.Err() != nil {
 		return nil
 	}
