@@ -271,6 +271,14 @@ func TestThreeParticipants(t *testing.T) {
 		if s.Source != workshop.SourceWorkshop || !strings.HasSuffix(s.Title, p.name) || s.Turns != len(want[i]) {
 			t.Errorf("%s's session: %+v", p.name, s.SessionInfo)
 		}
+		// Each request's answer is there as the protocol's events, and
+		// each grade as its turn's verdict.
+		if failed := s.FailedLayer == "workshop"; failed != (i > 0) {
+			t.Errorf("%s's session: failed layer %q", p.name, s.FailedLayer)
+		}
+		if s.Events < 2*len(want[i]) || s.InputTokens == 0 {
+			t.Errorf("%s's session holds %d entries, %d input tokens", p.name, s.Events, s.InputTokens)
+		}
 	}
 	room.Close()
 	for _, p := range people {
