@@ -31,11 +31,17 @@ const (
 	correct      mistake = iota
 	itemIDAsCall         // sends the output item's id (fc_…) where the call_id goes
 	autoFinal            // leaves tool_choice on auto for the final turn
+	swapped              // sends parallel results in array order, each to the other call
 )
 
 // startRoom serves exercise name's room on a free port, recording into a
 // fresh database.
 func startRoom(t *testing.T, name string, opts workshop.Options) (base string, room *workshop.Room, db *store.DB, dbPath string) {
+	return startRoomWith(t, name, opts, sim.Options{})
+}
+
+// startRoomWith is startRoom with the simulator's options (RequireKey…).
+func startRoomWith(t *testing.T, name string, opts workshop.Options, so sim.Options) (base string, room *workshop.Room, db *store.DB, dbPath string) {
 	t.Helper()
 	ex, err := workshop.Lookup(name, func(s string) error { _, err := samples.Lookup(s); return err })
 	if err != nil {
@@ -58,7 +64,8 @@ func startRoom(t *testing.T, name string, opts workshop.Options) (base string, r
 	room = workshop.NewRoom(ex, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	base, err = sim.New(sim.Options{Scenario: sc, Workshop: room}).Start(ctx, "127.0.0.1:0")
+	so.Scenario, so.Workshop = sc, room
+	base, err = sim.New(so).Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +127,17 @@ func participantRun(ctx context.Context, t *testing.T, base, key, name string, m
 		}
 		grades = append(grades, hr.Header.Get(workshop.GradeHeader)+" | "+hr.Header.Get(workshop.HintHeader))
 		var outputs responses.ResponseInputParam
+		var calls []responses.ResponseOutputItemUnion
 		for _, it := range resp.Output {
-			if it.Type != "function_call" {
-				continue
+			if it.Type == "function_call" {
+				calls = append(calls, it)
 			}
+		}
+		for i, it := range calls {
 			content, _ := sc.RunTool(ctx, it.Name, json.RawMessage(it.Arguments.OfString))
+			if m == swapped {
+				it = calls[len(calls)-1-i] // the result goes to the wrong call
+			}
 			callID := it.CallID
 			if m == itemIDAsCall {
 				callID = it.ID
@@ -318,5 +331,46 @@ func TestRoomIsCapped(t *testing.T) {
 	}
 	if n := len(room.View().Participants); n != 2 {
 		t.Errorf("%d participants, want 2", n)
+	}
+}
+
+// TestRequireKeyBeforeGrading: with --require-key a request without a
+// key gets the provider's 401 and is neither graded nor a participant.
+func TestRequireKeyBeforeGrading(t *testing.T) {
+	base, room, _, _ := startRoomWith(t, "refund-1", workshop.Options{}, sim.Options{RequireKey: true})
+	sc, _ := samples.Lookup("refund")
+	c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(""), option.WithMaxRetries(0))
+	var hr *http.Response
+	_, err := c.Responses.New(context.Background(), firstParams(t, sc), option.WithResponseInto(&hr))
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnauthorized || apiErr.Response.Header.Get(workshop.GradeHeader) != "" {
+		t.Fatalf("a request without a key: %v", err)
+	}
+	if n := len(room.View().Participants); n != 0 {
+		t.Errorf("%d participants after a keyless request", n)
+	}
+	c = openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey("sk-dana-0123456789"), option.WithMaxRetries(0))
+	if _, err := c.Responses.New(context.Background(), firstParams(t, sc), option.WithResponseInto(&hr)); err != nil || hr.Header.Get(workshop.GradeHeader) != "step=1 pass=8/8" {
+		t.Fatalf("a keyed request: %v %q", err, hr.Header.Get(workshop.GradeHeader))
+	}
+}
+
+// TestParallelResultsByCallID: refund-2 catches a program that pairs the
+// two parallel calls' results by array order the wrong way round (the
+// ledger's result on the policy call).
+func TestParallelResultsByCallID(t *testing.T) {
+	base, _, _, _ := startRoom(t, "refund-2", workshop.Options{})
+	grades, err := participantRun(context.Background(), t, base, "sk-erin-0123456789", "erin", swapped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"step=1 pass=3/3 | ", "step=2 pass=5/5 | ", "step=3 pass=5/7 fail=ledger-by-id,policy-by-id | 13.6.5 Correlate by call_id, never by array order"}
+	if len(grades) != len(want) {
+		t.Fatalf("grades %q", grades)
+	}
+	for i := range want {
+		if !strings.HasPrefix(grades[i], want[i]) {
+			t.Errorf("request %d: %q, want it to start %q", i+1, grades[i], want[i])
+		}
 	}
 }
