@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +11,7 @@ import (
 	application "github.com/modelwire/modelwire/app"
 	"github.com/modelwire/modelwire/samples"
 	"github.com/modelwire/modelwire/sim"
+	"github.com/modelwire/modelwire/workshop"
 )
 
 func init() { register(newServeCmd) }
@@ -22,7 +24,9 @@ func newServeCmd(app *App) *cobra.Command {
 	var fileMiB, filesMiB int64
 	var bodyTimeout time.Duration
 	var pace float64
-	var requireKey bool
+	var requireKey, roomTUI bool
+	var exercise string
+	var maxParticipants int
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the simulator as a standalone server for any client (SDKs, curl)",
@@ -56,6 +60,16 @@ after 2m), and at most --max-conns connections (default 256) are open at once;
 more wait to be accepted (with --session too). SIGTERM and SIGHUP stop it as
 Ctrl-C does.
 
+With --workshop EXERCISE it is a workshop's room: the exercise's scenario answers,
+every participant (known by the key they send and an X-Modelwire-Participant
+header; a hash, never the key, is kept) is a session of their own in the
+database, and each request is graded as it arrives — the answer is still the
+provider's, with X-Modelwire-Grade (step=2 pass=5/6 fail=call-id-matches) and
+X-Modelwire-Hint. GET /workshop/me shows a participant their own grades (modelwire
+workshop me), GET /workshop/room the whole room to the teacher's token (modelwire
+room). Loopback unless --listen names another address, which needs --require-key;
+--max-participants caps the room. See docs/workshop.md.
+
 With --session ID it simulates nothing: it plays that stored session back (a VCR).
 Each request is matched to a recorded turn by its path and body (key order and
 whitespace do not count) and answered with that turn's recorded status, headers
@@ -67,7 +81,9 @@ differs. Proxied sessions play back the same way.`,
   modelwire serve --scenario refund/fenced --pace 20
   OPENAI_API_KEY=sk-test modelwire serve --require-key
   modelwire serve --fault rate-limit,disconnect-mid-args:always
-  modelwire serve --session 1m8p --speed full`,
+  modelwire serve --session 1m8p --speed full
+  modelwire serve --workshop refund-3
+  modelwire serve --workshop refund-1 --listen 0.0.0.0:8787 --require-key --max-participants 40`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if bodyTimeout <= 0 || maxConns <= 0 {
@@ -75,6 +91,20 @@ differs. Proxied sessions play back the same way.`,
 			}
 			if session != "" {
 				return serveSession(app, cmd, addr, session, speed, bodyTimeout, maxConns)
+			}
+			var room *workshop.Room
+			var token string
+			if exercise != "" {
+				var closeDB func()
+				var err error
+				room, token, closeDB, err = workshopRoom(app, exercise, addr, requireKey, maxParticipants)
+				if err != nil {
+					return err
+				}
+				defer closeDB()
+				scenario = room.Exercise().Scenario
+			} else if roomTUI {
+				return usageErr("--tui shows a workshop's room: it needs --workshop")
 			}
 			sc, err := samples.Lookup(scenario)
 			if err != nil {
@@ -108,10 +138,14 @@ differs. Proxied sessions play back the same way.`,
 					return usageErr("--scenarios %s: not a directory", scenarios)
 				}
 			}
-			url, err := application.StartSimulator(ctx, addr, sim.Options{Scenario: sc, Faults: faults,
+			opts := sim.Options{Scenario: sc, Faults: faults,
 				Delay: time.Duration(delayMS) * time.Millisecond, Pace: pace, RequireKey: requireKey, Keys: keys,
 				Lookup: samples.LookupIn(scenarios), BodyTimeout: bodyTimeout, MaxConns: maxConns,
-				KeepResponses: keepN, KeepBytes: keepMiB << 20, Batch: batchOpts})
+				KeepResponses: keepN, KeepBytes: keepMiB << 20, Batch: batchOpts}
+			if room != nil {
+				opts.Workshop = room
+			}
+			url, err := application.StartSimulator(ctx, addr, opts)
 			if err != nil {
 				return usageErr("cannot listen on %s: %v", addr, err)
 			}
@@ -122,12 +156,26 @@ differs. Proxied sessions play back the same way.`,
 			if requireKey {
 				fmt.Fprint(app.Out, ", keys required")
 			}
+			if room != nil {
+				fmt.Fprintln(app.Out, ")")
+				workshopBanner(app.Out, url, token, room.Exercise())
+				if roomTUI {
+					return runRoomTUI(ctx, app, room, url)
+				}
+				fmt.Fprintln(app.Out, "Ctrl-C stops it.")
+				<-ctx.Done()
+				return nil
+			}
 			fmt.Fprintf(app.Out, ")\n  OpenAI base URL:    %s/v1\n  Anthropic base URL: %s\n  Gemini base URL:    %s\n  DeepSeek base URL:  %s\nCtrl-C stops it.\n", url, url, url, url)
 			<-ctx.Done()
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8787", "address to listen on")
+	cmd.Flags().StringVar(&addr, "listen", "127.0.0.1:8787", "the same as --addr (a workshop on a LAN: 0.0.0.0:8787 with --require-key)")
+	cmd.Flags().StringVar(&exercise, "workshop", "", "run a workshop: grade each participant's requests against this exercise ("+strings.Join(workshop.Names(), ", ")+", or a .json file)")
+	cmd.Flags().IntVar(&maxParticipants, "max-participants", workshop.DefaultMaxParticipants, "with --workshop: most participants in the room")
+	cmd.Flags().BoolVar(&roomTUI, "tui", false, "with --workshop: show the room view while serving")
 	cmd.Flags().StringVar(&scenario, "scenario", "refund", "scenario whose script answers")
 	cmd.Flags().StringVar(&fault, "fault", "", "faults, comma-separated (NAME or NAME:always): "+fmt.Sprint(sim.FaultNames()))
 	cmd.Flags().IntVar(&delayMS, "delay-ms", 0, "pause between stream events, in ms")

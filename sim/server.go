@@ -76,6 +76,9 @@ type Options struct {
 	KeepBytes int64
 	// Batch bounds the Files and Batch API (files.go).
 	Batch BatchOptions
+	// Workshop, when set, grades each request and serves WorkshopPath
+	// (serve --workshop).
+	Workshop Workshop
 }
 
 // Defaults for what a server open to a room must bound.
@@ -178,6 +181,10 @@ func (s *Server) now() time.Time {
 // ServeHTTP answers one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bodyDeadline(w, r, s.opts.BodyTimeout)
+	if s.opts.Workshop != nil && strings.HasPrefix(r.URL.Path, WorkshopPath) {
+		s.opts.Workshop.ServeWorkshop(w, r, ParticipantOf(r))
+		return
+	}
 	if d, ok := registry.BatchRoute(r.URL.Path); ok {
 		s.serveBatchAPI(w, r, d)
 		return
@@ -207,6 +214,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, `{"error":{"message":"Unknown request URL: %s %s. %s","type":"invalid_request_error","param":null,"code":"unknown_url"}}`, r.Method, jsonEscape(r.URL.Path), jsonEscape(served))
 		return
+	}
+	if s.opts.Workshop != nil {
+		c := &capture{ResponseWriter: w}
+		defer c.answer()
+		w = c
 	}
 	simp, ok := s.simulated(w, r, d.Name)
 	if !ok {
@@ -264,7 +276,7 @@ func readBody(r *http.Request, simp adapters.Simulated) ([]byte, *adapters.SimEr
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Simulated, d adapters.Descriptor, body []byte) *adapters.SimError {
 	in, serr := simp.CheckRequest(r.Method, r.URL.RequestURI(), r.Header, body)
 	if serr != nil {
-		return serr
+		return s.grade(w, r, simp, d, body, nil, -1, serr)
 	}
 	sc, err := s.scenario(r)
 	if err != nil {
@@ -276,6 +288,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, simp adapters.Sim
 	in.Protocol = d.Name
 	turn, serr := s.continueChain(in, simp)
 	if serr != nil {
+		turn = -1
+	}
+	if serr = s.grade(w, r, simp, d, body, in, turn, serr); serr != nil {
 		return serr
 	}
 	if turn >= max(len(sc.Script), 1)+sc.TurnLimit {

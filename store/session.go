@@ -45,7 +45,13 @@ const (
 	SourceProxy      = "proxy"       // modelwire proxy: one verdict per exchange
 	SourceClaudeCode = "claude-code" // an imported Claude Code transcript
 	SourceHAR        = "har"         // an imported HAR file
+	SourceWorkshop   = "workshop"    // serve --workshop: a participant's graded requests, one verdict each
 )
+
+// PerExchange reports whether a session of this source records one
+// verdict per exchange (each with its turn) and lets attempts overlap, as
+// a recording does, rather than a run's one verdict at the end.
+func PerExchange(source string) bool { return source == SourceProxy || source == SourceWorkshop }
 
 // SessionMeta describes a session when it is created.
 type SessionMeta struct {

@@ -197,7 +197,7 @@ func (j *StoreJournal) Record(u session.Update) error {
 			vs[i] = l.Stored()
 		}
 		switch {
-		case j.meta.Source == store.SourceProxy:
+		case store.PerExchange(j.meta.Source):
 			return j.w.RecordValidation(u.Turn, vs) // the exchange's verdict
 		case u.Kind == session.UpRegenerate:
 			j.finishAll(nil)
@@ -301,7 +301,7 @@ func (j *StoreJournal) attempt(u session.Update, m store.AttemptMeta) error {
 	if j.recs[key] != nil {
 		return nil
 	}
-	if j.meta.Source != store.SourceProxy {
+	if !store.PerExchange(j.meta.Source) {
 		j.finishAll(nil) // a run's attempts follow one another
 	}
 	rec, err := j.w.StartAttempt(u.Turn, m)

@@ -365,4 +365,4 @@ func (r *Replayer) Each(from, to int, fn func(store.Entry) error) error {
 // PerTurnVerdicts reports whether the session records a verdict per turn
 // (a proxied conversation judges each exchange) rather than one for the
 // session with a verdict per regenerated answer (a run).
-func (r *Replayer) PerTurnVerdicts() bool { return r.sess.Source == store.SourceProxy }
+func (r *Replayer) PerTurnVerdicts() bool { return store.PerExchange(r.sess.Source) }
