@@ -293,7 +293,7 @@ func (m *Mismatch) text(lines bool) string {
 	if m.Exchange == 0 {
 		b.WriteString(" (it holds no exchange)")
 	} else {
-		rec, sent := valueText(m.Recorded), valueText(m.Sent)
+		rec, sent := valueText(m.Recorded, m.Sent), valueText(m.Sent, m.Recorded)
 		if m.recMissing {
 			rec = "nothing"
 		}
@@ -317,21 +317,46 @@ func (m *Mismatch) text(lines bool) string {
 	return b.String()
 }
 
-// valueText shows a JSON value in one line, cut at 300 bytes.
-func valueText(v any) string {
+// valueText shows a JSON value in one line, at most about 300 bytes of
+// it: a long string from a little before where it parts from the other
+// side's, so the difference is in view.
+func valueText(v, other any) string {
+	if s, ok := v.(string); ok && len(s) > 300 {
+		from := 0
+		if o, ok := other.(string); ok {
+			for from < len(s) && from < len(o) && s[from] == o[from] {
+				from++
+			}
+			from = max(0, from-60)
+			for from > 0 && !isRuneStart(s[from]) {
+				from--
+			}
+		}
+		to := min(len(s), from+240)
+		for to < len(s) && !isRuneStart(s[to]) {
+			to--
+		}
+		out := adapters.JSONString(s[from:to])
+		if from > 0 {
+			out = "…" + out
+		}
+		if to < len(s) {
+			out += "…"
+		}
+		return out + fmt.Sprintf(" (%d bytes)", len(s))
+	}
 	b, err := adapters.MarshalBody(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	s := string(b)
-	if len(s) > 300 {
+	if len(b) > 300 {
 		cut := 300
-		for cut > 0 && !isRuneStart(s[cut]) {
+		for cut > 0 && !isRuneStart(b[cut]) {
 			cut--
 		}
-		s = s[:cut] + fmt.Sprintf("… (%d bytes)", len(b))
+		return string(b[:cut]) + fmt.Sprintf("… (%d bytes)", len(b))
 	}
-	return s
+	return string(b)
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
