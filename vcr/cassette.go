@@ -23,7 +23,8 @@ import (
 // line, an attempt line per recorded exchange, and the exchanges' raw
 // events as step lines with the canonical events decoded from them. The
 // lines are written here rather than by package jsonl so that a test
-// importing vcr does not link the SQLite store; TestCassetteImports keeps
+// importing vcr does not link the SQLite store; the import step of
+// TestSDKsInEveryMode (jsonl.Import, which refuses unknown fields) keeps
 // the two in step.
 
 const (

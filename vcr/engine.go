@@ -133,8 +133,9 @@ func (e *engine) do(req *http.Request, body []byte) (*http.Response, *Mismatch, 
 		e.c.turns = append(e.c.turns, t)
 	}
 	e.c.changed = true
-	if e.c.session.Protocol == "" {
+	if _, ok := generation(req); ok && e.c.session.Protocol == "" {
 		e.c.session.Protocol = x.line.Protocol
+		e.c.session.Model = sent.model()
 	}
 	if e.save != nil {
 		if err := e.save(e.c); err != nil {
@@ -171,19 +172,33 @@ func upstreamRequest(req *http.Request, body []byte) *http.Request {
 	return out
 }
 
-// protocolOf names the protocol a request speaks (its path), else the
-// cassette's.
+// protocolOf names the protocol a request speaks by its path (a model
+// call, a token count, a models list), else the cassette's.
 func protocolOf(req *http.Request, fallback string) string {
-	if d, ok := registry.Route(req.Method, req.URL.Path, req.URL.Hostname()); ok {
+	if d, ok := generation(req); ok {
 		return d.Name
 	}
-	if d, ok := registry.RouteURL(req.URL); ok {
+	if d, ok := registry.CountRoute(req.Method, req.URL.Path); ok {
+		return d.Name
+	}
+	if d, _, ok := registry.ModelsRoute(req.Method, req.URL.Path, req.Header); ok {
 		return d.Name
 	}
 	if fallback == "" {
 		return registry.Default
 	}
 	return fallback
+}
+
+// generation is the protocol whose model call a request is, if it is one.
+func generation(req *http.Request) (adapters.Descriptor, bool) {
+	if d, ok := registry.Route(req.Method, req.URL.Path, req.URL.Hostname()); ok {
+		return d, true
+	}
+	if req.Method != http.MethodPost {
+		return adapters.Descriptor{}, false
+	}
+	return registry.RouteURL(req.URL)
 }
 
 // capture reads the upstream's response whole and records it as an
@@ -195,6 +210,7 @@ func (e *engine) capture(req *http.Request, rhdr http.Header, rbody []byte, resp
 	base := e.c.endUS() + 1000
 	protocol := protocolOf(req, e.c.session.Protocol)
 	e.mu.Unlock()
+	_, decode := generation(req) // only a model call's response decodes to events
 	p, err := registry.Lookup(protocol)
 	if err != nil {
 		return nil, err
@@ -247,7 +263,7 @@ func (e *engine) capture(req *http.Request, rhdr http.Header, rbody []byte, resp
 		st := stepLine{OffsetUS: base + r.at.Microseconds(), RawIndex: &idx, Raw: &raw}
 		var evs []adapters.Event
 		switch {
-		case resp.StatusCode >= 400:
+		case resp.StatusCode >= 400 || !decode:
 		case stream:
 			evs = dec.Feed(raw)
 		default:
@@ -256,7 +272,7 @@ func (e *engine) capture(req *http.Request, rhdr http.Header, rbody []byte, resp
 		st.Events = marshalEvents(evs)
 		x.steps = append(x.steps, st)
 	}
-	if stream && resp.StatusCode < 400 {
+	if stream && decode && resp.StatusCode < 400 {
 		if evs := dec.End(); len(evs) > 0 {
 			x.steps = append(x.steps, stepLine{OffsetUS: x.steps[len(x.steps)-1].OffsetUS, Events: marshalEvents(evs)})
 		}

@@ -31,6 +31,7 @@ var DefaultIgnore = []string{"/metadata", "/user", "/safety_identifier", "/promp
 
 // canonical is a request in its matching form: sections compared in order.
 type canonical struct {
+	method   string
 	path     string
 	sections []section
 	history  int // how many conversation items it carries
@@ -41,9 +42,19 @@ type section struct {
 	value any
 }
 
+// model is the model the request names, as its protocol reads it.
+func (c *canonical) model() string {
+	for _, s := range c.sections {
+		if m, ok := s.value.(string); ok && s.name == "model" {
+			return m
+		}
+	}
+	return ""
+}
+
 // canonicalize reads a (redacted) request body for matching.
 func canonicalize(method, path string, h http.Header, body []byte, ignore [][]string) *canonical {
-	c := &canonical{path: path}
+	c := &canonical{method: method, path: path}
 	v, err := jsonschema.ParseJSON(body)
 	if err != nil {
 		c.sections = []section{{"", string(body)}}
@@ -156,8 +167,8 @@ type difference struct {
 // sent one (nil when they are the same).
 func compare(rec, sent *canonical) *difference {
 	d := &difference{}
-	if rec.path != sent.path && !strings.HasSuffix(rec.path, sent.path) && !strings.HasSuffix(sent.path, rec.path) {
-		d.note("(url path)", rec.path, sent.path, false, false)
+	if rec.method != sent.method || rec.path != sent.path && !strings.HasSuffix(rec.path, sent.path) && !strings.HasSuffix(sent.path, rec.path) {
+		d.note("(method and path)", rec.method+" "+rec.path, sent.method+" "+sent.path, false, false)
 	}
 	recBy := map[string]any{}
 	for _, s := range rec.sections {
