@@ -207,3 +207,24 @@ func TestServeSessionMismatchIsTriedOnce(t *testing.T) {
 		t.Errorf("exit %d, attempts %q, want exactly one, a 409:\n%s\n%s", code, attempts, out, errs)
 	}
 }
+
+// serve --cassettes refuses bad flags with one line and exit 2, before
+// listening.
+func TestServeCassettesBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cassettes", filepath.Join(dir, "absent")}, "not a directory"},
+		{[]string{"--cassettes", dir, "--mode", "rewind"}, `--mode "rewind"`},
+		{[]string{"--cassettes", dir, "--mode", "live"}, `--mode "live"`},
+		{[]string{"--cassettes", dir, "--mode", "record", "--upstream", "ftp://x"}, "--upstream"},
+		{[]string{"--cassettes", dir, "--fault", "rate-limit"}, "--fault is the simulator's"},
+	} {
+		code, _, errs := mw(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d %q, want 2 and one line with %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
