@@ -81,8 +81,8 @@ func everyMode(t *testing.T, run loop, simBase string, stream bool, pointer stri
 	}
 
 	// replay, offline: nothing listens at the base URL, the upstream fails
-	replay := func(t *testing.T, a *app, want []string) {
-		rec := vcr.New(t, path, vcr.WithUpstream(offline{t}))
+	replay := func(t *testing.T, a *app, want []string, opts ...vcr.Option) {
+		rec := vcr.New(t, path, append(opts, vcr.WithUpstream(offline{t}))...)
 		got, err := run(ctx, a, "http://127.0.0.1:9", rec.Client(), stream)
 		if err != nil {
 			t.Fatal(err)
@@ -92,6 +92,7 @@ func everyMode(t *testing.T, run loop, simBase string, stream bool, pointer stri
 		}
 	}
 	t.Run("replay", func(t *testing.T) { replay(t, a, want) })
+	t.Run("replay-timed", func(t *testing.T) { replay(t, a, want, vcr.WithRecordedTiming()) })
 
 	// a changed prompt: the test fails with the pointer and both values
 	t.Run("changed", func(t *testing.T) {
