@@ -1,9 +1,15 @@
 package vcr
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 )
 
 // chatCassette is a cassette of two chat exchanges, as recorded.
@@ -96,6 +102,31 @@ func TestReadBadCassette(t *testing.T) {
 	} {
 		if _, err := Read(strings.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// A miss is a 409 the SDKs do not retry, in each protocol's own error
+// shape (its simulator's), with the message an SDK shows and the mismatch
+// beside it; OpenAI's shape names it by code and param.
+func TestMismatchInEveryProtocolsShape(t *testing.T) {
+	m := &Mismatch{Cassette: "c", Exchange: 1, Nearest: "POST /v1/x", Pointer: "/model", Recorded: "m", Sent: "other"}
+	for _, name := range append(registry.Protocols, "unknown-protocol") {
+		req := httptest.NewRequest("POST", "/v1/x", nil)
+		resp := mismatchResponse(req, name, m)
+		b, _ := io.ReadAll(resp.Body)
+		body := string(b)
+		var v map[string]any
+		if resp.StatusCode != 409 || resp.Header.Get("x-should-retry") != "false" || json.Unmarshal(b, &v) != nil {
+			t.Errorf("%s: %d %q %s", name, resp.StatusCode, resp.Header.Get("x-should-retry"), body)
+			continue
+		}
+		if v["modelwire_replay"] == nil || !strings.Contains(body, `modelwire vcr: cassette c has no request like this one`) {
+			t.Errorf("%s: the mismatch or its message is missing: %s", name, body)
+		}
+		if d, ok := registry.Describe(name); ok && d.Provider == adapters.ProviderOpenAI &&
+			(!strings.Contains(body, `"code":"replay_mismatch"`) || !strings.Contains(body, `"param":"/model"`)) {
+			t.Errorf("%s: OpenAI's shape names the mismatch by code and param: %s", name, body)
 		}
 	}
 }
