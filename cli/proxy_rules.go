@@ -36,19 +36,21 @@ func wireRules(ctx context.Context, app *App, f proxyFlags, db *store.DB, log *s
 	set := proxy.NewRuleSet(rs)
 	opts.Rules = set
 	go proxy.WatchRules(ctx, f.rules, set, rulesPoll, log)
-	var mu sync.Mutex // vcr tapes are loaded once each
-	tapes := map[string]*vcr.Tape{}
+	var mu sync.Mutex // recordings are loaded once each
+	tapes := map[string]http.Handler{}
 	opts.Replay = func(id string) (http.Handler, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		t := tapes[id]
-		if t == nil {
-			if t, err = vcr.Load(db, id); err != nil {
+		h := tapes[id]
+		if h == nil {
+			c, err := loadCassette(db, id)
+			if err != nil {
 				return nil, err
 			}
-			tapes[id] = t
+			h = vcr.Handler(c, false)
+			tapes[id] = h
 		}
-		return t.Handler(vcr.Options{Full: true}), nil
+		return h, nil
 	}
 	if td, ok := opts.Hold.(*terminalDecider); ok {
 		opts.HoldRequest = func(ctx context.Context, h proxy.HeldRequest) ([]byte, error) { return askRequest(ctx, td, h) }

@@ -18,6 +18,7 @@ func init() { register(newServeCmd) }
 
 func newServeCmd(app *App) *cobra.Command {
 	var addr, scenario, fault, session, speed, scenarios string
+	var cassettes, vcrMode, upstream string
 	var delayMS, maxConns, keepN int
 	var keepMiB int64
 	var batchOpts sim.BatchOptions
@@ -76,18 +77,28 @@ whitespace do not count) and answered with that turn's recorded status, headers
 and bytes — streams with their recorded timing, or --speed full; a turn that was
 retried answers as it did (429 first). A request the recording never saw gets 409,
 in the provider's error format, naming the nearest turn and the first field that
-differs. Proxied sessions play back the same way.`,
+differs. Proxied sessions play back the same way.
+
+With --cassettes DIR it serves test cassettes (docs/vcr.md): each request names
+its test's cassette, DIR/NAME.jsonl, by the header X-Modelwire-Cassette: NAME or
+a path prefix /c/NAME/ before the SDK's base path. --mode replay answers from
+it (a miss is a 409 naming the first differing JSON pointer), record records it
+anew from --upstream, update re-records what changed, hybrid records misses.`,
 		Example: `  modelwire serve --addr 127.0.0.1:8787
   modelwire serve --scenario refund/fenced --pace 20
   OPENAI_API_KEY=sk-test modelwire serve --require-key
   modelwire serve --fault rate-limit,disconnect-mid-args:always
   modelwire serve --session 1m8p --speed full
   modelwire serve --workshop refund-3
-  modelwire serve --workshop refund-1 --listen 0.0.0.0:8787 --require-key --max-participants 40`,
+  modelwire serve --workshop refund-1 --listen 0.0.0.0:8787 --require-key --max-participants 40
+  modelwire serve --cassettes testdata/cassettes --mode record --upstream http://127.0.0.1:8787`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if bodyTimeout <= 0 || maxConns <= 0 {
 				return usageErr("--body-timeout and --max-conns must be positive")
+			}
+			if cassettes != "" {
+				return serveCassettes(app, cmd, addr, cassettes, vcrMode, upstream, speed, bodyTimeout, maxConns)
 			}
 			if session != "" {
 				return serveSession(app, cmd, addr, session, speed, bodyTimeout, maxConns)
@@ -193,6 +204,9 @@ differs. Proxied sessions play back the same way.`,
 	cmd.Flags().IntVar(&batchOpts.Polls, "batch-polls", 1, "retrievals a batch spends in each status (validating, in_progress, finalizing) before the next")
 	cmd.Flags().StringVar(&session, "session", "", "play this recorded session back as the provider (a VCR) instead of simulating")
 	cmd.Flags().StringVar(&speed, "speed", "recorded", "with --session: recorded (each event at its recorded time) or full")
+	cmd.Flags().StringVar(&cassettes, "cassettes", "", "serve the test cassettes in this directory (one per test: header X-Modelwire-Cassette or path /c/NAME/); see docs/vcr.md")
+	cmd.Flags().StringVar(&vcrMode, "mode", "replay", "with --cassettes: replay, record, update or hybrid")
+	cmd.Flags().StringVar(&upstream, "upstream", "", "with --cassettes: base URL misses are recorded from (default: each protocol's provider)")
 	completeWith(cmd, "fault", sim.FaultNames())
 	completeScenarios(cmd)
 	completeWith(cmd, "speed", []string{"recorded", "full"})

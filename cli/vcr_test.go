@@ -122,12 +122,12 @@ func serveTape(t *testing.T, db, id string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tape, err := vcr.Load(s, id)
+	c, err := loadCassette(s, id)
 	s.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(tape.Handler(vcr.Options{}))
+	srv := httptest.NewServer(vcr.Handler(c, true))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -156,7 +156,7 @@ func TestVCRPlaysAProxiedSessionBackToTheSDK(t *testing.T) {
 	}
 	_, err = sdkApp(ctx, vcrURL, "another system prompt")
 	var apiErr *openai.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 409 || !strings.Contains(apiErr.Message, "messages/0/content") ||
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 409 || !strings.Contains(apiErr.Message, "/messages/0/content") ||
 		!strings.Contains(apiErr.Message, "another system prompt") {
 		t.Errorf("a changed request: %v, want 409 naming messages/0/content", err)
 	}
@@ -185,7 +185,7 @@ func TestVCRPlaysARunBack(t *testing.T) {
 		t.Errorf("the played-back run differs from the recording: %+v", changes)
 	}
 	code, out, _ = mw(t, append([]string{"run", "--base-url", vcrURL, "--model", "other-model"}, args...)...)
-	if code != 1 || !strings.Contains(out, "409") || !strings.Contains(out, "differs first at model") {
+	if code != 1 || !strings.Contains(out, "409") || !strings.Contains(out, "differs first at /model") {
 		t.Errorf("another model: exit %d, want 1 with a 409 naming model:\n%s", code, out)
 	}
 }
@@ -205,5 +205,26 @@ func TestServeSessionMismatchIsTriedOnce(t *testing.T) {
 	attempts := regexp.MustCompile(`(?m)^  attempt \d+:.*$`).FindAllString(out, -1)
 	if code != ExitFailed || len(attempts) != 1 || !strings.Contains(attempts[0], "attempt 1: HTTP 409") {
 		t.Errorf("exit %d, attempts %q, want exactly one, a 409:\n%s\n%s", code, attempts, out, errs)
+	}
+}
+
+// serve --cassettes refuses bad flags with one line and exit 2, before
+// listening.
+func TestServeCassettesBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--cassettes", filepath.Join(dir, "absent")}, "not a directory"},
+		{[]string{"--cassettes", dir, "--mode", "rewind"}, `--mode "rewind"`},
+		{[]string{"--cassettes", dir, "--mode", "live"}, `--mode "live"`},
+		{[]string{"--cassettes", dir, "--mode", "record", "--upstream", "ftp://x"}, "--upstream"},
+		{[]string{"--cassettes", dir, "--fault", "rate-limit"}, "--fault is the simulator's"},
+	} {
+		code, _, errs := mw(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d %q, want 2 and one line with %q", tc.args, code, errs, tc.want)
+		}
 	}
 }

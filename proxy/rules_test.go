@@ -17,6 +17,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/jsonl"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/vcr"
 )
@@ -87,11 +88,15 @@ func TestRuleReplacesWithStoredSession(t *testing.T) {
 	}
 	defer db.Close()
 	replay := func(sid string) (http.Handler, error) {
-		tape, err := vcr.Load(db, sid)
+		var buf bytes.Buffer
+		if err := jsonl.Export(db, &buf, sid); err != nil {
+			return nil, err
+		}
+		c, err := vcr.Read(&buf)
 		if err != nil {
 			return nil, err
 		}
-		return tape.Handler(vcr.Options{Full: true}), nil
+		return vcr.Handler(c, false), nil
 	}
 	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.Error("the upstream was asked")
