@@ -196,7 +196,7 @@ func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
 		tm.waitFor("the validation panel", 10*time.Second, has("◆ Validation"))
 		tm.sendText("z")
 		tm.send("PageDown")
-		s := tm.waitFor("the timeline", 10*time.Second, has("TIMINGS", "turn 1  byte"))
+		s := tm.waitFor("the timeline", 10*time.Second, has("TIMINGS", "turn 1  headers"))
 		if !regexp.MustCompile(`\(\s*\)`).MatchString(s) || !strings.ContainsAny(s, "▁▂▃▄▅▆▇█") {
 			t.Errorf("the timeline lacks the sparkline or the argument marks:\n%s", s)
 		}

@@ -66,7 +66,7 @@ func scriptTurn(sc *session.Scenario, rc RunConfig, k int) turnSteps {
 	ts.pre = append(ts.pre,
 		session.Update{Kind: session.UpAssembled, Turn: k, Request: req, At: fixedAt},
 		session.Update{Kind: session.UpAttempt, Turn: k, Attempt: 1, URL: "http://127.0.0.1:1/v1/responses", HTTPStatus: 200,
-			Timings: &session.Timings{FirstByte: 4}, At: fixedAt})
+			Timings: &session.Timings{Headers: 4}, At: fixedAt})
 	seq := 0
 	off := 5.0
 	index := 0
@@ -130,7 +130,7 @@ func scriptTurn(sc *session.Scenario, rc RunConfig, k int) turnSteps {
 		adapters.Event{Type: adapters.EvTerminal, Status: adapters.StatusCompleted, StopReason: stop, ProviderStopReason: "completed"})
 	end := adapters.Step{Index: -1}
 	ts.pre = append(ts.pre, session.Update{Kind: session.UpStep, Turn: k, Attempt: 1, Step: &end, OffsetMS: off, At: fixedAt,
-		Timings: &session.Timings{FirstByte: 4, FirstEvent: 5, FirstText: firstText, Terminal: terminal}})
+		Timings: &session.Timings{Headers: 4, FirstEvent: 5, FirstText: firstText, Terminal: terminal}})
 	ts.pre = append(ts.pre, session.Update{Kind: session.UpResponse, Turn: k, At: fixedAt,
 		Summary: &adapters.Summary{Protocol: rc.Protocol, Terminal: adapters.StatusCompleted, StopReason: stop, ToolCalls: ts.calls}})
 	return ts

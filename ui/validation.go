@@ -243,7 +243,10 @@ func (p *validationPanel) usage(st *session.State) []string {
 	return out
 }
 
-// timings lists each turn's first byte, first event, first text and total.
+// timings lists each turn's six time points (13.7.1) — headers, first
+// event, first output token (reasoning counts), first visible text and
+// the terminal, from the request's start — and, on a line of its own, the
+// figure the provider reported of its own time, which is never one of them.
 func (p *validationPanel) timings(st *session.State) []string {
 	var timed []*session.TurnState
 	for _, t := range st.Turns {
@@ -256,9 +259,13 @@ func (p *validationPanel) timings(st *session.State) []string {
 	s := p.c.Styles
 	for _, t := range timed {
 		tm := t.Timings
-		line := fmt.Sprintf("  turn %d  byte %s · event %s · text %s · total %s", t.N,
-			msOrDash(tm.FirstByte), msOrDash(tm.FirstEvent), msOrDash(tm.FirstText), msOrDash(tm.Terminal))
-		out = append(out, cut(s.Text.Render(line), p.w))
+		line := fmt.Sprintf("turn %d  headers %s · event %s · token %s · text %s · end %s", t.N,
+			msOrDash(tm.Headers), msOrDash(tm.FirstEvent), msOrDash(tm.FirstToken), msOrDash(tm.FirstText), msOrDash(tm.Terminal))
+		out = append(out, styleLines(s.Text, hang("  ", line, 4, p.w))...)
+		if sv := tm.Server; sv != nil {
+			line := fmt.Sprintf("server %s (%s: the provider's own clock, not one of the above)", msText(sv.MS), sv.Source)
+			out = append(out, styleLines(s.Muted, hang("  ", line, 4, p.w))...)
+		}
 		if spark, marks, sum := turnTimeline(t, p.w-4); spark != "" {
 			out = append(out, "  "+s.Accent.Render(spark))
 			if marks != "" {
