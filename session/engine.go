@@ -193,7 +193,6 @@ func ServerTimeOf(protocol string, h http.Header) *ServerTime {
 	return &ServerTime{MS: ms, Source: d.ServerTiming.Label(), What: d.ServerTiming.What}
 }
 
-
 // Observer receives updates. It must not block for long: the UI's observer
 // coalesces and hands off to its own goroutine.
 type Observer func(Update)
