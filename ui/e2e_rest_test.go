@@ -197,8 +197,12 @@ func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
 		tm.sendText("z")
 		tm.send("PageDown")
 		s := tm.waitFor("the timeline", 10*time.Second, has("TIMINGS", "turn 1  headers"))
-		if !regexp.MustCompile(`\(\s*\)`).MatchString(s) || !strings.ContainsAny(s, "▁▂▃▄▅▆▇█") {
+		if !regexp.MustCompile(`\([\s*|]*\)`).MatchString(s) || !strings.ContainsAny(s, "▁▂▃▄▅▆▇█") {
 			t.Errorf("the timeline lacks the sparkline or the argument marks:\n%s", s)
+		}
+		// The six time points: the first token (the arguments) is marked.
+		if !strings.Contains(s, "* token +") {
+			t.Errorf("the timeline does not mark the first output token:\n%s", s)
 		}
 		tm.sendText("z")
 		tm.waitFor("the layout back", 10*time.Second, has("Stream"))

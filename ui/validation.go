@@ -306,8 +306,9 @@ func (p *validationPanel) regeneration(st *session.State) []string {
 	return out
 }
 
-// cost prices each turn's usage from the embedded model table, with the
-// table's label and date: an estimate, never the bill.
+// cost prices each turn's usage from the embedded model table, bucket by
+// bucket (13.7.3), with the table's label and date: an estimate, never
+// the bill. A turn cut before its usage is "to reconcile", not zero.
 func (p *validationPanel) cost(st *session.State) []string {
 	sums := make([]adapters.Summary, 0, len(st.Turns)) // a long replay has 1,000s
 	turns := make([]int, 0, len(st.Turns))
@@ -350,8 +351,18 @@ func (p *validationPanel) cost(st *session.State) []string {
 			line += s.Good.Render(fmt.Sprintf("  cache saved %.5f", tc.Savings))
 		}
 		out = append(out, cut(line, p.w))
+		if b := tc.Buckets(); len(b) > 1 {
+			out = append(out, styleLines(s.Muted, hang("    ", strings.Join(b, " · "), 6, p.w))...)
+		}
 	}
 	out = append(out, cut(fmt.Sprintf("  total   %s %.5f · cache saved %.5f", c.Currency, c.Total, c.Savings), p.w))
+	if b := c.Buckets.Buckets(); len(b) > 0 {
+		out = append(out, styleLines(s.Muted, hang("    ", strings.Join(b, " · "), 6, p.w))...)
+	}
+	if c.ToReconcile > 0 {
+		line := fmt.Sprintf("%s cut before its usage arrived: to reconcile with the bill, so the total is a lower bound", count(c.ToReconcile, "response"))
+		out = append(out, styleLines(s.Warn, hang("  ", line, 4, p.w))...)
+	}
 	for _, l := range wrapLines(fmt.Sprintf("%s (table of %s)", c.Label, c.Date), max(1, p.w-2)) {
 		out = append(out, "  "+s.Muted.Render(l))
 	}
