@@ -173,7 +173,12 @@ func rate(v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-func seconds(v float64) string { return fmt.Sprintf("%.2fs", v) }
+func seconds(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("%.1fms", v*1000)
+	}
+	return fmt.Sprintf("%.2fs", v)
+}
 
 func count(v int64) string {
 	if v < 0 {

@@ -78,9 +78,13 @@ func TestProxyRecordsTimePoints(t *testing.T) {
 				t.Errorf("%s: time point %d (%v) before point %d (%v)", s.Protocol, j, *p, j-1, *pts[j-1])
 			}
 		}
-		// The first event is a role chunk; content comes a paced pause later.
-		if *a.FirstToken-*a.FirstEvent < 4*time.Millisecond {
-			t.Errorf("%s: first token %v after the first event, paced at 5ms", s.Protocol, *a.FirstToken-*a.FirstEvent)
+		// The first event is a role chunk; content is a later event, and
+		// the events were paced 5ms apart.
+		if *a.FirstToken <= *a.FirstEvent {
+			t.Errorf("%s: first token %v, not after the first event %v", s.Protocol, *a.FirstToken, *a.FirstEvent)
+		}
+		if n := s.Attempts[0].RawEvents; *a.Terminal-*a.FirstByte < time.Duration(n-1)*5*time.Millisecond*9/10 {
+			t.Errorf("%s: %d events paced at 5ms ended %v after the headers", s.Protocol, n, *a.Terminal-*a.FirstByte)
 		}
 		switch s.Protocol {
 		case adapters.DeepSeekChat:
