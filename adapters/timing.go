@@ -79,10 +79,11 @@ type RateLimits struct {
 	RequestsReset, TokensReset       time.Duration
 }
 
-// Any reports whether a limit was read.
-func (r RateLimits) Any() bool { return r.RequestsLimit >= 0 || r.TokensLimit >= 0 }
+// Any reports whether a limit was read (a limit of zero is none).
+func (r RateLimits) Any() bool { return r.RequestsLimit > 0 || r.TokensLimit > 0 }
 
-// Read reads the rate-limit figures of a response received at now.
+// Read reads the rate-limit figures of a response received at now; a
+// reset given as a time is left unknown (0) when now is zero.
 func (n RateLimitNames) Read(h http.Header, now time.Time) RateLimits {
 	num := func(name string) int64 {
 		if name == "" {
@@ -101,7 +102,7 @@ func (n RateLimitNames) Read(h http.Header, now time.Time) RateLimits {
 		}
 		if n.ResetAt {
 			t, err := time.Parse(time.RFC3339, v)
-			if err != nil {
+			if err != nil || now.IsZero() {
 				return 0
 			}
 			return max(t.Sub(now), 0)

@@ -128,9 +128,23 @@ func (b Bound) String() string {
 		terms[i] = fmt.Sprintf("%s %s = %s", t.Name, t.Formula, rate(t.PerSecond))
 	}
 	s := fmt.Sprintf("≤ %s requests/s, %s binds: %s", rate(b.PerSecond), b.Binding, strings.Join(terms, " · "))
-	if in := b.Inputs; in.RequestsRemaining >= 0 || in.TokensRemaining >= 0 {
-		s += fmt.Sprintf("; remaining %s requests (reset %s), %s tokens (reset %s)",
-			count(in.RequestsRemaining), in.RequestsReset, count(in.TokensRemaining), in.TokensReset)
+	var left []string
+	for _, r := range []struct {
+		n     int64
+		what  string
+		reset time.Duration
+	}{{b.Inputs.RequestsRemaining, "requests", b.Inputs.RequestsReset}, {b.Inputs.TokensRemaining, "tokens", b.Inputs.TokensReset}} {
+		if r.n < 0 {
+			continue
+		}
+		l := fmt.Sprintf("%d %s", r.n, r.what)
+		if r.reset > 0 {
+			l += " (reset in " + r.reset.String() + ")"
+		}
+		left = append(left, l)
+	}
+	if len(left) > 0 {
+		s += "; remaining " + strings.Join(left, ", ")
 	}
 	return s
 }
@@ -180,9 +194,3 @@ func seconds(v float64) string {
 	return fmt.Sprintf("%.2fs", v)
 }
 
-func count(v int64) string {
-	if v < 0 {
-		return "?"
-	}
-	return fmt.Sprint(v)
-}
