@@ -187,6 +187,11 @@ func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
 			tm.send("n")
 			tm.waitFor(step, 20*time.Second, has(step))
 		}
+		// The simulator answers with OpenAI's rate-limit headers: the
+		// stream panel works the capacity bound out beside them.
+		if tm.w >= 200 {
+			tm.waitFor("the capacity bound", 10*time.Second, has("capacity ≤", "binds: RPM 5000/60"))
+		}
 		tm.sendText("E")
 		tm.waitFor("teaching mode", 10*time.Second, has("tool_call:", "why: Closed and parsed"))
 
