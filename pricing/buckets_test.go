@@ -18,7 +18,7 @@ func TestEachProvidersUsagePricesToTheDocumentedSum(t *testing.T) {
 	for _, c := range []struct {
 		name, protocol, model, body string
 		want                        float64 // USD, by hand
-		buckets                     Cost
+		buckets                     Buckets
 	}{
 		{
 			// platform.openai.com/docs/api-reference/responses/object:
@@ -30,7 +30,7 @@ func TestEachProvidersUsagePricesToTheDocumentedSum(t *testing.T) {
 				"output_tokens_details":{"reasoning_tokens":20},"total_tokens":380}}`,
 			// 200 uncached × 0.25 + 128 cached × 0.025 + 32 output × 2.00 + 20 reasoning × 2.00, per million
 			want:    (200*0.25 + 128*0.025 + 32*2.00 + 20*2.00) / 1e6,
-			buckets: Cost{Input: 200 * 0.25 / 1e6, CachedInput: 128 * 0.025 / 1e6, Output: 32 * 2.00 / 1e6, Reasoning: 20 * 2.00 / 1e6},
+			buckets: Buckets{Input: 200 * 0.25 / 1e6, CachedInput: 128 * 0.025 / 1e6, Output: 32 * 2.00 / 1e6, Reasoning: 20 * 2.00 / 1e6},
 		},
 		{
 			// platform.openai.com/docs/guides/prompt-caching: prompt_tokens
@@ -42,7 +42,7 @@ func TestEachProvidersUsagePricesToTheDocumentedSum(t *testing.T) {
 				"prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},
 				"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0}}}`,
 			want:    (86*0.40 + 1920*0.10 + 300*1.60) / 1e6,
-			buckets: Cost{Input: 86 * 0.40 / 1e6, CachedInput: 1920 * 0.10 / 1e6, Output: 300 * 1.60 / 1e6},
+			buckets: Buckets{Input: 86 * 0.40 / 1e6, CachedInput: 1920 * 0.10 / 1e6, Output: 300 * 1.60 / 1e6},
 		},
 		{
 			// docs.claude.com prompt caching: input_tokens excludes the
@@ -56,7 +56,7 @@ func TestEachProvidersUsagePricesToTheDocumentedSum(t *testing.T) {
 				"cache_creation":{"ephemeral_5m_input_tokens":1000,"ephemeral_1h_input_tokens":2000},
 				"output_tokens":400,"server_tool_use":{"web_search_requests":2}}}`,
 			want: (50*3.00+10000*0.30+1000*3.75+2000*6.00+400*15.00)/1e6 + 2*0.01,
-			buckets: Cost{Input: 50 * 3.00 / 1e6, CachedInput: 10000 * 0.30 / 1e6, CacheWrite: 1000 * 3.75 / 1e6,
+			buckets: Buckets{Input: 50 * 3.00 / 1e6, CachedInput: 10000 * 0.30 / 1e6, CacheWrite: 1000 * 3.75 / 1e6,
 				CacheWrite1h: 2000 * 6.00 / 1e6, Output: 400 * 15.00 / 1e6, Tools: 0.02},
 		},
 		{
@@ -69,7 +69,7 @@ func TestEachProvidersUsagePricesToTheDocumentedSum(t *testing.T) {
 				"usageMetadata":{"promptTokenCount":1200,"cachedContentTokenCount":1000,"candidatesTokenCount":80,
 				"thoughtsTokenCount":300,"totalTokenCount":1580},"modelVersion":"gemini-2.5-flash","responseId":"r1"}`,
 			want:    (200*0.30 + 1000*0.03 + 80*2.50 + 300*2.50) / 1e6,
-			buckets: Cost{Input: 200 * 0.30 / 1e6, CachedInput: 1000 * 0.03 / 1e6, Output: 80 * 2.50 / 1e6, Reasoning: 300 * 2.50 / 1e6},
+			buckets: Buckets{Input: 200 * 0.30 / 1e6, CachedInput: 1000 * 0.03 / 1e6, Output: 80 * 2.50 / 1e6, Reasoning: 300 * 2.50 / 1e6},
 		},
 		{
 			// api-docs.deepseek.com/api/create-chat-completion:
@@ -82,7 +82,7 @@ func TestEachProvidersUsagePricesToTheDocumentedSum(t *testing.T) {
 				"usage":{"prompt_tokens":1500,"completion_tokens":700,"total_tokens":2200,"prompt_cache_hit_tokens":1000,
 				"prompt_cache_miss_tokens":500,"completion_tokens_details":{"reasoning_tokens":600}}}`,
 			want:    (500*0.55 + 1000*0.14 + 100*2.19 + 600*2.19) / 1e6,
-			buckets: Cost{Input: 500 * 0.55 / 1e6, CachedInput: 1000 * 0.14 / 1e6, Output: 100 * 2.19 / 1e6, Reasoning: 600 * 2.19 / 1e6},
+			buckets: Buckets{Input: 500 * 0.55 / 1e6, CachedInput: 1000 * 0.14 / 1e6, Output: 100 * 2.19 / 1e6, Reasoning: 600 * 2.19 / 1e6},
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestEachProvidersUsagePricesToTheDocumentedSum(t *testing.T) {
 			}
 			got := PriceUsage(c.model, u)
 			if !got.Priced || !near(got.Total, c.want) {
-				t.Fatalf("total %.8f (%s), want %.8f by hand", got.Total, strings.Join(got.Buckets(), " · "), c.want)
+				t.Fatalf("total %.8f (%s), want %.8f by hand", got.Total, strings.Join(got.Lines(), " · "), c.want)
 			}
 			for _, b := range []struct {
 				name      string

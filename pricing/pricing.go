@@ -100,9 +100,13 @@ type Cost struct {
 	// may well be billed: the amount is to be reconciled with the
 	// provider's bill, and is not zero.
 	ToReconcile bool `json:"to_reconcile,omitempty"`
-	// Amounts per billing bucket, disjoint: Input is the uncached input
-	// only, CacheWrite the 5-minute writes only, Output the visible output
-	// only (reasoning apart), Tools the server tools' calls.
+	Buckets
+}
+
+// Buckets are the amounts per billing bucket, disjoint: Input is the
+// uncached input only, CacheWrite the 5-minute writes only, Output the
+// visible output only (reasoning apart), Tools the server tools' calls.
+type Buckets struct {
 	Input        float64 `json:"input"`
 	CachedInput  float64 `json:"cached_input"`
 	CacheWrite   float64 `json:"cache_write"`
@@ -115,8 +119,8 @@ type Cost struct {
 	Savings float64 `json:"savings"`
 }
 
-// add sums another cost's buckets into c.
-func (c *Cost) add(o Cost) {
+// add sums another's buckets into c.
+func (c *Buckets) add(o Buckets) {
 	c.Input += o.Input
 	c.CachedInput += o.CachedInput
 	c.CacheWrite += o.CacheWrite
@@ -128,9 +132,9 @@ func (c *Cost) add(o Cost) {
 	c.Savings += o.Savings
 }
 
-// Buckets names each non-zero bucket with its amount, in the order a bill
+// Lines names each non-zero bucket with its amount, in the order a bill
 // lists them ("input 0.00040", …), for the screens.
-func (c Cost) Buckets() []string {
+func (c Buckets) Lines() []string {
 	var out []string
 	for _, b := range []struct {
 		name string
@@ -208,7 +212,7 @@ type SessionCost struct {
 	Total    float64 `json:"total"`
 	Savings  float64 `json:"savings"`
 	// Buckets sums the responses' buckets (its Total is Total).
-	Buckets Cost `json:"buckets"`
+	Buckets Buckets `json:"buckets"`
 	// ToReconcile counts the responses cut before their usage arrived.
 	ToReconcile int `json:"to_reconcile"`
 	// Complete is false when a response could not be priced: the total
@@ -263,7 +267,7 @@ func newSessionCost(t *ModelTable) *SessionCost {
 func (sc *SessionCost) count(c Cost) {
 	sc.Total += c.Total
 	sc.Savings += c.Savings
-	sc.Buckets.add(c)
+	sc.Buckets.add(c.Buckets)
 	sc.Complete = sc.Complete && c.Priced
 	if c.ToReconcile {
 		sc.ToReconcile++
@@ -336,7 +340,7 @@ func PriceSession(model string, turns []adapters.Summary) *SessionCost {
 // String is the one-line form: "$0.0123 estimate — reconcile … (prices of …)".
 func (c *SessionCost) String() string {
 	s := fmt.Sprintf("%s %.4f, cache savings %.4f — %s (table of %s)", c.Currency, c.Total, c.Savings, c.Label, c.Date)
-	if b := c.Buckets.Buckets(); len(b) > 0 {
+	if b := c.Buckets.Lines(); len(b) > 0 {
 		s += "\n  buckets: " + strings.Join(b, " · ")
 	}
 	if c.ToReconcile > 0 {

@@ -351,12 +351,12 @@ func (p *validationPanel) cost(st *session.State) []string {
 			line += s.Good.Render(fmt.Sprintf("  cache saved %.5f", tc.Savings))
 		}
 		out = append(out, cut(line, p.w))
-		if b := tc.Buckets(); len(b) > 1 {
+		if b := tc.Lines(); len(b) > 1 {
 			out = append(out, styleLines(s.Muted, hang("    ", strings.Join(b, " · "), 6, p.w))...)
 		}
 	}
 	out = append(out, cut(fmt.Sprintf("  total   %s %.5f · cache saved %.5f", c.Currency, c.Total, c.Savings), p.w))
-	if b := c.Buckets.Buckets(); len(b) > 0 {
+	if b := c.Buckets.Lines(); len(b) > 0 {
 		out = append(out, styleLines(s.Muted, hang("    ", strings.Join(b, " · "), 6, p.w))...)
 	}
 	if c.ToReconcile > 0 {
