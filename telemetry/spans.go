@@ -301,7 +301,7 @@ func callSpan(ctx context.Context, t trace.Tracer, s *store.Session, a store.Att
 	marks := []struct {
 		name string
 		at   *time.Duration
-	}{{"sent", a.Timings.Sent}, {"first_byte", a.Timings.FirstByte}, {"first_event", a.Timings.FirstEvent},
+	}{{"sent", a.Timings.Sent}, {"first_response", a.Timings.FirstByte}, {"first_event", a.Timings.FirstEvent},
 		{"first_token", a.Timings.FirstToken}, {"first_text", a.Timings.FirstText}, {"terminal", a.Timings.Terminal}}
 	if sv := a.Timings.Server; sv != nil {
 		span.SetAttributes(attrServerMS.Float64(float64(sv.Microseconds())/1000), attrServerSource.String(a.Timings.ServerSource))
