@@ -102,6 +102,11 @@ func TestSixTimePointsOnAPacedStream(t *testing.T) {
 				}{{"headers", a.FirstByte, tm.Headers}, {"first event", a.FirstEvent, tm.FirstEvent}, {"first token", a.FirstToken, tm.FirstToken}, {"terminal", a.Terminal, tm.Terminal}} {
 					if p.stored == nil || *p.stored <= 0 {
 						t.Errorf("attempt %d: %s not stored", i+1, p.name)
+						continue
+					}
+					// The store keeps the point the engine measured.
+					if got := float64(p.stored.Microseconds()) / 1000; got < p.live-0.01 || got > p.live+0.01 {
+						t.Errorf("attempt %d: %s stored at %.3f ms, measured at %.3f ms", i+1, p.name, got, p.live)
 					}
 				}
 				if a.Sent == nil || *a.Sent != 0 {
