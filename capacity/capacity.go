@@ -139,7 +139,7 @@ func (b Bound) String() string {
 		}
 		l := fmt.Sprintf("%d %s", r.n, r.what)
 		if r.reset > 0 {
-			l += " (reset in " + r.reset.String() + ")"
+			l += " (reset in " + short(r.reset).String() + ")"
 		}
 		left = append(left, l)
 	}
@@ -163,19 +163,24 @@ func (b Bound) Plan(n int) string {
 	sendRate := float64(in.Concurrency) / in.SecondsPerRequest
 	duration := time.Duration(float64(n) / sendRate * float64(time.Second))
 	var why []string
+	over := false
 	if b.Binding != "" {
 		if firstMinute := math.Min(float64(n), sendRate*60); firstMinute > b.PerSecond*60 {
-			why = append(why, fmt.Sprintf("about %s requests/s for %s exceeds the capacity bound %s", rate(sendRate), duration.Round(time.Millisecond), b))
+			over = true
+			why = append(why, fmt.Sprintf("about %s requests/s for %s exceeds the capacity bound %s", rate(sendRate), short(duration), b))
 		}
 	}
 	if in.RequestsRemaining >= 0 && int64(n) > in.RequestsRemaining && duration < in.RequestsReset {
-		why = append(why, fmt.Sprintf("%d requests, %d remaining until the reset in %s", n, in.RequestsRemaining, in.RequestsReset))
+		why = append(why, fmt.Sprintf("%d requests, %d remaining until the reset in %s", n, in.RequestsRemaining, short(in.RequestsReset)))
 	}
 	if need := float64(n) * in.TokensPerRequest; in.TokensRemaining >= 0 && need > float64(in.TokensRemaining) && duration < in.TokensReset {
-		why = append(why, fmt.Sprintf("about %.0f tokens, %d remaining until the reset in %s", need, in.TokensRemaining, in.TokensReset))
+		why = append(why, fmt.Sprintf("about %.0f tokens, %d remaining until the reset in %s", need, in.TokensRemaining, short(in.TokensReset)))
 	}
 	if len(why) == 0 {
 		return ""
+	}
+	if !over && b.Binding != "" {
+		why = append(why, fmt.Sprintf("capacity ≤ %s requests/s, %s binds", rate(b.PerSecond), b.Binding))
 	}
 	return fmt.Sprintf("warning: %d planned requests: %s", n, strings.Join(why, "; "))
 }
@@ -185,6 +190,15 @@ func rate(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.1f", v)
+}
+
+// short rounds a duration for reading: to the millisecond under a
+// second, to a tenth of a second above.
+func short(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }
 
 func seconds(v float64) string {
