@@ -207,4 +207,3 @@ func seconds(v float64) string {
 	}
 	return fmt.Sprintf("%.2fs", v)
 }
-
