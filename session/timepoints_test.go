@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -173,4 +174,47 @@ func TestReasoningComesBeforeVisibleText(t *testing.T) {
 func registryServer(protocol string) (string, bool) {
 	d, _ := registry.Describe(protocol)
 	return d.ServerTiming.Label(), d.ServerTiming.Header != ""
+}
+
+// A stored session's cost counts every attempt: the rate-limited one that
+// was retried (no tokens), and the ones that answered, bucket by bucket.
+func TestCostOfStoredAttempts(t *testing.T) {
+	sc, _ := samples.Lookup("refund")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f, _ := sim.ParseFaults("rate-limit")
+	base, err := sim.New(sim.Options{Scenario: sc, Lookup: samples.Lookup, Faults: f}).Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(t.TempDir(), "mw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	j := timeline.NewStoreJournal(db, store.SessionMeta{Title: "cost", Protocol: adapters.OpenAIResponses, Provider: "sim"}, true)
+	s, err := session.New(session.Config{Scenario: sc, Protocol: adapters.OpenAIResponses, Stream: true, Policy: session.PolicyAuto,
+		Provider: transport.Provider{Name: "sim", BaseURL: base, Key: "k"}, Retry: transport.Retry{Max: 2, Base: time.Millisecond, MaxDelay: time.Millisecond}}, j, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := db.GetSession(j.SessionID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := session.CostOfAttempts(sc.Model, stored.Attempts)
+	if len(c.Attempts) != 4 || stored.Attempts[0].StatusCode != 429 {
+		t.Fatalf("%d attempts priced; the first %d", len(c.Attempts), stored.Attempts[0].StatusCode)
+	}
+	if a := c.Attempts[0]; !a.Priced || a.Total != 0 || a.ToReconcile {
+		t.Errorf("the retried 429: %+v", a)
+	}
+	// The answered attempts are what the run's own cost priced by turn.
+	if !c.Complete || c.ToReconcile != 0 || c.Total <= 0 || math.Abs(c.Total-res.Cost.Total) > 1e-12 {
+		t.Errorf("attempts cost %.8f (complete %v), the run's %.8f", c.Total, c.Complete, res.Cost.Total)
+	}
 }
