@@ -47,6 +47,11 @@ type Descriptor struct {
 	// ReadContract reads the tools' argument schemas and the output
 	// schema from a request body, leniently (see Declared).
 	ReadContract func(root gjson.Result, d *Declared)
+	// ServerTiming is the provider's own timing header; zero when it
+	// sends none.
+	ServerTiming ServerTiming
+	// RateLimits are its rate-limit headers; zero when it sends none.
+	RateLimits RateLimitNames
 }
 
 // Endpoint is where a protocol's requests go.

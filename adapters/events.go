@@ -107,12 +107,17 @@ type Event struct {
 // Usage is token usage normalised so that no number is counted twice (see
 // contract.md "Summary object"). Nil fields mean the provider gave none.
 type Usage struct {
-	InputTokens      *int64          `json:"input_tokens"`
-	OutputTokens     *int64          `json:"output_tokens"`
-	CacheReadTokens  *int64          `json:"cache_read_tokens"`
-	CacheWriteTokens *int64          `json:"cache_write_tokens"`
-	ReasoningTokens  *int64          `json:"reasoning_tokens"`
-	ProviderUsage    json.RawMessage `json:"provider_usage,omitempty"`
+	InputTokens      *int64 `json:"input_tokens"`
+	OutputTokens     *int64 `json:"output_tokens"`
+	CacheReadTokens  *int64 `json:"cache_read_tokens"`
+	CacheWriteTokens *int64 `json:"cache_write_tokens"`
+	ReasoningTokens  *int64 `json:"reasoning_tokens"`
+	// CacheWrite1hTokens is the part of CacheWriteTokens written for an
+	// hour rather than five minutes (Anthropic prices the two apart).
+	CacheWrite1hTokens *int64 `json:"cache_write_1h_tokens,omitempty"`
+	// WebSearchCalls are server-side web searches, billed per call.
+	WebSearchCalls *int64          `json:"web_search_calls,omitempty"`
+	ProviderUsage  json.RawMessage `json:"provider_usage,omitempty"`
 }
 
 // Int returns a pointer to n, for building Usage values.

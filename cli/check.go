@@ -113,6 +113,14 @@ passed (with --suite: every probe handled), 1 otherwise, 2 on bad usage.`,
 					return err
 				}
 			}
+			// Each target re-sends every session: warn, in one line, where
+			// that would exceed the capacity bound the latest stored
+			// sessions of its protocol give (13.7.2).
+			for _, t := range targets {
+				if t.Protocol != "" && !suite {
+					warnCapacity(app.Err, db, t.Protocol, t.Provider, len(ids))
+				}
+			}
 			ctx, stop := notifyStop(cmd.Context())
 			defer stop()
 			eng := &application.Engine{DB: db, Version: Version, Source: store.SourceRun}

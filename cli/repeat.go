@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/diff"
 )
 
@@ -24,6 +26,12 @@ func runRepeated(ctx context.Context, app *App, f runFlags, streamSet bool) erro
 	}
 	if f.approve == "manual" {
 		return usageErr("--repeat runs unattended: pass --approve auto (or reject)")
+	}
+	// The chapter's capacity bound (13.7.2) from the latest stored runs:
+	// a plan that would exceed it is warned of, in one line, and run.
+	if db, err := openForRead(app); err == nil && db != nil {
+		warnCapacity(app.Err, db, cmp.Or(f.protocol, adapters.NativeProtocol(f.provider)), f.provider, f.repeat)
+		db.Close()
 	}
 	var ids []string
 	f.ran = func(id string) { ids = append(ids, id) }

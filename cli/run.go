@@ -268,6 +268,31 @@ type runPrinter struct {
 	out  io.Writer
 	json bool
 	enc  *json.Encoder
+	// times are each attempt's time points as they came, for --json's
+	// session.result.
+	times []attemptTimes
+}
+
+// attemptTimes are one attempt's six time points (13.7.1) as --json's
+// session.result lists them, in ms from the request's start (so
+// request_start_ms is 0), and the provider's own figure apart.
+type attemptTimes struct {
+	Turn         int     `json:"turn"`
+	Attempt      int     `json:"attempt"`
+	RequestStart float64 `json:"request_start_ms"`
+	session.Timings
+}
+
+// keepTimes notes an update's timings under its attempt.
+func (p *runPrinter) keepTimes(u session.Update) {
+	if u.Timings == nil || u.Attempt == 0 {
+		return
+	}
+	if n := len(p.times); n > 0 && p.times[n-1].Turn == u.Turn && p.times[n-1].Attempt == u.Attempt {
+		p.times[n-1].Timings = *u.Timings
+		return
+	}
+	p.times = append(p.times, attemptTimes{Turn: u.Turn, Attempt: u.Attempt, Timings: *u.Timings})
 }
 
 type turnEvent struct {
@@ -284,6 +309,7 @@ func (p *runPrinter) line(v any) {
 }
 
 func (p *runPrinter) observe(u session.Update) {
+	p.keepTimes(u)
 	if p.json {
 		p.observeJSON(u)
 		return
@@ -323,9 +349,12 @@ func (p *runPrinter) observe(u session.Update) {
 				fmt.Fprintf(w, "  ! %s: %s\n", ev.Kind, ev.Detail)
 			}
 		}
-		if u.Timings != nil {
-			fmt.Fprintf(w, "  first byte %s, first event %s, first text %s, terminal %s\n",
-				ms(u.Timings.FirstByte), ms(u.Timings.FirstEvent), ms(u.Timings.FirstText), ms(u.Timings.Terminal))
+		if tm := u.Timings; tm != nil {
+			fmt.Fprintf(w, "  from the request's start: headers %s, first event %s, first token %s, first text %s, terminal %s\n",
+				ms(tm.Headers), ms(tm.FirstEvent), ms(tm.FirstToken), ms(tm.FirstText), ms(tm.Terminal))
+			if tm.Server != nil {
+				fmt.Fprintf(w, "  server-reported %s (%s; the provider's clock, not one of the above)\n", ms(tm.Server.MS), tm.Server.Source)
+			}
 		}
 	case session.UpResponse:
 		s := u.Summary
@@ -434,7 +463,8 @@ func (p *runPrinter) result(res *session.Result) {
 		output = res.Output
 	}
 	line := map[string]any{"type": "session.result", "session_id": res.SessionID, "status": res.Status,
-		"validation": res.Layers, "output": output, "regenerated": res.Regeneration != nil, "cost": res.Cost}
+		"validation": res.Layers, "output": output, "regenerated": res.Regeneration != nil, "cost": res.Cost,
+		"timings": append([]attemptTimes{}, p.times...)}
 	if res.CannotComplete != nil {
 		line["cannot_complete"] = res.CannotComplete
 	}

@@ -22,8 +22,11 @@ import (
 // steps rebuilds them. Importing an export into another database and
 // exporting it again gives the same bytes.
 
-// ExportFormat is the version of the JSONL export format.
-const ExportFormat = 1
+// ExportFormat is the version of the JSONL export format. Format 2 adds
+// the first output token and the provider's server figure to an
+// attempt's timings (server_source names it); format 1 files, which lack
+// them, import as before.
+const ExportFormat = 2
 
 const exportMagic = "modelwire.export"
 
@@ -72,6 +75,9 @@ type exportAttempt struct {
 	Error             string           `json:"error,omitempty"`
 	State             store.Status     `json:"state"`
 	TimingsUS         map[string]int64 `json:"timings_us,omitempty"`
+	// ServerSource names where timings_us's "server" came from: the
+	// provider's own clock, not one of the client's time points.
+	ServerSource string `json:"server_source,omitempty"`
 }
 
 // exportStep is a step line; it is written by hand (see writeStep) and
@@ -81,7 +87,14 @@ type exportStep struct {
 	store.StoredStep
 }
 
-var timingNames = [...]string{"sent", "first_byte", "first_event", "first_text", "terminal", "finished"}
+// timingNames are the keys of an attempt's timings_us, in the order of
+// timingsOf; "first_byte" is the first response (the headers arrived).
+var timingNames = [...]string{"sent", "first_byte", "first_event", "first_text", "terminal", "finished", "first_token", "server"}
+
+// timingsOf lists t's offsets in timingNames' order.
+func timingsOf(t *store.Timings) [len(timingNames)]**time.Duration {
+	return [...]**time.Duration{&t.Sent, &t.FirstByte, &t.FirstEvent, &t.FirstText, &t.Terminal, &t.Finished, &t.FirstToken, &t.Server}
+}
 
 // Export writes one session as JSON Lines.
 func Export(db *store.DB, w io.Writer, id string) error {
@@ -143,13 +156,16 @@ func exportAttemptOf(a store.Attempt) exportAttempt {
 		}
 	}
 	tm := a.Timings
-	for i, d := range []*time.Duration{tm.Sent, tm.FirstByte, tm.FirstEvent, tm.FirstText, tm.Terminal, tm.Finished} {
-		if d != nil {
+	for i, p := range timingsOf(&tm) {
+		if d := *p; d != nil {
 			if ea.TimingsUS == nil {
 				ea.TimingsUS = map[string]int64{}
 			}
 			ea.TimingsUS[timingNames[i]] = d.Microseconds()
 		}
+	}
+	if tm.Server != nil {
+		ea.ServerSource = tm.ServerSource
 	}
 	return ea
 }

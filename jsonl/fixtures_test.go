@@ -120,6 +120,9 @@ func record(t testing.TB, db *store.DB, meta store.SessionMeta, l *liveStream) (
 	if err := rec.Response(200, http.Header{"Content-Type": {"text/event-stream"}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := rec.ServerTime(93*time.Millisecond, "openai-processing-ms"); err != nil {
+		t.Fatal(err)
+	}
 	for i, st := range l.steps {
 		if err := rec.AppendAt(time.Duration(i+1)*time.Millisecond, st); err != nil {
 			t.Fatal(err)

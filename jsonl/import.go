@@ -359,8 +359,8 @@ func attemptOf(a exportAttempt) store.Attempt {
 		Start: time.Duration(a.StartUS) * time.Microsecond, Method: a.Method, URL: a.URL, RequestHeader: a.RequestHeaders,
 		RequestBody: body, Stream: a.Stream, RetryReason: a.RetryReason, StatusCode: a.StatusCode,
 		ResponseHeader: a.ResponseHeaders, Error: a.Error, State: a.State}
-	tm := []**time.Duration{&sa.Timings.Sent, &sa.Timings.FirstByte, &sa.Timings.FirstEvent, &sa.Timings.FirstText,
-		&sa.Timings.Terminal, &sa.Timings.Finished}
+	tm := timingsOf(&sa.Timings)
+	sa.Timings.ServerSource = a.ServerSource
 	for i, name := range timingNames {
 		if v, ok := a.TimingsUS[name]; ok {
 			d := time.Duration(v) * time.Microsecond

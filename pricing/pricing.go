@@ -8,6 +8,7 @@
 package pricing
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -18,9 +19,13 @@ import (
 )
 
 // The chapter's cost rule (13.7.3): cost = Σ (tokens in each billing
-// bucket × that bucket's price); cached reads and writes are parts of the
-// input, reasoning is part of the output, so nothing is counted twice.
-// Usage that never arrived (a cut stream) is unknown, not zero.
+// bucket × that bucket's price). The canonical usage (adapters.Usage) has
+// each provider's counts normalised so that cached reads and writes are
+// parts of the input, the hour-long writes part of the writes, and
+// reasoning part of the output: each bucket is priced on what is left of
+// its parent once its parts are taken out, so nothing is counted twice.
+// Server tools are billed per call. Usage that never arrived (a cut
+// stream) is "to reconcile", never zero.
 
 //go:embed models.json
 var modelsJSON []byte
@@ -38,8 +43,14 @@ type ModelFacts struct {
 	Input         float64 `json:"input"`
 	CachedInput   float64 `json:"cached_input"`
 	CacheWrite    float64 `json:"cache_write"`
-	Output        float64 `json:"output"`
-	Reasoning     float64 `json:"reasoning"`
+	// CacheWrite1h prices the writes kept for an hour (Anthropic's
+	// 1-hour TTL); 0 falls back to CacheWrite.
+	CacheWrite1h float64 `json:"cache_write_1h"`
+	Output       float64 `json:"output"`
+	Reasoning    float64 `json:"reasoning"`
+	// WebSearchCall is the price of one server-side web search (per call,
+	// not per million tokens); 0 when the model has none.
+	WebSearchCall float64 `json:"web_search_call"`
 }
 
 // ModelTable is the embedded data file of model facts.
@@ -85,15 +96,56 @@ type Cost struct {
 	// response reported no usage; the amounts are then zero and unknown.
 	Priced bool   `json:"priced"`
 	Why    string `json:"why,omitempty"`
-	// Amounts per billing bucket.
-	Input       float64 `json:"input"`
-	CachedInput float64 `json:"cached_input"`
-	CacheWrite  float64 `json:"cache_write"`
-	Output      float64 `json:"output"`
-	Reasoning   float64 `json:"reasoning"`
-	Total       float64 `json:"total"`
+	// ToReconcile: the response was cut before its usage arrived. It
+	// may well be billed: the amount is to be reconciled with the
+	// provider's bill, and is not zero.
+	ToReconcile bool `json:"to_reconcile,omitempty"`
+	Buckets
+}
+
+// Buckets are the amounts per billing bucket, disjoint: Input is the
+// uncached input only, CacheWrite the 5-minute writes only, Output the
+// visible output only (reasoning apart), Tools the server tools' calls.
+type Buckets struct {
+	Input        float64 `json:"input"`
+	CachedInput  float64 `json:"cached_input"`
+	CacheWrite   float64 `json:"cache_write"`
+	CacheWrite1h float64 `json:"cache_write_1h"`
+	Output       float64 `json:"output"`
+	Reasoning    float64 `json:"reasoning"`
+	Tools        float64 `json:"tools"`
+	Total        float64 `json:"total"`
 	// Savings is what the cache hits saved against the uncached price.
 	Savings float64 `json:"savings"`
+}
+
+// add sums another's buckets into c.
+func (c *Buckets) add(o Buckets) {
+	c.Input += o.Input
+	c.CachedInput += o.CachedInput
+	c.CacheWrite += o.CacheWrite
+	c.CacheWrite1h += o.CacheWrite1h
+	c.Output += o.Output
+	c.Reasoning += o.Reasoning
+	c.Tools += o.Tools
+	c.Total += o.Total
+	c.Savings += o.Savings
+}
+
+// Lines names each non-zero bucket with its amount, in the order a bill
+// lists them ("input 0.00040", …), for the screens.
+func (c Buckets) Lines() []string {
+	var out []string
+	for _, b := range []struct {
+		name string
+		v    float64
+	}{{"input", c.Input}, {"cached read", c.CachedInput}, {"cache write 5m", c.CacheWrite}, {"cache write 1h", c.CacheWrite1h},
+		{"output", c.Output}, {"reasoning", c.Reasoning}, {"tools", c.Tools}} {
+		if b.v != 0 {
+			out = append(out, fmt.Sprintf("%s %.5f", b.name, b.v))
+		}
+	}
+	return out
 }
 
 // PriceUsage prices one response's usage for a model.
@@ -111,9 +163,9 @@ func noPrice(model string) string { return fmt.Sprintf("no price for model %q in
 // priceUsage is PriceUsage with the model's facts found in the table.
 func priceUsage(model string, facts ModelFacts, u *adapters.Usage) Cost {
 	c := Cost{Model: model}
-	switch {
-	case u == nil:
-		c.Why = "no usage reported (a cut stream or a failed attempt): the cost is unknown, not zero"
+	if u == nil {
+		c.ToReconcile = true
+		c.Why = "no usage reported (a cut stream): to reconcile with the provider's bill, not zero"
 		return c
 	}
 	n := func(p *int64) float64 {
@@ -130,13 +182,17 @@ func priceUsage(model string, facts ModelFacts, u *adapters.Usage) Cost {
 	}
 	const perToken = 1e-6
 	read, write, reasoning := n(u.CacheReadTokens), n(u.CacheWriteTokens), n(u.ReasoningTokens)
+	write1h := min(n(u.CacheWrite1hTokens), write)
 	plain := max(n(u.InputTokens)-read-write, 0)
+	writePrice := or(facts.CacheWrite, facts.Input)
 	c.Input = plain * facts.Input * perToken
 	c.CachedInput = read * or(facts.CachedInput, facts.Input) * perToken
-	c.CacheWrite = write * or(facts.CacheWrite, facts.Input) * perToken
+	c.CacheWrite = (write - write1h) * writePrice * perToken
+	c.CacheWrite1h = write1h * or(facts.CacheWrite1h, writePrice) * perToken
 	c.Output = max(n(u.OutputTokens)-reasoning, 0) * facts.Output * perToken
 	c.Reasoning = reasoning * or(facts.Reasoning, facts.Output) * perToken
-	c.Total = c.Input + c.CachedInput + c.CacheWrite + c.Output + c.Reasoning
+	c.Tools = n(u.WebSearchCalls) * facts.WebSearchCall
+	c.Total = c.Input + c.CachedInput + c.CacheWrite + c.CacheWrite1h + c.Output + c.Reasoning + c.Tools
 	c.Savings = read*facts.Input*perToken - c.CachedInput
 	c.Priced = true
 	return c
@@ -146,55 +202,137 @@ func priceUsage(model string, facts ModelFacts, u *adapters.Usage) Cost {
 type SessionCost struct {
 	// Label and Date say what the numbers are: an estimate from a dated
 	// table, to be reconciled with the provider's bill.
-	Label    string  `json:"label"`
-	Date     string  `json:"table_date"`
-	Currency string  `json:"currency"`
-	Turns    []Cost  `json:"turns"`
+	Label    string `json:"label"`
+	Date     string `json:"table_date"`
+	Currency string `json:"currency"`
+	Turns    []Cost `json:"turns,omitempty"`
+	// Attempts are each HTTP attempt's cost (PriceAttempts), failed and
+	// retried ones included.
+	Attempts []Cost  `json:"attempts,omitempty"`
 	Total    float64 `json:"total"`
 	Savings  float64 `json:"savings"`
-	// Complete is false when a turn could not be priced: the total is then
-	// a lower bound.
+	// Buckets sums the responses' buckets (its Total is Total).
+	Buckets Buckets `json:"buckets"`
+	// ToReconcile counts the responses cut before their usage arrived.
+	ToReconcile int `json:"to_reconcile"`
+	// Complete is false when a response could not be priced: the total
+	// is then a lower bound.
 	Complete bool `json:"complete"`
+}
+
+// pricer looks each model up once: a long replay prices 1,000s of turns
+// at every frame, nearly all of one model.
+type pricer struct {
+	t     *ModelTable
+	model string // the model asked for
+	seen  map[string]found
+}
+
+type found struct {
+	facts ModelFacts
+	ok    bool
+	why   string
+}
+
+func (p *pricer) lookup(m string) found {
+	f, ok := p.seen[m]
+	if !ok {
+		f.facts, f.ok = p.t.Lookup(m)
+		if !f.ok {
+			f.why = noPrice(m)
+		}
+		p.seen[m] = f
+	}
+	return f
+}
+
+// price prices one response's usage at the model it names, else at the
+// model asked for.
+func (p *pricer) price(named string, u *adapters.Usage) Cost {
+	m, f := named, p.lookup(named)
+	if !f.ok {
+		m, f = p.model, p.lookup(p.model)
+	}
+	if !f.ok {
+		return Cost{Model: m, Why: f.why, ToReconcile: u == nil}
+	}
+	return priceUsage(m, f.facts, u)
+}
+
+func newSessionCost(t *ModelTable) *SessionCost {
+	return &SessionCost{Label: t.Label, Date: t.Date, Currency: t.Currency, Complete: true}
+}
+
+// count adds one response's cost to the session's.
+func (sc *SessionCost) count(c Cost) {
+	sc.Total += c.Total
+	sc.Savings += c.Savings
+	sc.Buckets.add(c.Buckets)
+	sc.Complete = sc.Complete && c.Priced
+	if c.ToReconcile {
+		sc.ToReconcile++
+	}
+}
+
+// Attempt is one stored HTTP attempt, as pricing needs it.
+type Attempt struct {
+	// Model is the model the response named ("" when none did).
+	Model string
+	// Usage is what it reported; nil when none arrived.
+	Usage *adapters.Usage
+	// Status is the HTTP status; 0 when no response came.
+	Status int
+}
+
+// PriceAttempts prices a session attempt by attempt (13.7.3: a task's
+// cost includes its failed and retried attempts). An attempt with usage
+// is priced whatever its outcome; one answered with an HTTP error, or
+// never answered, reported no tokens and is priced at zero; a 2xx
+// response without usage was cut before it arrived: to reconcile, not
+// zero. model is the model asked for, used where a response names none
+// the table knows.
+func PriceAttempts(model string, attempts []Attempt) *SessionCost {
+	p := &pricer{t: Models(), model: model, seen: map[string]found{}}
+	sc := newSessionCost(p.t)
+	sc.Attempts = make([]Cost, 0, len(attempts))
+	for _, a := range attempts {
+		var c Cost
+		if a.Usage == nil && (a.Status == 0 || a.Status >= 300) {
+			c = Cost{Model: cmp.Or(a.Model, model), Priced: true, Why: noTokens(a.Status)}
+		} else {
+			c = p.price(a.Model, a.Usage)
+		}
+		sc.Attempts = append(sc.Attempts, c)
+		sc.count(c)
+	}
+	return sc
+}
+
+// noTokens says why an unanswered or refused attempt costs nothing.
+func noTokens(status int) string {
+	if status == 0 {
+		return "no response: no tokens reported"
+	}
+	return fmt.Sprintf("HTTP %d: an error answer reports no tokens", status)
 }
 
 // PriceSession prices each response; model is the model asked for, used
 // where a response does not name its own.
+// A turn that ended in an error answer (its summary carries the error and
+// no usage) reported no tokens and is priced at zero.
 func PriceSession(model string, turns []adapters.Summary) *SessionCost {
-	t := Models()
-	sc := &SessionCost{Label: t.Label, Date: t.Date, Currency: t.Currency, Complete: true, Turns: make([]Cost, 0, len(turns))}
-	// A long replay prices 1,000s of turns at every frame, nearly all of
-	// one model: each model is looked up once.
-	type found struct {
-		facts ModelFacts
-		ok    bool
-		why   string
-	}
-	seen := map[string]found{}
-	lookup := func(m string) found {
-		f, ok := seen[m]
-		if !ok {
-			f.facts, f.ok = t.Lookup(m)
-			if !f.ok {
-				f.why = noPrice(m)
-			}
-			seen[m] = f
-		}
-		return f
-	}
+	p := &pricer{t: Models(), model: model, seen: map[string]found{}}
+	sc := newSessionCost(p.t)
+	sc.Turns = make([]Cost, 0, len(turns))
 	for _, s := range turns {
-		m := s.Model
-		f := lookup(m)
-		if !f.ok {
-			m, f = model, lookup(model)
-		}
-		c := Cost{Model: m, Why: f.why}
-		if f.ok {
-			c = priceUsage(m, f.facts, s.Usage)
+		var c Cost
+		if s.Usage == nil && s.Error != nil {
+			c = Cost{Model: cmp.Or(s.Model, model), Priced: true, Why: "an error answer reports no tokens"}
+		} else {
+			c = p.price(s.Model, s.Usage)
 		}
 		sc.Turns = append(sc.Turns, c)
-		sc.Total += c.Total
-		sc.Savings += c.Savings
-		sc.Complete = sc.Complete && c.Priced
+		sc.count(c)
 	}
 	return sc
 }
@@ -202,8 +340,14 @@ func PriceSession(model string, turns []adapters.Summary) *SessionCost {
 // String is the one-line form: "$0.0123 estimate — reconcile … (prices of …)".
 func (c *SessionCost) String() string {
 	s := fmt.Sprintf("%s %.4f, cache savings %.4f — %s (table of %s)", c.Currency, c.Total, c.Savings, c.Label, c.Date)
+	if b := c.Buckets.Lines(); len(b) > 0 {
+		s += "\n  buckets: " + strings.Join(b, " · ")
+	}
+	if c.ToReconcile > 0 {
+		s += fmt.Sprintf("; %d response(s) cut before their usage: to reconcile, not zero", c.ToReconcile)
+	}
 	if !c.Complete {
-		s += "; some turns unpriced, so this is a lower bound"
+		s += "; some responses unpriced, so this is a lower bound"
 	}
 	return s
 }

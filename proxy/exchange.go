@@ -246,7 +246,7 @@ func (x *exchange) head(status int, h http.Header, firstByte time.Time, errText 
 	u := session.Update{Kind: session.UpAttempt, Turn: x.turn, Attempt: x.attempt, URL: x.target, HTTPStatus: status,
 		Header: h, Err: errText} // emit scrubs them
 	if status != 0 {
-		u.Timings = &session.Timings{FirstByte: sinceMS(x.sent, firstByte)}
+		u.Timings = &session.Timings{Headers: sinceMS(x.sent, firstByte), Server: session.ServerTimeOf(x.req.protocol, h)}
 	}
 	x.emit(u)
 	for _, pu := range x.pre {
@@ -317,7 +317,8 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 		decodeErr = "the body is " + enc + "-encoded, which the recorder does not decode: forwarded, not decoded"
 	}
 	var timings session.Timings
-	timings.FirstByte = sinceMS(x.sent, firstByte)
+	timings.Headers = sinceMS(x.sent, firstByte)
+	timings.Server = session.ServerTimeOf(x.req.protocol, h)
 	success := status >= 200 && status <= 299
 	var sum *adapters.Summary
 	switch {
@@ -424,9 +425,7 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		}
 		off := sinceMS(x.sent, now)
 		timings.FirstEvent, timings.Terminal = off, off
-		if hasText(step.Events) {
-			timings.FirstText = off
-		}
+		timings.MarkTokens(step.Events, off)
 		x.responseIDs(step.Events)
 		x.redecode(prot, b, &step) // after the ids are noted: a pointer may name one
 		x.emit(session.Update{Kind: session.UpStep, Turn: x.turn, Attempt: x.attempt, Step: &step, OffsetMS: off, Timings: timings})
@@ -456,9 +455,7 @@ func (x *exchange) decode(h http.Header, body io.Reader, sp *spool, timings *ses
 		if step.Index >= 0 && timings.FirstEvent == 0 {
 			timings.FirstEvent = off
 		}
-		if timings.FirstText == 0 && hasText(step.Events) {
-			timings.FirstText = off
-		}
+		timings.MarkTokens(step.Events, off)
 		if timings.Terminal == 0 && st.Reducer().Done() {
 			timings.Terminal = off
 		}

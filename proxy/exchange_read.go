@@ -14,15 +14,6 @@ import (
 	"github.com/modelwire/modelwire/validate"
 )
 
-func hasText(evs []adapters.Event) bool {
-	for _, e := range evs {
-		if (e.Type == adapters.EvTextDelta || e.Type == adapters.EvRefusalDelta) && e.Delta != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // readCapped reads r to its end and keeps the first max bytes (as valid
 // text); n is how many there were.
 func readCapped(r io.Reader, max int) (string, int64) {

@@ -146,12 +146,51 @@ type Update struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Timings of one attempt, in ms from the moment the request was sent.
+// Timings of one attempt: the chapter's six client time points (13.7.1),
+// each in ms from the first, the request's start (so that one is always 0
+// and is not kept). Zero means the point never came (no text, say). They
+// are never mixed: a reasoning model's first token comes long before its
+// first visible text, and headers come before either.
 type Timings struct {
-	FirstByte  float64 `json:"first_byte_ms"`
+	// Headers: the response's status line and headers arrived (the first
+	// response; not the first byte of the body).
+	Headers float64 `json:"headers_ms"`
+	// FirstEvent: the first protocol event (or a whole body) was read.
 	FirstEvent float64 `json:"first_event_ms"`
-	FirstText  float64 `json:"first_text_ms"`
-	Terminal   float64 `json:"terminal_ms"`
+	// FirstToken: the first observable output token — a reasoning, text,
+	// refusal or tool-argument delta (end-to-end TTFT).
+	FirstToken float64 `json:"first_token_ms"`
+	// FirstText: the first visible text (or refusal) delta.
+	FirstText float64 `json:"first_text_ms"`
+	// Terminal: the terminal event.
+	Terminal float64 `json:"terminal_ms"`
+	// Server is the provider's own figure, from its clock and its own
+	// starting point: shown beside the client's, never in place of one.
+	Server *ServerTime `json:"server,omitempty"`
+}
+
+// ServerTime is a figure the provider reported of its own time on a
+// request (OpenAI's processing time, say).
+type ServerTime struct {
+	MS float64 `json:"ms"`
+	// Source names where it came from (the header, and metric); What
+	// says what it measures.
+	Source string `json:"source"`
+	What   string `json:"what,omitempty"`
+}
+
+// ServerTimeOf reads a protocol's server-reported figure from response
+// headers; nil when its provider reports none or this response lacks it.
+func ServerTimeOf(protocol string, h http.Header) *ServerTime {
+	d, ok := registry.Describe(protocol)
+	if !ok {
+		return nil
+	}
+	ms, ok := d.ServerTiming.Read(h)
+	if !ok {
+		return nil
+	}
+	return &ServerTime{MS: ms, Source: d.ServerTiming.Label(), What: d.ServerTiming.What}
 }
 
 // Observer receives updates. It must not block for long: the UI's observer

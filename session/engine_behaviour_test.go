@@ -235,7 +235,7 @@ func TestPausesAreNotTimed(t *testing.T) {
 		}
 		timed++
 		tm := *u.Timings
-		if tm.FirstByte <= 0 || tm.FirstEvent <= tm.FirstByte || tm.Terminal <= tm.FirstEvent {
+		if tm.Headers <= 0 || tm.FirstEvent <= tm.Headers || tm.Terminal <= tm.FirstEvent {
 			t.Errorf("timings out of order: %+v", tm)
 		}
 		if tm.Terminal >= float64(time.Hour.Milliseconds()) {

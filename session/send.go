@@ -109,7 +109,8 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		return nil, 0, retryAdvice{}, nil, msg, s.emit(Update{Kind: UpAttempt, Turn: turn, Attempt: n, URL: url, Err: msg, Header: hreq.Header})
 	}
 	defer resp.Body.Close()
-	timings.FirstByte = since()
+	timings.Headers = since()
+	timings.Server = ServerTimeOf(s.cfg.Protocol, resp.Header)
 	status = resp.StatusCode
 	if status < 200 || status > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -145,9 +146,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 		wd.Event()
 		timings.FirstEvent = since()
 		step := adapters.Step{Index: 0, Raw: adapters.RawEvent{Data: string(body)}, Events: st.FeedBody(body)}
-		if hasText(step.Events) {
-			timings.FirstText = timings.FirstEvent
-		}
+		timings.MarkTokens(step.Events, timings.FirstEvent)
 		timings.Terminal = since()
 		if err := s.emit(Update{Kind: UpStep, Turn: turn, Attempt: n, Step: &step, OffsetMS: timings.FirstEvent, Timings: timings}); err != nil {
 			return nil, status, retryAdvice{}, nil, "", err
@@ -164,9 +163,7 @@ func (s *Session) attempt(ctx context.Context, turn, n int, wire *adapters.HTTPR
 				first = true
 			}
 		}
-		if timings.FirstText == 0 && hasText(step.Events) {
-			timings.FirstText = off
-		}
+		timings.MarkTokens(step.Events, off)
 		if timings.Terminal == 0 && st.Reducer().Done() {
 			timings.Terminal = off
 		}
@@ -202,11 +199,15 @@ func readErrorDiag(st *adapters.Stream) string {
 	return ""
 }
 
-func hasText(evs []adapters.Event) bool {
-	for _, e := range evs {
-		if e.Type == adapters.EvTextDelta || e.Type == adapters.EvRefusalDelta {
-			return true
+// MarkTokens sets the first output token and the first visible text at
+// off when a step's events carry them and they are not set yet.
+func (t *Timings) MarkTokens(evs []adapters.Event, off float64) {
+	for i := range evs {
+		if t.FirstToken == 0 && adapters.IsOutputToken(&evs[i]) {
+			t.FirstToken = off
+		}
+		if t.FirstText == 0 && adapters.IsVisibleText(&evs[i]) {
+			t.FirstText = off
 		}
 	}
-	return false
 }

@@ -21,6 +21,7 @@ import (
 type attemptSpec struct {
 	status                                     int
 	firstByte, firstEvent, firstText, terminal time.Duration
+	firstReasoning                             time.Duration // 0: no reasoning
 	usage                                      *adapters.Usage
 	model                                      string
 	failed                                     bool // ended with a transport error
@@ -72,6 +73,9 @@ func writeSession(tb testing.TB, db *store.DB, s sessionSpec) {
 		}
 		if a.firstEvent > 0 {
 			step(a.firstEvent, adapters.Event{Type: adapters.EvResponseStarted, ResponseID: "r", Model: a.model})
+		}
+		if a.firstReasoning > 0 {
+			step(a.firstReasoning, adapters.Event{Type: adapters.EvReasoningDelta, ItemID: "rs", Delta: "thinking"})
 		}
 		if a.firstText > 0 {
 			step(a.firstText, adapters.Event{Type: adapters.EvTextDelta, ItemID: "m", Delta: "ok"})

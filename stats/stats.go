@@ -315,7 +315,8 @@ func (g *acc) add(s *store.StatSession) {
 // response named, else the one asked for (as pricing.PriceSession does).
 func (g *acc) price(a *store.StatAttempt, asked string) (float64, bool) {
 	u := adapters.Usage{InputTokens: tokens(a.Input), OutputTokens: tokens(a.Output), CacheReadTokens: tokens(a.CacheRead),
-		CacheWriteTokens: tokens(a.CacheWrite), ReasoningTokens: tokens(a.Reasoning)}
+		CacheWriteTokens: tokens(a.CacheWrite), ReasoningTokens: tokens(a.Reasoning),
+		CacheWrite1hTokens: tokens(a.CacheWrite1h), WebSearchCalls: tokens(a.WebSearches)}
 	model := a.Model
 	if !g.known(model) {
 		model = asked

@@ -149,8 +149,8 @@ func TestKnownStore(t *testing.T) {
 		near(t, "terminal p50", term.P50, 1500)
 		near(t, "terminal p95", term.P95, 2850)
 		near(t, "terminal max", term.Max, 3000)
-		if fb := point(t, r, a, "first_byte"); fb.N != 1350 {
-			t.Errorf("first_byte n = %d, want every attempt's 1350", fb.N)
+		if fb := point(t, r, a, "headers"); fb.N != 1350 {
+			t.Errorf("headers n = %d, want every attempt's 1350", fb.N)
 		}
 		// 500 tokens over 2i ms: 250,000/i a second; ascending, rank k is
 		// i = 1001-k.
@@ -328,5 +328,33 @@ func TestRunningAndEmpty(t *testing.T) {
 	}
 	if o.CostComplete {
 		t.Error("a cut stream's cost is complete")
+	}
+}
+
+// TestReasoningFirstToken: a reasoning model's first output token is its
+// first reasoning delta, before any visible text, and output tokens per
+// second count from it (13.7.1: reasoning is output the caller waits on).
+func TestReasoningFirstToken(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "stats.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	writeSession(t, db, sessionSpec{protocol: "openai-chat", model: "gpt-4.1-mini", created: epoch,
+		attempts: []attemptSpec{{status: 200, firstByte: 10 * time.Millisecond, firstEvent: 20 * time.Millisecond,
+			firstReasoning: 100 * time.Millisecond, firstText: 400 * time.Millisecond, terminal: 1000 * time.Millisecond,
+			usage: usage(50, 900, 0, 600), model: "gpt-4.1-mini"}}})
+	r, err := stats.Compute(db, store.Filter{}, []string{"model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := r.Object(&r.Groups[0])
+	tok, text := o.TimeMS["first_token"], o.TimeMS["first_text"]
+	if tok.P50 == nil || text.P50 == nil || *tok.P50 != 100 || *text.P50 != 400 {
+		t.Fatalf("first_token %+v, first_text %+v; want p50 100 and 400 ms", tok, text)
+	}
+	// 900 tokens from the first token (100 ms) to the terminal (1000 ms).
+	if p := o.OutputTokensPerS.P50; p == nil || *p != 1000 {
+		t.Errorf("output tokens/s p50 = %v, want 1000", p)
 	}
 }

@@ -25,9 +25,14 @@ type Session struct {
 }
 
 // Timings are an attempt's offsets from its start; nil where the moment
-// never came.
+// never came (or, for FirstToken, was recorded before it was measured).
+// FirstByte is the first response: the headers arrived. Server is the
+// provider's own figure (ServerSource names its header), from another
+// clock: never one of the client's points.
 type Timings struct {
 	Sent, FirstByte, FirstEvent, FirstText, Terminal, Finished *time.Duration
+	FirstToken, Server                                         *time.Duration
+	ServerSource                                               string
 }
 
 // Attempt is one HTTP attempt.
@@ -187,9 +192,9 @@ var (
 	attemptInts = []string{"aid", "turn", "attempt", "started_at", "start_us", "stream", "status_code",
 		"sent_us", "first_byte_us", "first_event_us", "first_text_us", "terminal_us", "finished_us",
 		"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
-		"raw_events", "first_seq", "last_seq"}
+		"raw_events", "first_seq", "last_seq", "first_token_us", "server_us", "cache_write_1h_tokens", "web_search_calls"}
 	attemptTexts = []string{"protocol", "method", "url", "request_headers", "retry_reason", "response_headers", "error",
-		"state", "terminal_status", "stop_reason", "response_id", "response_model", "provider_usage"}
+		"state", "terminal_status", "stop_reason", "response_id", "response_model", "provider_usage", "server_source"}
 	attemptColumns = packedColumns(attemptInts, attemptTexts) + ", request_body"
 )
 
@@ -268,18 +273,20 @@ func scanAttempt(sc interface{ Scan(...any) error }) (attemptRow, error) {
 	}
 	a.RequestBody = body
 	u := unpacker{s: packed}
-	var n [21]int64
-	var null [21]bool
+	var n [25]int64
+	var null [25]bool
 	for i := range n {
 		var ok bool
 		n[i], ok = u.int()
 		null[i] = !ok
 	}
-	var t [13]string
-	var providerUsage bool
+	var t [14]string
+	var has [14]bool
 	for i := range t {
-		t[i], providerUsage = u.text()
+		t[i], has[i] = u.text()
 	}
+	providerUsage := has[12]
+	a.Timings.ServerSource = t[13]
 	if u.err != nil {
 		return a, fmt.Errorf("attempt record: %w", u.err)
 	}
@@ -295,7 +302,7 @@ func scanAttempt(sc interface{ Scan(...any) error }) (attemptRow, error) {
 	a.ResponseHeader = decodeHeader(t[5])
 	// The marks and the usage point into one array each rather than one
 	// allocation a field.
-	marks := new([6]time.Duration)
+	marks := new([8]time.Duration)
 	for i, dst := range []**time.Duration{&a.Timings.Sent, &a.Timings.FirstByte, &a.Timings.FirstEvent, &a.Timings.FirstText,
 		&a.Timings.Terminal, &a.Timings.Finished} {
 		if !null[7+i] {
@@ -303,15 +310,27 @@ func scanAttempt(sc interface{ Scan(...any) error }) (attemptRow, error) {
 			*dst = &marks[i]
 		}
 	}
-	if !providerUsage && !slices.Contains(null[13:18], false) {
+	for i, dst := range []**time.Duration{&a.Timings.FirstToken, &a.Timings.Server} {
+		if !null[21+i] {
+			marks[6+i] = time.Duration(n[21+i]) * time.Microsecond
+			*dst = &marks[6+i]
+		}
+	}
+	if !providerUsage && !slices.Contains(null[13:18], false) && null[23] && null[24] {
 		return a, nil // no usage reported
 	}
 	u2 := &adapters.Usage{}
-	tokens := new([5]int64)
+	tokens := new([7]int64)
 	for i, p := range []**int64{&u2.InputTokens, &u2.OutputTokens, &u2.CacheReadTokens, &u2.CacheWriteTokens, &u2.ReasoningTokens} {
 		if !null[13+i] {
 			tokens[i] = n[13+i]
 			*p = &tokens[i]
+		}
+	}
+	for i, p := range []**int64{&u2.CacheWrite1hTokens, &u2.WebSearchCalls} {
+		if !null[23+i] {
+			tokens[5+i] = n[23+i]
+			*p = &tokens[5+i]
 		}
 	}
 	if providerUsage {

@@ -193,10 +193,22 @@ func (r *Restorer) Attempt(a Attempt) error {
 			cols = append(cols, nil)
 		}
 	}
-	cols = append(cols, rec.aid)
+	for _, d := range []*time.Duration{tm.FirstToken, tm.Server} {
+		if d != nil {
+			cols = append(cols, d.Microseconds())
+		} else {
+			cols = append(cols, nil)
+		}
+	}
+	var source any
+	if tm.Server != nil {
+		source = tm.ServerSource
+	}
+	cols = append(cols, source, rec.aid)
 	err = r.w.db.w.exec(func(t *txn) error {
 		return t.exec(`UPDATE attempts SET status_code = ?, response_headers = ?, error = ?, sent_us = ?, first_byte_us = ?,
-			first_event_us = ?, first_text_us = ?, terminal_us = ?, finished_us = ? WHERE aid = ?`, cols...)
+			first_event_us = ?, first_text_us = ?, terminal_us = ?, finished_us = ?, first_token_us = ?, server_us = ?,
+			server_source = ? WHERE aid = ?`, cols...)
 	})
 	if err != nil {
 		return err

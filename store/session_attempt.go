@@ -30,19 +30,22 @@ type AttemptMeta struct {
 // Mark names an attempt timing.
 type Mark int
 
-// The attempt timings. First event, first visible text and terminal are
-// marked by Append; request sent and first byte by the caller (Response
-// marks first byte if it is still unset).
+// The attempt timings, the chapter's six time points (13.7.1). First
+// event, first output token, first visible text and terminal are marked
+// by Append; request sent and first response by the caller (Response
+// marks it if it is still unset). MarkFirstByte is the first response:
+// the headers arrived (its column's name is older than the distinction).
 const (
 	MarkSent Mark = iota
 	MarkFirstByte
 	MarkFirstEvent
 	MarkFirstText
 	MarkTerminal
+	MarkFirstToken
 	numMarks
 )
 
-var markColumn = [numMarks]string{"sent_us", "first_byte_us", "first_event_us", "first_text_us", "terminal_us"}
+var markColumn = [numMarks]string{"sent_us", "first_byte_us", "first_event_us", "first_text_us", "terminal_us", "first_token_us"}
 
 // Recorder records one attempt: its response, raw events and the
 // canonical events derived from them, and its timings. Its methods may be
@@ -154,6 +157,19 @@ func (r *Recorder) markOp(m Mark, offset time.Duration) execOp {
 	}
 }
 
+// ServerTime records the provider's own figure of its time on the
+// request (from a response header; source names it), kept apart from the
+// attempt's time points.
+func (r *Recorder) ServerTime(d time.Duration, source string) error {
+	us, aid := d.Microseconds(), r.aid
+	_, err := r.s.db.w.append(r.s.ls, 0, false, func(_ int, b []op) []op {
+		return append(b, execOp(func(t *txn) error {
+			return t.exec(`UPDATE attempts SET server_us = ?, server_source = ? WHERE aid = ?`, us, source, aid)
+		}))
+	})
+	return err
+}
+
 // Response records the response status and headers (redacted), and marks
 // the first byte if it is not marked yet.
 func (r *Recorder) Response(status int, h http.Header) error {
@@ -234,11 +250,13 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 	var proposals []int // indexes into step.Events
 	for i := range evs {
 		ev := &evs[i]
+		if adapters.IsOutputToken(ev) {
+			mark(MarkFirstToken)
+		}
+		if adapters.IsVisibleText(ev) {
+			mark(MarkFirstText)
+		}
 		switch ev.Type {
-		case adapters.EvTextDelta, adapters.EvRefusalDelta:
-			if ev.Delta != "" {
-				mark(MarkFirstText)
-			}
 		case adapters.EvTerminal:
 			terminal, term = true, ev
 			mark(MarkTerminal)
@@ -327,9 +345,11 @@ func usageOp(aid int64, u *adapters.Usage) execOp {
 		pu = string(u.ProviderUsage)
 	}
 	in, out, cr, cw, rs := nullInt(u.InputTokens), nullInt(u.OutputTokens), nullInt(u.CacheReadTokens), nullInt(u.CacheWriteTokens), nullInt(u.ReasoningTokens)
+	cw1h, ws := nullInt(u.CacheWrite1hTokens), nullInt(u.WebSearchCalls)
 	return func(t *txn) error {
 		return t.exec(`UPDATE attempts SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?,
-			cache_write_tokens = ?, reasoning_tokens = ?, provider_usage = ? WHERE aid = ?`, in, out, cr, cw, rs, pu, aid)
+			cache_write_tokens = ?, reasoning_tokens = ?, provider_usage = ?, cache_write_1h_tokens = ?,
+			web_search_calls = ? WHERE aid = ?`, in, out, cr, cw, rs, pu, cw1h, ws, aid)
 	}
 }
 

@@ -31,8 +31,9 @@ type TimePoint struct {
 // Schema that added its column).
 var TimePoints = []TimePoint{
 	{Name: "sent", Column: "sent_us"},
-	{Name: "first_byte", Column: "first_byte_us"},
+	{Name: "headers", Column: "first_byte_us"}, // 0001's name for it (see 0005)
 	{Name: "first_event", Column: "first_event_us"},
+	{Name: "first_token", Column: "first_token_us", Output: true, Schema: 5},
 	{Name: "first_text", Column: "first_text_us", Output: true},
 	{Name: "terminal", Column: "terminal_us"},
 }
@@ -61,6 +62,8 @@ type StatAttempt struct {
 	CacheRead     int64
 	CacheWrite    int64
 	Reasoning     int64
+	CacheWrite1h  int64 // the hour-long part of CacheWrite
+	WebSearches   int64
 	Points        []int64
 }
 
@@ -183,6 +186,11 @@ func (db *DB) readStatAttempts(ctx context.Context, cond string, args []any, out
 		}
 	}
 	var cols strings.Builder
+	if db.schema < 5 { // 0005 added the hour-long writes and web searches
+		cols.WriteString(`, -1, -1`)
+	} else {
+		cols.WriteString(`, coalesce(cache_write_1h_tokens, -1), coalesce(web_search_calls, -1)`)
+	}
 	for _, p := range TimePoints {
 		if db.schema < p.Schema {
 			cols.WriteString(`, -1`)
@@ -206,7 +214,7 @@ func (db *DB) readStatAttempts(ctx context.Context, cond string, args []any, out
 		sid    int64
 		a      StatAttempt
 		points = make([]int64, len(TimePoints))
-		dest   = []any{&sid, &a.Turn, &a.Attempt, &a.StatusCode, &a.State, &a.Model, &a.Input, &a.Output, &a.CacheRead, &a.CacheWrite, &a.Reasoning}
+		dest   = []any{&sid, &a.Turn, &a.Attempt, &a.StatusCode, &a.State, &a.Model, &a.Input, &a.Output, &a.CacheRead, &a.CacheWrite, &a.Reasoning, &a.CacheWrite1h, &a.WebSearches}
 	)
 	for i := range points {
 		dest = append(dest, &points[i])

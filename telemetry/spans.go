@@ -40,12 +40,16 @@ const (
 	attrRetryReason   = attribute.Key("modelwire.retry_reason")
 	attrTerminal      = attribute.Key("modelwire.terminal.status")
 	attrStopReason    = attribute.Key("modelwire.stop_reason")
-	attrDecision      = attribute.Key("modelwire.tool.decision")
-	attrReason        = attribute.Key("modelwire.tool.reason")
-	attrRequestBody   = attribute.Key("modelwire.request.body")
-	attrLayer         = attribute.Key("modelwire.validation.layer")
-	attrLayerStatus   = attribute.Key("modelwire.validation.status")
-	attrLayerDetail   = attribute.Key("modelwire.validation.detail")
+	// The provider's own figure of its time on the request and the header
+	// it came from: another clock, so an attribute, not a span event.
+	attrServerMS     = attribute.Key("modelwire.server_reported.duration_ms")
+	attrServerSource = attribute.Key("modelwire.server_reported.source")
+	attrDecision     = attribute.Key("modelwire.tool.decision")
+	attrReason       = attribute.Key("modelwire.tool.reason")
+	attrRequestBody  = attribute.Key("modelwire.request.body")
+	attrLayer        = attribute.Key("modelwire.validation.layer")
+	attrLayerStatus  = attribute.Key("modelwire.validation.status")
+	attrLayerDetail  = attribute.Key("modelwire.validation.detail")
 )
 
 func resourceFor(version string) *resource.Resource {
@@ -297,8 +301,11 @@ func callSpan(ctx context.Context, t trace.Tracer, s *store.Session, a store.Att
 	marks := []struct {
 		name string
 		at   *time.Duration
-	}{{"sent", a.Timings.Sent}, {"first_byte", a.Timings.FirstByte}, {"first_event", a.Timings.FirstEvent},
-		{"first_text", a.Timings.FirstText}, {"terminal", a.Timings.Terminal}}
+	}{{"sent", a.Timings.Sent}, {"first_response", a.Timings.FirstByte}, {"first_event", a.Timings.FirstEvent},
+		{"first_token", a.Timings.FirstToken}, {"first_text", a.Timings.FirstText}, {"terminal", a.Timings.Terminal}}
+	if sv := a.Timings.Server; sv != nil {
+		span.SetAttributes(attrServerMS.Float64(float64(sv.Microseconds())/1000), attrServerSource.String(a.Timings.ServerSource))
+	}
 	for _, m := range marks {
 		if m.at != nil {
 			span.AddEvent("modelwire."+m.name, trace.WithTimestamp(a.StartedAt.Add(*m.at)))
@@ -411,7 +418,7 @@ func serverOf(raw string) (string, int) {
 // attemptEnd is when an attempt was last heard of.
 func attemptEnd(a store.Attempt) time.Time {
 	last := time.Duration(0)
-	for _, m := range []*time.Duration{a.Timings.Sent, a.Timings.FirstByte, a.Timings.FirstEvent,
+	for _, m := range []*time.Duration{a.Timings.Sent, a.Timings.FirstByte, a.Timings.FirstEvent, a.Timings.FirstToken,
 		a.Timings.FirstText, a.Timings.Terminal, a.Timings.Finished} {
 		if m != nil {
 			last = max(last, *m)

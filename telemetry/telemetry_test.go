@@ -149,6 +149,25 @@ func TestExportRefundOverOTLP(t *testing.T) {
 		if s.Kind != tracepb.Span_SPAN_KIND_CLIENT {
 			t.Errorf("call span %q: kind %v, want client", s.Name, s.Kind)
 		}
+		// The time points as span events, in order; the provider's own
+		// figure as attributes beside them, never one of them.
+		var points []string
+		last := uint64(0)
+		for _, ev := range s.Events {
+			if strings.HasPrefix(ev.Name, "modelwire.") && ev.Name != "modelwire.validation" {
+				points = append(points, strings.TrimPrefix(ev.Name, "modelwire."))
+				if ev.TimeUnixNano < last {
+					t.Errorf("call span %q: %s before the point ahead of it", s.Name, ev.Name)
+				}
+				last = ev.TimeUnixNano
+			}
+		}
+		if got := strings.Join(points, " "); !strings.HasPrefix(got, "sent first_response first_event first_token") || !strings.HasSuffix(got, "terminal") {
+			t.Errorf("call span %q: time points %q", s.Name, got)
+		}
+		if a["modelwire.server_reported.duration_ms"].GetDoubleValue() <= 0 || a["modelwire.server_reported.source"].GetStringValue() != "openai-processing-ms" {
+			t.Errorf("call span %q: server figure %v from %v", s.Name, a["modelwire.server_reported.duration_ms"], a["modelwire.server_reported.source"])
+		}
 	}
 	names := map[string]bool{}
 	for _, s := range tools {

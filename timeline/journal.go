@@ -316,8 +316,11 @@ func (j *StoreJournal) attempt(u session.Update, m store.AttemptMeta) error {
 		}
 		return nil
 	}
-	if u.Timings != nil && u.Timings.FirstByte > 0 {
-		_ = rec.MarkAt(store.MarkFirstByte, ms(u.Timings.FirstByte))
+	if u.Timings != nil && u.Timings.Headers > 0 {
+		_ = rec.MarkAt(store.MarkFirstByte, ms(u.Timings.Headers))
+	}
+	if u.Timings != nil && u.Timings.Server != nil {
+		_ = rec.ServerTime(ms(u.Timings.Server.MS), u.Timings.Server.Source)
 	}
 	return rec.Response(u.HTTPStatus, u.Header)
 }

@@ -434,7 +434,11 @@ func timingsOf(t store.Timings) *session.Timings {
 		}
 		return float64(d.Microseconds()) / 1000
 	}
-	return &session.Timings{FirstByte: f(t.FirstByte), FirstEvent: f(t.FirstEvent), FirstText: f(t.FirstText), Terminal: f(t.Terminal)}
+	tm := &session.Timings{Headers: f(t.FirstByte), FirstEvent: f(t.FirstEvent), FirstToken: f(t.FirstToken), FirstText: f(t.FirstText), Terminal: f(t.Terminal)}
+	if t.Server != nil {
+		tm.Server = &session.ServerTime{MS: f(t.Server), Source: t.ServerSource}
+	}
+	return tm
 }
 
 // sessionEntry folds a decision, a tool result or a validation.

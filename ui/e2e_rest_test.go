@@ -187,6 +187,11 @@ func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
 			tm.send("n")
 			tm.waitFor(step, 20*time.Second, has(step))
 		}
+		// The simulator answers with OpenAI's rate-limit headers: the
+		// stream panel works the capacity bound out beside them.
+		if tm.w >= 200 {
+			tm.waitFor("the capacity bound", 10*time.Second, has("capacity ≤", "binds: RPM 5000/60"))
+		}
 		tm.sendText("E")
 		tm.waitFor("teaching mode", 10*time.Second, has("tool_call:", "why: Closed and parsed"))
 
@@ -196,9 +201,13 @@ func TestE2ETeachingTimingsScrubberAndCJK(t *testing.T) {
 		tm.waitFor("the validation panel", 10*time.Second, has("◆ Validation"))
 		tm.sendText("z")
 		tm.send("PageDown")
-		s := tm.waitFor("the timeline", 10*time.Second, has("TIMINGS", "turn 1  byte"))
-		if !regexp.MustCompile(`\(\s*\)`).MatchString(s) || !strings.ContainsAny(s, "▁▂▃▄▅▆▇█") {
+		s := tm.waitFor("the timeline", 10*time.Second, has("TIMINGS", "turn 1  headers"))
+		if !regexp.MustCompile(`\([\s*|]*\)`).MatchString(s) || !strings.ContainsAny(s, "▁▂▃▄▅▆▇█") {
 			t.Errorf("the timeline lacks the sparkline or the argument marks:\n%s", s)
+		}
+		// The six time points: the first token (the arguments) is marked.
+		if !strings.Contains(s, "* token +") {
+			t.Errorf("the timeline does not mark the first output token:\n%s", s)
 		}
 		tm.sendText("z")
 		tm.waitFor("the layout back", 10*time.Second, has("Stream"))

@@ -39,7 +39,7 @@ func proxiedEdits(original bool) []session.Update {
 	}
 	req := func(turn int, body string) {
 		add(session.Update{Kind: session.UpAssembled, Turn: turn, Request: &adapters.HTTPRequest{Method: "POST", Path: "/v1/chat/completions", Body: json.RawMessage(body)}})
-		add(session.Update{Kind: session.UpAttempt, Turn: turn, Attempt: 1, URL: "http://127.0.0.1:1/v1/chat/completions", HTTPStatus: 200, Timings: &session.Timings{FirstByte: 3}})
+		add(session.Update{Kind: session.UpAttempt, Turn: turn, Attempt: 1, URL: "http://127.0.0.1:1/v1/chat/completions", HTTPStatus: 200, Timings: &session.Timings{Headers: 3}})
 	}
 	idx, seq := 0, 0
 	step := func(turn int, evs ...adapters.Event) {

@@ -66,16 +66,19 @@ func scriptTurn(sc *session.Scenario, rc RunConfig, k int) turnSteps {
 	ts.pre = append(ts.pre,
 		session.Update{Kind: session.UpAssembled, Turn: k, Request: req, At: fixedAt},
 		session.Update{Kind: session.UpAttempt, Turn: k, Attempt: 1, URL: "http://127.0.0.1:1/v1/responses", HTTPStatus: 200,
-			Timings: &session.Timings{FirstByte: 4}, At: fixedAt})
+			Timings: &session.Timings{Headers: 4}, At: fixedAt})
 	seq := 0
 	off := 5.0
 	index := 0
-	firstText, terminal := 0.0, 0.0
+	firstToken, firstText, terminal := 0.0, 0.0, 0.0
 	step := func(name string, data any, evs ...adapters.Event) {
 		for i := range evs {
 			seq++
 			evs[i].Seq = seq
-			if (evs[i].Type == adapters.EvTextDelta || evs[i].Type == adapters.EvRefusalDelta) && firstText == 0 {
+			if adapters.IsOutputToken(&evs[i]) && firstToken == 0 {
+				firstToken = off
+			}
+			if adapters.IsVisibleText(&evs[i]) && firstText == 0 {
 				firstText = off
 			}
 			if evs[i].Type == adapters.EvTerminal {
@@ -130,7 +133,7 @@ func scriptTurn(sc *session.Scenario, rc RunConfig, k int) turnSteps {
 		adapters.Event{Type: adapters.EvTerminal, Status: adapters.StatusCompleted, StopReason: stop, ProviderStopReason: "completed"})
 	end := adapters.Step{Index: -1}
 	ts.pre = append(ts.pre, session.Update{Kind: session.UpStep, Turn: k, Attempt: 1, Step: &end, OffsetMS: off, At: fixedAt,
-		Timings: &session.Timings{FirstByte: 4, FirstEvent: 5, FirstText: firstText, Terminal: terminal}})
+		Timings: &session.Timings{Headers: 4, FirstEvent: 5, FirstToken: firstToken, FirstText: firstText, Terminal: terminal}})
 	ts.pre = append(ts.pre, session.Update{Kind: session.UpResponse, Turn: k, At: fixedAt,
 		Summary: &adapters.Summary{Protocol: rc.Protocol, Terminal: adapters.StatusCompleted, StopReason: stop, ToolCalls: ts.calls}})
 	return ts

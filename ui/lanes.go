@@ -87,10 +87,17 @@ func (p *streamPanel) lines() []string {
 	if g := t.Regenerates; g != nil {
 		out = append(out, cut(s.Warn.Render(fmt.Sprintf("regeneration of turn %d's answer (%s failed)", t.N-1, g.Layer)), p.w))
 	}
+	limited := false
 	for _, a := range t.Attempts {
 		out = append(out, cut(p.attemptLine(t, a), p.w))
 		if len(a.RateLimits) > 0 {
 			out = append(out, cut("  "+s.Muted.Render(strings.Join(a.RateLimits, " · ")), p.w))
+			limited = true
+		}
+	}
+	if limited {
+		if c := capacityText(p.d.state, t, p.d.rc.Protocol); c != "" {
+			out = append(out, styleLines(s.Muted, hang("  ", c, 4, p.w))...)
 		}
 	}
 	out = append(out, p.c.carriedHereLines(t, 0, p.w)...)

@@ -15,8 +15,9 @@ var sparkBlocks = []rune("▁▂▃▄▅▆▇█")
 // turnTimeline draws when a turn's events arrived, so a slow or bursty
 // stream is seen at a glance: a sparkline of events per slice of the
 // turn (blank where nothing came), a line marking where tool arguments
-// opened ( and closed ), and what it adds up to — the longest stall and
-// the output tokens per second.
+// opened ( and closed ) and where the first output token * and first
+// visible text | came, and what it adds up to — the longest stall and the
+// output tokens per second.
 func turnTimeline(t *session.TurnState, w int) (spark, marks, summary string) {
 	if len(t.Log) < 2 || w < 8 {
 		return "", "", ""
@@ -75,6 +76,24 @@ func turnTimeline(t *session.TurnState, w int) (spark, marks, summary string) {
 			m[done] = ')'
 		}
 	}
+	// Where the first output token (*) and the first visible text (|)
+	// came: apart on a reasoning stream, where thinking precedes the answer.
+	var points []string
+	if tm := t.Timings; tm != nil {
+		for _, pt := range []struct {
+			at   float64
+			mark rune
+			name string
+		}{{tm.FirstToken, '*', "token"}, {tm.FirstText, '|', "text"}} {
+			if pt.at <= 0 || pt.at < start || pt.at > end {
+				continue
+			}
+			if i := slot(pt.at); m[i] == ' ' {
+				m[i] = pt.mark
+			}
+			points = append(points, fmt.Sprintf("%c %s +%s", pt.mark, pt.name, msText(pt.at)))
+		}
+	}
 	marks = strings.TrimRight(string(m), " ")
 
 	// The longest stall stands out against the typical gap.
@@ -90,12 +109,23 @@ func turnTimeline(t *session.TurnState, w int) (spark, marks, summary string) {
 	sort.Float64s(gaps)
 	median := gaps[len(gaps)/2]
 	parts := []string{count(len(offs), "event") + " in " + msText(span)}
+	parts = append(parts, points...)
 	if longest >= 200 && longest > 4*median {
 		parts = append(parts, fmt.Sprintf("stall %s at +%s", msText(longest), msText(at-start)))
 	}
-	if t.Usage != nil && t.Usage.OutputTokens != nil && t.Timings != nil && t.Timings.FirstText > 0 && t.Timings.Terminal > t.Timings.FirstText {
-		secs := (t.Timings.Terminal - t.Timings.FirstText) / 1000
+	// Output tokens count reasoning: the rate runs from the first of any.
+	if tm := t.Timings; t.Usage != nil && t.Usage.OutputTokens != nil && tm != nil && firstOut(tm) > 0 && tm.Terminal > firstOut(tm) {
+		secs := (tm.Terminal - firstOut(tm)) / 1000
 		parts = append(parts, fmt.Sprintf("%.0f tok/s", float64(*t.Usage.OutputTokens)/secs))
 	}
 	return spark, marks, strings.Join(parts, " · ")
+}
+
+// firstOut is when output began: the first token, or, for a turn recorded
+// before tokens were timed, the first text.
+func firstOut(tm *session.Timings) float64 {
+	if tm.FirstToken > 0 {
+		return tm.FirstToken
+	}
+	return tm.FirstText
 }

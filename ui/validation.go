@@ -243,7 +243,10 @@ func (p *validationPanel) usage(st *session.State) []string {
 	return out
 }
 
-// timings lists each turn's first byte, first event, first text and total.
+// timings lists each turn's six time points (13.7.1) — headers, first
+// event, first output token (reasoning counts), first visible text and
+// the terminal, from the request's start — and, on a line of its own, the
+// figure the provider reported of its own time, which is never one of them.
 func (p *validationPanel) timings(st *session.State) []string {
 	var timed []*session.TurnState
 	for _, t := range st.Turns {
@@ -256,9 +259,13 @@ func (p *validationPanel) timings(st *session.State) []string {
 	s := p.c.Styles
 	for _, t := range timed {
 		tm := t.Timings
-		line := fmt.Sprintf("  turn %d  byte %s · event %s · text %s · total %s", t.N,
-			msOrDash(tm.FirstByte), msOrDash(tm.FirstEvent), msOrDash(tm.FirstText), msOrDash(tm.Terminal))
-		out = append(out, cut(s.Text.Render(line), p.w))
+		line := fmt.Sprintf("turn %d  headers %s · event %s · token %s · text %s · end %s", t.N,
+			msOrDash(tm.Headers), msOrDash(tm.FirstEvent), msOrDash(tm.FirstToken), msOrDash(tm.FirstText), msOrDash(tm.Terminal))
+		out = append(out, styleLines(s.Text, hang("  ", line, 4, p.w))...)
+		if sv := tm.Server; sv != nil {
+			line := fmt.Sprintf("server %s (%s: the provider's own clock, not one of the above)", msText(sv.MS), sv.Source)
+			out = append(out, styleLines(s.Muted, hang("  ", line, 4, p.w))...)
+		}
 		if spark, marks, sum := turnTimeline(t, p.w-4); spark != "" {
 			out = append(out, "  "+s.Accent.Render(spark))
 			if marks != "" {
@@ -299,8 +306,9 @@ func (p *validationPanel) regeneration(st *session.State) []string {
 	return out
 }
 
-// cost prices each turn's usage from the embedded model table, with the
-// table's label and date: an estimate, never the bill.
+// cost prices each turn's usage from the embedded model table, bucket by
+// bucket (13.7.3), with the table's label and date: an estimate, never
+// the bill. A turn cut before its usage is "to reconcile", not zero.
 func (p *validationPanel) cost(st *session.State) []string {
 	sums := make([]adapters.Summary, 0, len(st.Turns)) // a long replay has 1,000s
 	turns := make([]int, 0, len(st.Turns))
@@ -343,8 +351,18 @@ func (p *validationPanel) cost(st *session.State) []string {
 			line += s.Good.Render(fmt.Sprintf("  cache saved %.5f", tc.Savings))
 		}
 		out = append(out, cut(line, p.w))
+		if b := tc.Lines(); len(b) > 1 {
+			out = append(out, styleLines(s.Muted, hang("    ", strings.Join(b, " · "), 6, p.w))...)
+		}
 	}
 	out = append(out, cut(fmt.Sprintf("  total   %s %.5f · cache saved %.5f", c.Currency, c.Total, c.Savings), p.w))
+	if b := c.Buckets.Lines(); len(b) > 0 {
+		out = append(out, styleLines(s.Muted, hang("    ", strings.Join(b, " · "), 6, p.w))...)
+	}
+	if c.ToReconcile > 0 {
+		line := fmt.Sprintf("%s cut before its usage arrived: to reconcile with the bill, so the total is a lower bound", count(c.ToReconcile, "response"))
+		out = append(out, styleLines(s.Warn, hang("  ", line, 4, p.w))...)
+	}
 	for _, l := range wrapLines(fmt.Sprintf("%s (table of %s)", c.Label, c.Date), max(1, p.w-2)) {
 		out = append(out, "  "+s.Muted.Render(l))
 	}

@@ -30,6 +30,11 @@ var Descriptor = adapters.Descriptor{
 	Faults:       []string{"overloaded", "pause-turn"},
 	CallIDPrefix: "toolu_",
 	ReadContract: readContract,
+	// Anthropic reports no processing time of its own.
+	RateLimits: adapters.RateLimitNames{
+		RequestsLimit: "anthropic-ratelimit-requests-limit", RequestsRemaining: "anthropic-ratelimit-requests-remaining",
+		RequestsReset: "anthropic-ratelimit-requests-reset", TokensLimit: "anthropic-ratelimit-tokens-limit",
+		TokensRemaining: "anthropic-ratelimit-tokens-remaining", TokensReset: "anthropic-ratelimit-tokens-reset", ResetAt: true},
 }
 
 func readContract(root gjson.Result, d *adapters.Declared) {

@@ -64,9 +64,11 @@ func MergeUsage(base, update string) string {
 // NormaliseUsage turns an Anthropic usage object into canonical usage:
 // input is every token read, input_tokens + cache_read_input_tokens +
 // cache_creation_input_tokens (Anthropic's input_tokens excludes both);
-// the cache counts are parts of it; reasoning is
-// output_tokens_details.thinking_tokens when given. ProviderUsage keeps
-// the object. It returns nil for anything that is not an object.
+// the cache counts are parts of it, and the writes kept for an hour
+// (cache_creation.ephemeral_1h_input_tokens) part of the writes; reasoning
+// is output_tokens_details.thinking_tokens when given; web searches are
+// server_tool_use.web_search_requests. ProviderUsage keeps the object. It
+// returns nil for anything that is not an object.
 func NormaliseUsage(raw string) *adapters.Usage {
 	r := gjson.Parse(raw)
 	if !r.IsObject() {
@@ -84,7 +86,11 @@ func NormaliseUsage(raw string) *adapters.Usage {
 		CacheReadTokens:  num("cache_read_input_tokens"),
 		CacheWriteTokens: num("cache_creation_input_tokens"),
 		ReasoningTokens:  num("output_tokens_details.thinking_tokens"),
-		ProviderUsage:    []byte(raw),
+		// Present (with the 5-minute part) when the writes are broken
+		// down; the total is cache_creation_input_tokens all the same.
+		CacheWrite1hTokens: num("cache_creation.ephemeral_1h_input_tokens"),
+		WebSearchCalls:     num("server_tool_use.web_search_requests"),
+		ProviderUsage:      []byte(raw),
 	}
 	if in := num("input_tokens"); in != nil {
 		total := *in

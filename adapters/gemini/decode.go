@@ -429,12 +429,14 @@ func (d *decoder) errorChunk(errv gjson.Result) {
 }
 
 // emitUsage normalises usageMetadata (contract "Summary object"): input is
-// promptTokenCount (cached tokens included); output is candidates plus
-// thoughts. Google's JSON leaves out counters that are zero, so a missing
+// promptTokenCount (cached tokens included) plus toolUsePromptTokenCount
+// (the results of server tools the model read, billed as input); output
+// is candidates plus thoughts (candidatesTokenCount leaves the thoughts
+// out). Google's JSON leaves out counters that are zero, so a missing
 // counter is 0; there is no cache-write counter.
 func (d *decoder) emitUsage() {
 	u := gjson.Parse(d.usage)
-	prompt := u.Get("promptTokenCount").Int()
+	prompt := u.Get("promptTokenCount").Int() + u.Get("toolUsePromptTokenCount").Int()
 	cached := u.Get("cachedContentTokenCount").Int()
 	cands := u.Get("candidatesTokenCount").Int()
 	thoughts := u.Get("thoughtsTokenCount").Int()

@@ -24,6 +24,8 @@ var Descriptor = adapters.Descriptor{
 	Trace:        adapters.Trace{ProviderName: "openai", Operation: "chat"},
 	CallIDPrefix: "call_",
 	ReadContract: readContract,
+	ServerTiming: adapters.OpenAIServerTiming,
+	RateLimits:   adapters.OpenAIRateLimits,
 }
 
 // DeepSeekDescriptor is DeepSeek's dialect of Chat Completions: rooted at
