@@ -45,6 +45,8 @@ type SessionInfo struct {
 	CacheReadTokens           int64
 	CacheWriteTokens          int64
 	ReasoningTokens           int64
+	CacheWrite1hTokens        int64 // the hour-long part of CacheWriteTokens
+	WebSearchCalls            int64
 }
 
 // Duration is how long the session ran (0 while it runs, or when it was
@@ -120,7 +122,7 @@ const sessionColumns = `id, created_at, coalesce(finished_at, 0), status, title,
 		AND v.seq = (SELECT max(seq) FROM validations w WHERE w.sid = sessions.sid) ORDER BY v.ord LIMIT 1), ''), `
 
 // tokenSums are the session's token counts, the sums over its attempts
-// (sessionColumns' last five).
+// (scanSession's five after FailedLayer; billedSums add two more).
 const tokenSums = `(SELECT coalesce(sum(input_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
 	(SELECT coalesce(sum(output_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
 	(SELECT coalesce(sum(cache_read_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
@@ -149,7 +151,16 @@ func (db *DB) chunkCodec() string {
 // sessionCols are the columns scanSession reads; a file older than schema
 // 3 (opened read-only, as it is) has no parent_id.
 func (db *DB) sessionCols() string {
-	return db.sessionColsWith(tokenSums)
+	return db.sessionColsWith(tokenSums + db.billedSums())
+}
+
+// billedSums are the sums of the billing buckets 0005 added columns for.
+func (db *DB) billedSums() string {
+	if db.schema < 5 {
+		return `0, 0, `
+	}
+	return `(SELECT coalesce(sum(cache_write_1h_tokens), 0) FROM attempts a WHERE a.sid = sessions.sid),
+	(SELECT coalesce(sum(web_search_calls), 0) FROM attempts a WHERE a.sid = sessions.sid), `
 }
 
 // sessionColsWith is sessionCols with tokens for its token counts.
@@ -168,7 +179,8 @@ func scanSession(sc interface{ Scan(...any) error }, extra ...any) (SessionInfo,
 	var faults, manifest string
 	err := sc.Scan(append([]any{&s.ID, &created, &finished, &s.Status, &s.Title, &s.Scenario, &s.Variant, &s.Protocol, &s.Provider,
 		&s.Model, &s.ModelReported, &s.BaseURL, &s.Source, &s.Version, &s.Turns, &s.Events,
-		&faults, &s.FailedLayer, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.ReasoningTokens, &s.ParentID, &manifest}, extra...)...)
+		&faults, &s.FailedLayer, &s.InputTokens, &s.OutputTokens, &s.CacheReadTokens, &s.CacheWriteTokens, &s.ReasoningTokens,
+		&s.CacheWrite1hTokens, &s.WebSearchCalls, &s.ParentID, &manifest}, extra...)...)
 	s.CreatedAt = time.UnixMilli(created)
 	if finished != 0 {
 		s.FinishedAt = time.UnixMilli(finished)

@@ -97,7 +97,7 @@ func (db *DB) GetSession(id string) (*Session, error) {
 	}
 	// The token counts are summed from the attempts read below, not by
 	// five subqueries that would read them all again.
-	row := db.sql.QueryRowContext(ctx, `SELECT `+db.sessionColsWith(`0, 0, 0, 0, 0, `)+`, manifest, sid FROM sessions WHERE id = ?`, id)
+	row := db.sql.QueryRowContext(ctx, `SELECT `+db.sessionColsWith(`0, 0, 0, 0, 0, 0, 0, `)+`, manifest, sid FROM sessions WHERE id = ?`, id)
 	var s Session
 	var manifest string
 	var sid int64
@@ -120,7 +120,8 @@ func (db *DB) GetSession(id string) (*Session, error) {
 	for _, a := range s.Attempts {
 		if u := a.Usage; u != nil {
 			for _, c := range []struct{ sum, n *int64 }{{&s.InputTokens, u.InputTokens}, {&s.OutputTokens, u.OutputTokens},
-				{&s.CacheReadTokens, u.CacheReadTokens}, {&s.CacheWriteTokens, u.CacheWriteTokens}, {&s.ReasoningTokens, u.ReasoningTokens}} {
+				{&s.CacheReadTokens, u.CacheReadTokens}, {&s.CacheWriteTokens, u.CacheWriteTokens}, {&s.ReasoningTokens, u.ReasoningTokens},
+				{&s.CacheWrite1hTokens, u.CacheWrite1hTokens}, {&s.WebSearchCalls, u.WebSearchCalls}} {
 				if c.n != nil {
 					*c.sum += *c.n
 				}

@@ -679,3 +679,44 @@ func TestDecodeStep(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionSumsBilledBuckets: the list's and the session's sums carry the
+// hour-long cache writes and web searches (0005), so the sessions list
+// prices every bucket the attempts reported.
+func TestSessionSumsBilledBuckets(t *testing.T) {
+	db, _ := openTemp(t)
+	w, err := db.CreateSession(refundMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hour := range []int64{300, 200} {
+		rec, err := w.StartAttempt(1, AttemptMeta{Method: "POST", URL: "http://h/v1/messages"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &adapters.Usage{InputTokens: adapters.Int(1000), OutputTokens: adapters.Int(10), CacheWriteTokens: adapters.Int(hour + 100),
+			CacheWrite1hTokens: adapters.Int(hour), WebSearchCalls: adapters.Int(2)}
+		if err := rec.Append(adapters.Step{Raw: adapters.RawEvent{Event: "e", Data: "{}"}, Events: []adapters.Event{{Type: adapters.EvUsage, Usage: u}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Finish(nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(StatusDone); err != nil {
+		t.Fatal(err)
+	}
+	list, err := db.ListSessions(Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.GetSession(w.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []SessionInfo{list[0], s.SessionInfo} {
+		if got.CacheWriteTokens != 700 || got.CacheWrite1hTokens != 500 || got.WebSearchCalls != 4 {
+			t.Errorf("cache writes %d (1h %d), web searches %d; want 700 (500), 4", got.CacheWriteTokens, got.CacheWrite1hTokens, got.WebSearchCalls)
+		}
+	}
+}

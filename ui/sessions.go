@@ -476,7 +476,8 @@ func sessionCost(s session.SessionInfo) (float64, bool) {
 		return 0, false
 	}
 	u := &adapters.Usage{InputTokens: &s.InputTokens, OutputTokens: &s.OutputTokens,
-		CacheReadTokens: &s.CacheReadTokens, CacheWriteTokens: &s.CacheWriteTokens, ReasoningTokens: &s.ReasoningTokens}
+		CacheReadTokens: &s.CacheReadTokens, CacheWriteTokens: &s.CacheWriteTokens, ReasoningTokens: &s.ReasoningTokens,
+		CacheWrite1hTokens: &s.CacheWrite1hTokens, WebSearchCalls: &s.WebSearchCalls}
 	for _, m := range []string{s.ModelReported, s.Model} {
 		if c := pricing.PriceUsage(m, u); c.Priced {
 			return c.Total, true
