@@ -72,8 +72,9 @@ type Collector struct {
 	mu   sync.Mutex
 	open map[string]*openTrace // by trace id (hex)
 
-	stop chan struct{}
-	done chan struct{}
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 // New starts a Collector; Close ends it.
@@ -178,6 +179,11 @@ func (c *Collector) sweep() {
 // Close ends every open session, and waits up to ctx for the forward
 // queue to drain.
 func (c *Collector) Close(ctx context.Context) error {
+	first := false
+	c.closeOnce.Do(func() { first = true })
+	if !first {
+		return nil
+	}
 	close(c.stop)
 	<-c.done
 	c.mu.Lock()

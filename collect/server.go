@@ -105,7 +105,6 @@ var errTooLarge = errors.New("too large")
 
 const errInvalidIDs = "a span's trace_id must be 16 bytes and its span_id 8, not all zero"
 
-
 // readCapped reads r whole, or fails once it passes max bytes.
 func readCapped(r io.Reader, max int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, max+1))

@@ -44,9 +44,9 @@ type openTrace struct {
 	end      time.Time // the latest span end seen
 	turns    int
 	failed   bool
-	status   store.Status         // as a modelwire export says, else ""
-	proposed map[string]toolCall  // tool calls proposed, by call_id
-	callTurn map[string]int       // the turn that proposed a call_id
+	status   store.Status        // as a modelwire export says, else ""
+	proposed map[string]toolCall // tool calls proposed, by call_id
+	callTurn map[string]int      // the turn that proposed a call_id
 	rootSeen bool
 }
 
