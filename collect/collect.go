@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/hex"
 	"log/slog"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,6 +30,10 @@ type Options struct {
 	// Idle ends a trace's session when no span of it has come for this
 	// long and its root has not come either (default 30s).
 	Idle time.Duration
+	// Settle is how long a trace's spans wait, once none has come for it,
+	// before they are written (and its session ends, once its root has
+	// come): requests arrive out of order (default 300ms).
+	Settle time.Duration
 	// MaxOpen bounds the sessions being written at once; past it the one
 	// heard from least recently ends (default 1000).
 	MaxOpen int
@@ -81,6 +84,9 @@ type Collector struct {
 func New(o Options) *Collector {
 	if o.Idle <= 0 {
 		o.Idle = 30 * time.Second
+	}
+	if o.Settle <= 0 {
+		o.Settle = 300 * time.Millisecond
 	}
 	if o.MaxOpen <= 0 {
 		o.MaxOpen = 1000
@@ -146,19 +152,16 @@ func (c *Collector) Export(req *coltracepb.ExportTraceServiceRequest) (rejected 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, tid := range order {
-		spans := byTrace[tid]
-		// A batch holds spans in the order they ended: a trace's calls are
-		// numbered in the order they started.
-		sort.SliceStable(spans, func(i, j int) bool { return spans[i].start.Before(spans[j].start) })
-		c.ingest(tid, spans)
+		c.ingest(tid, byTrace[tid])
 	}
 	return rejected, why
 }
 
-// sweep ends the sessions of traces gone quiet.
+// sweep writes the spans of traces quiet for Settle, and ends the
+// sessions of those whose root has come, or that have been quiet for Idle.
 func (c *Collector) sweep() {
 	defer close(c.done)
-	tick := time.NewTicker(min(time.Second, c.o.Idle/2))
+	tick := time.NewTicker(min(100*time.Millisecond, c.o.Settle/2, c.o.Idle/2))
 	defer tick.Stop()
 	for {
 		select {
@@ -167,8 +170,12 @@ func (c *Collector) sweep() {
 		case now := <-tick.C:
 			c.mu.Lock()
 			for _, t := range c.open {
-				if now.Sub(t.last) >= c.o.Idle {
+				quiet := now.Sub(t.last)
+				switch {
+				case quiet >= c.o.Idle || (t.rootSeen && quiet >= c.o.Settle):
 					c.finish(t)
+				case quiet >= c.o.Settle:
+					c.flush(t)
 				}
 			}
 			c.mu.Unlock()

@@ -114,7 +114,7 @@ func TestConventions(t *testing.T) {
 			"gen_ai.usage.prompt_tokens": 10, "gen_ai.usage.completion_tokens": 5,
 			"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "hello",
 			"gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "hi there",
-			"gen_ai.completion.0.finish_reason": "stop",
+			"gen_ai.completion.0.finish_reason":   "stop",
 			"gen_ai.completion.0.tool_calls.0.id": "call_w", "gen_ai.completion.0.tool_calls.0.name": "weather",
 			"gen_ai.completion.0.tool_calls.0.arguments": `{"city":"Paris"}`}),
 		jsonSpan(traceB, "b000000000000001", "", "chat m", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"},
@@ -124,9 +124,9 @@ func TestConventions(t *testing.T) {
 		jsonSpan(traceC, "c000000000000002", "c000000000000001", "ai.generateText.doGenerate", map[string]any{
 			"ai.operationId": "ai.generateText.doGenerate", "ai.model.id": "gpt-4o-mini", "ai.model.provider": "openai.chat",
 			"ai.usage.inputTokens": 30, "ai.usage.outputTokens": 7, "ai.usage.cachedInputTokens": 4,
-			"ai.prompt.messages":    `[{"role":"user","content":[{"type":"text","text":"weather?"}]}]`,
-			"ai.response.text":      "",
-			"ai.response.toolCalls": `[{"toolCallType":"function","toolCallId":"call_v","toolName":"weather","input":"{\"city\":\"Oslo\"}"}]`,
+			"ai.prompt.messages":       `[{"role":"user","content":[{"type":"text","text":"weather?"}]}]`,
+			"ai.response.text":         "",
+			"ai.response.toolCalls":    `[{"toolCallType":"function","toolCallId":"call_v","toolName":"weather","input":"{\"city\":\"Oslo\"}"}]`,
 			"ai.response.finishReason": "tool-calls"}),
 		jsonSpan(traceC, "c000000000000003", "c000000000000001", "ai.toolCall", map[string]any{
 			"ai.operationId": "ai.toolCall", "ai.toolCall.name": "weather", "ai.toolCall.id": "call_v",

@@ -48,32 +48,60 @@ type openTrace struct {
 	proposed map[string]toolCall // tool calls proposed, by call_id
 	callTurn map[string]int      // the turn that proposed a call_id
 	rootSeen bool
+	pending  []*span // received, not yet written
 }
 
-// ingest turns the spans of one trace (sorted by start) into its session.
-// Called with c.mu held.
+// maxPending bounds the spans a trace holds before they are written.
+const maxPending = 512
+
+// ingest takes the spans of one trace from a request. They wait a moment
+// (Settle) before they are written: exporters send spans as they end,
+// in concurrent requests that arrive in any order, and a trace's calls are
+// numbered in the order they started. Called with c.mu held.
 func (c *Collector) ingest(tid string, spans []*span) {
 	t := c.open[tid]
-	var genai int
-	for _, sp := range spans {
-		op := sp.operation()
-		if modelOps[op] || op == opTool || op == opAgent {
-			genai++
+	if t == nil {
+		genai := false
+		for _, sp := range spans {
+			op := sp.operation()
+			genai = genai || modelOps[op] || op == opTool || op == opAgent
 		}
+		if !genai {
+			c.stats.passed.Add(int64(len(spans)))
+			return
+		}
+		if len(c.open) >= c.o.MaxOpen {
+			c.finishOldest()
+		}
+		t = &openTrace{id: tid, proposed: map[string]toolCall{}, callTurn: map[string]int{}}
+		c.open[tid] = t
 	}
-	if t == nil && genai == 0 {
-		c.stats.passed.Add(int64(len(spans)))
+	t.last = time.Now()
+	t.pending = append(t.pending, spans...)
+	for _, sp := range spans {
+		t.rootSeen = t.rootSeen || sp.parentID == ""
+	}
+	if len(t.pending) >= maxPending {
+		c.flush(t)
+	}
+}
+
+// flush writes the spans trace t holds, in the order they started,
+// creating its session with the first.
+func (c *Collector) flush(t *openTrace) {
+	spans := t.pending
+	t.pending = nil
+	if len(spans) == 0 {
 		return
 	}
-	if t == nil {
-		var err error
-		if t, err = c.start(tid, spans); err != nil {
-			c.o.Log.Warn("collect: cannot record a session", "trace", tid, "err", err)
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start.Before(spans[j].start) })
+	if t.j == nil {
+		if err := c.start(t, spans); err != nil {
+			c.o.Log.Warn("collect: cannot record a session", "trace", t.id, "err", err)
 			c.stats.failed.Add(int64(len(spans)))
 			return
 		}
 	}
-	t.last = time.Now()
 	for _, sp := range spans {
 		if sp.end.After(t.end) {
 			t.end = sp.end
@@ -95,21 +123,16 @@ func (c *Collector) ingest(tid string, spans []*span) {
 			c.stats.passed.Add(1)
 		}
 		if err != nil {
-			c.o.Log.Warn("collect: recording a span", "trace", tid, "span", sp.spanID, "err", err)
+			c.o.Log.Warn("collect: recording a span", "trace", t.id, "span", sp.spanID, "err", err)
 			c.stats.failed.Add(1)
 		}
 	}
-	if t.rootSeen {
-		c.finish(t)
-	}
 }
 
-// start creates the session of trace tid from the first spans received.
-func (c *Collector) start(tid string, spans []*span) (*openTrace, error) {
-	if len(c.open) >= c.o.MaxOpen {
-		c.finishOldest()
-	}
-	t := &openTrace{id: tid, created: spans[0].start, proposed: map[string]toolCall{}, callTurn: map[string]int{}}
+// start creates trace t's session from the first spans written.
+func (c *Collector) start(t *openTrace, spans []*span) error {
+	t.created = spans[0].start
+	tid := t.id
 	title, model, provider, base := "", "", "", ""
 	for _, sp := range spans {
 		op := sp.operation()
@@ -145,13 +168,13 @@ func (c *Collector) start(tid string, spans []*span) (*openTrace, error) {
 	t.j = timeline.NewStoreJournal(c.o.DB, meta, false)
 	id, err := t.j.Start()
 	if err != nil {
-		return nil, err
+		t.j = nil
+		return err
 	}
 	t.sid = id
-	c.open[tid] = t
 	c.stats.sessions.Add(1)
 	c.observe(t, session.Update{Kind: session.UpStarted, At: t.created})
-	return t, nil
+	return nil
 }
 
 // protocolOf is the wire format a model call most likely followed: the
@@ -481,9 +504,13 @@ func (c *Collector) agent(t *openTrace, sp *span) {
 	}
 }
 
-// finish ends trace t's session and forgets the trace.
+// finish writes what trace t holds, ends its session and forgets the trace.
 func (c *Collector) finish(t *openTrace) {
+	c.flush(t)
 	delete(c.open, t.id)
+	if t.j == nil {
+		return // nothing of it could be recorded
+	}
 	status := t.status
 	if status == "" {
 		status = store.StatusDone
