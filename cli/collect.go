@@ -162,7 +162,7 @@ func runCollect(cmd *cobra.Command, app *App, f collectFlags) error {
 		}
 		uopts := ui.Options{Theme: app.Theme, NoColor: colourOff(), ASCII: app.ASCII, Log: log, Backend: rec,
 			Library: application.Library{DB: db}, Catalog: application.Catalog{},
-			Run: ui.RunConfig{Scenario: ui.RecordingScenario, Protocol: "collect " + addr, Provider: "otlp", Stream: true}}
+			Run: ui.CollectRunConfig(addr)}
 		if err := ui.Run(ctx, uopts); err != nil {
 			runErr = failedErr("the workbench stopped: %v", err)
 		}
