@@ -9,6 +9,8 @@ import (
 
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/modelwire/modelwire/redact"
 )
 
 // The attribute names of the current GenAI semantic conventions
@@ -147,6 +149,10 @@ type event struct {
 // newSpan reads s under its current attribute names (renamed); service
 // is its resource's service.name.
 func newSpan(s *tracepb.Span, service string) *span {
+	scrub(s.Attributes)
+	for _, e := range s.Events {
+		scrub(e.Attributes)
+	}
 	sp := &span{traceID: hex.EncodeToString(s.TraceId), spanID: hex.EncodeToString(s.SpanId), name: s.Name,
 		start: time.Unix(0, int64(s.StartTimeUnixNano)), end: time.Unix(0, int64(s.EndTimeUnixNano)),
 		attrs: attrMap(s.Attributes), used: map[string]bool{}, service: service, raw: s}
@@ -176,6 +182,26 @@ func newSpan(s *tracepb.Span, service string) *span {
 		sp.events = append(sp.events, event{name: e.Name, at: time.Unix(0, int64(e.TimeUnixNano)), attrs: attrMap(e.Attributes)})
 	}
 	return sp
+}
+
+// scrub takes the secrets out of attributes before anything reads or
+// stores them: the whole value of one whose name says it holds a secret
+// (http.request.header.authorization), and in every other text the
+// secrets a text can carry (key= in URLs, bearer tokens, "api_key" members).
+func scrub(kvs []*commonpb.KeyValue) {
+	for _, kv := range kvs {
+		str, ok := kv.GetValue().GetValue().(*commonpb.AnyValue_StringValue)
+		switch {
+		case !ok:
+			if list := kv.GetValue().GetKvlistValue(); list != nil {
+				scrub(list.Values)
+			}
+		case redact.IsSecretName(kv.Key):
+			str.StringValue = redact.Redacted
+		default:
+			str.StringValue = string(redact.JSONMembers([]byte(redact.Text(str.StringValue))))
+		}
+	}
 }
 
 // str is attribute k as text ("" when absent), marking it read.

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +119,9 @@ func TestConventions(t *testing.T) {
 			"gen_ai.completion.0.finish_reason":   "stop",
 			"gen_ai.completion.0.tool_calls.0.id": "call_w", "gen_ai.completion.0.tool_calls.0.name": "weather",
 			"gen_ai.completion.0.tool_calls.0.arguments": `{"city":"Paris"}`}),
-		jsonSpan(traceB, "b000000000000001", "", "chat m", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"},
+		jsonSpan(traceB, "b000000000000001", "", "chat m", map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+			"http.request.header.authorization": "Bearer sk-collect-secret-0001", "url.full": "https://x.example/v1?key=AIzaCollectSecret0002",
+			"gen_ai.input.messages": `[{"role":"user","content":"2+2?","api_key":"sk-collect-secret-0003"}]`},
 			map[string]any{"name": "gen_ai.user.message", "content": "2+2?"},
 			map[string]any{"name": "gen_ai.choice", "finish_reason": "stop", "message": map[string]any{"content": "4"}}),
 		jsonSpan(traceC, "c000000000000001", "", "ai.generateText", map[string]any{"ai.operationId": "ai.generateText"}),
@@ -152,7 +156,7 @@ func TestConventions(t *testing.T) {
 			Texts:    []string{`1.1 hi there[call call_w weather {"city":"Paris"}]`},
 			Calls:    []string{`turn 1 call_w weather args={"city":"Paris"} decision= result=false "" error=false`}},
 		"m": {Status: "done", Turns: 1,
-			Attempts: []string{`1.1 openai-responses no usage completed/final model="" id="" body=[{"content":"2+2?","role":"user"}]`},
+			Attempts: []string{`1.1 openai-responses no usage completed/final model="" id="" body=[{"role":"user","content":"2+2?","api_key":"[redacted]"}]`},
 			Texts:    []string{`1.1 4`}},
 		"gpt-4o-mini": {Status: "done", Turns: 1,
 			Attempts: []string{`1.1 openai-responses in 30 out 7 cache 4/<nil> completed/tool_call model="" id="" body=[{"role":"user","content":[{"type":"text","text":"weather?"}]}]`},
@@ -170,6 +174,16 @@ func TestConventions(t *testing.T) {
 		}
 		if s.Provider != "openai" && model != "m" {
 			t.Errorf("model %s: provider %q, want openai", model, s.Provider)
+		}
+	}
+	// Secrets in attributes reach neither the parsed turn nor the stored span.
+	files, _ := filepath.Glob(filepath.Join(r.dir, "collected.db*"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, secret := range []string{"sk-collect-secret", "AIzaCollectSecret"} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds %s", filepath.Base(f), secret)
+			}
 		}
 	}
 	if st := r.c.Stats(); st.Passed != 1 || st.Sessions != 3 || st.Spans != 6 || st.Turns != 3 || st.Tools != 1 {

@@ -22,6 +22,7 @@ import (
 // rig is a Collector over a fresh database, its OTLP/HTTP endpoint on an
 // httptest server.
 type rig struct {
+	dir string // the database's directory
 	db  *store.DB
 	c   *collect.Collector
 	srv *httptest.Server
@@ -29,14 +30,15 @@ type rig struct {
 
 func newRig(t *testing.T, o collect.Options) *rig {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "collected.db"))
+	dir := t.TempDir()
+	db, err := store.Open(filepath.Join(dir, "collected.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.DB = db
 	c := collect.New(o)
 	srv := httptest.NewServer(c.Handler())
-	r := &rig{db: db, c: c, srv: srv}
+	r := &rig{dir: dir, db: db, c: c, srv: srv}
 	t.Cleanup(func() { srv.Close(); _ = c.Close(context.Background()); db.Close() })
 	return r
 }

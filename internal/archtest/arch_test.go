@@ -92,7 +92,7 @@ var allowed = map[string][]string{
 	"proxy":      p("session transport timeline validate store adapters/... redact jsonschema"),
 	"diff":       p("session store adapters/... jsonschema"),
 	"telemetry":  p("store adapters/... redact"),
-	"collect":    p("session timeline validate store adapters/..."),
+	"collect":    p("session timeline validate store adapters/... redact"),
 	"sim":        p("session adapters/..."),
 	"samples":    p("session adapters/..."),
 	"copyout":    p("adapters/... redact"),
