@@ -23,6 +23,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -319,7 +320,8 @@ func TestGoSDKOverGRPC(t *testing.T) {
 		if err := proto.Unmarshal(b, req); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := client.Export(context.Background(), req); err != nil {
+		// As OTEL_EXPORTER_OTLP_COMPRESSION=gzip sends it.
+		if _, err := client.Export(context.Background(), req, grpc.UseCompressor(gzip.Name)); err != nil {
 			t.Fatal(err)
 		}
 	}

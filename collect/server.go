@@ -18,6 +18,7 @@ import (
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	_ "google.golang.org/grpc/encoding/gzip" // OTLP/gRPC exporters may compress with gzip
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -230,7 +231,8 @@ func writeMessage(w http.ResponseWriter, asJSON bool, code int, m proto.Message)
 }
 
 // GRPC is the OTLP/gRPC receiver: a server with the trace service
-// registered, its messages capped at MaxRequest.
+// registered, its messages capped at MaxRequest (decompressed: gzip is
+// accepted).
 func (c *Collector) GRPC() *grpc.Server {
 	s := grpc.NewServer(grpc.MaxRecvMsgSize(int(c.o.MaxRequest)))
 	coltracepb.RegisterTraceServiceServer(s, grpcService{c: c})
