@@ -124,7 +124,7 @@ func TestConventions(t *testing.T) {
 			"gen_ai.input.messages": `[{"role":"user","content":"2+2?","api_key":"sk-collect-secret-0003"}]`},
 			map[string]any{"name": "gen_ai.user.message", "content": "2+2?"},
 			map[string]any{"name": "gen_ai.choice", "finish_reason": "stop", "message": map[string]any{"content": "4"}}),
-		jsonSpan(traceC, "c000000000000001", "", "ai.generateText", map[string]any{"ai.operationId": "ai.generateText"}),
+		jsonSpan(traceC, "c000000000000001", "", "ai.generateText", map[string]any{"ai.operationId": "ai.generateText", "ai.telemetry.functionId": "weather-bot"}),
 		jsonSpan(traceC, "c000000000000002", "c000000000000001", "ai.generateText.doGenerate", map[string]any{
 			"ai.operationId": "ai.generateText.doGenerate", "ai.model.id": "gpt-4o-mini", "ai.model.provider": "openai.chat",
 			"ai.usage.inputTokens": 30, "ai.usage.outputTokens": 7, "ai.usage.cachedInputTokens": 4,
@@ -134,7 +134,7 @@ func TestConventions(t *testing.T) {
 			"ai.response.finishReason": "tool-calls"}),
 		jsonSpan(traceC, "c000000000000003", "c000000000000001", "ai.toolCall", map[string]any{
 			"ai.operationId": "ai.toolCall", "ai.toolCall.name": "weather", "ai.toolCall.id": "call_v",
-			"ai.toolCall.args": `{"city":"Oslo"}`, "ai.toolCall.result": `{"temp":3}`}),
+			"ai.toolCall.args": `{"city":"Oslo"}`, "ai.toolCall.result": `{"temp":3}`, "app.cache": "miss"}),
 		jsonSpan(traceD, "d000000000000001", "", "GET /", map[string]any{"http.request.method": "GET"}),
 	)
 	resp, out := post(t, r.srv.URL, "application/json", "gzip", gz(body))
@@ -174,6 +174,16 @@ func TestConventions(t *testing.T) {
 		}
 		if s.Provider != "openai" && model != "m" {
 			t.Errorf("model %s: provider %q, want openai", model, s.Provider)
+		}
+	}
+	// What modelwire does not read is kept and shown: the agent span's in
+	// the session's parameters, a tool span's in its decision's reason.
+	if v := byModel["gpt-4o-mini"]; v != nil {
+		if !strings.Contains(string(v.Manifest.Parameters), "ai.telemetry.functionId=weather-bot") {
+			t.Errorf("parameters %s", v.Manifest.Parameters)
+		}
+		if len(v.Calls) != 1 || !strings.Contains(v.Calls[0].Reason, "app.cache=miss") {
+			t.Errorf("calls %+v", v.Calls)
 		}
 	}
 	// Secrets in attributes reach neither the parsed turn nor the stored span.

@@ -128,6 +128,7 @@ func (c *Collector) start(t *openTrace, spans []*span) error {
 	t.created = spans[0].start
 	tid := t.id
 	title, model, provider, base := "", "", "", ""
+	params := map[string]any{"trace_id": tid}
 	for _, sp := range spans {
 		op := sp.operation()
 		if (op == opAgent || sp.parentID == "") && title == "" {
@@ -138,6 +139,15 @@ func (c *Collector) start(t *openTrace, spans []*span) error {
 			provider = sp.str(keyMWProvider)
 			if st := store.Status(sp.str(keyMWStatus)); st != "" {
 				t.status = st
+			}
+			if conv := sp.str(keyConversation); conv != "" {
+				params["conversation_id"] = conv
+			}
+			// The agent's own attributes (gen_ai.agent.id, the SDK's
+			// metadata…) are the session's: kept in its parameters.
+			if extra := sp.unmapped(); len(extra) > 0 {
+				sort.Strings(extra)
+				params["agent_span_attributes"] = extra
 			}
 		}
 		if modelOps[op] && t.protocol == "" {
@@ -155,10 +165,10 @@ func (c *Collector) start(t *openTrace, spans []*span) error {
 	if svc := spans[0].service; svc != "" {
 		title = svc + " · " + title
 	}
-	params, _ := json.Marshal(map[string]string{"trace_id": tid})
+	pj, _ := json.Marshal(params)
 	meta := store.SessionMeta{Title: title, Protocol: t.protocol, Provider: provider, Model: model, BaseURL: base,
 		Source: Source, Version: c.o.Version, CreatedAt: t.created,
-		Manifest: store.Manifest{Parameters: params, Model: model, Protocol: t.protocol, Provider: provider}}
+		Manifest: store.Manifest{Parameters: pj, Model: model, Protocol: t.protocol, Provider: provider}}
 	t.j = timeline.NewStoreJournal(c.o.DB, meta, false)
 	id, err := t.j.Start()
 	if err != nil {

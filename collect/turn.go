@@ -252,6 +252,15 @@ func (c *Collector) tool(t *openTrace, sp *span) error {
 	}
 	p := &session.Proposal{Turn: turn, CallID: id, Name: name, Arguments: args}
 	d := &session.Decision{Kind: kind, Reason: sp.str(keyMWReason), By: "trace"}
+	sp.str("gen_ai.tool.type") // the conventions' function/extension/datastore: all run as a call
+	_, hasResult := sp.attrs[keyToolResult]
+	result := sp.str(keyToolResult)
+	if extra := sp.unmapped(); len(extra) > 0 {
+		// A decision has no raw event: its reason keeps what the span
+		// said that modelwire does not read.
+		sort.Strings(extra)
+		d.Reason = strings.TrimSpace(d.Reason + " (span attributes modelwire does not map: " + strings.Join(extra, ", ") + ")")
+	}
 	if prop, ok := t.proposed[id]; ok && kind == session.Edited {
 		p.Arguments, d.Arguments = prop.args, args
 	}
@@ -260,8 +269,8 @@ func (c *Collector) tool(t *openTrace, sp *span) error {
 			return err
 		}
 	}
-	if _, ok := sp.attrs[keyToolResult]; ok {
-		r := &adapters.ToolResult{CallID: id, Name: name, Content: sp.str(keyToolResult), IsError: sp.failed}
+	if hasResult {
+		r := &adapters.ToolResult{CallID: id, Name: name, Content: result, IsError: sp.failed}
 		return c.record(t, session.Update{Kind: session.UpResult, Turn: turn, Result: r, At: sp.end})
 	}
 	return nil
