@@ -104,6 +104,7 @@ var renamed = []struct {
 	{From: "ai.operationId", Value: "ai.streamText", To: keyOperation, ToValue: opAgent},
 	{From: "ai.operationId", Value: "ai.generateObject", To: keyOperation, ToValue: opAgent},
 	{From: "ai.operationId", Value: "ai.streamObject", To: keyOperation, ToValue: opAgent},
+	{From: "ai.telemetry.functionId", To: keyAgentName},
 	{From: "ai.model.id", To: keyRequestModel},
 	{From: "ai.model.provider", To: keyProvider},
 	{From: "ai.response.model", To: keyRespModel},

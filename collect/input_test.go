@@ -124,7 +124,7 @@ func TestConventions(t *testing.T) {
 			"gen_ai.input.messages": `[{"role":"user","content":"2+2?","api_key":"sk-collect-secret-0003"}]`},
 			map[string]any{"name": "gen_ai.user.message", "content": "2+2?"},
 			map[string]any{"name": "gen_ai.choice", "finish_reason": "stop", "message": map[string]any{"content": "4"}}),
-		jsonSpan(traceC, "c000000000000001", "", "ai.generateText", map[string]any{"ai.operationId": "ai.generateText", "ai.telemetry.functionId": "weather-bot"}),
+		jsonSpan(traceC, "c000000000000001", "", "ai.generateText", map[string]any{"ai.operationId": "ai.generateText", "ai.telemetry.functionId": "weather-bot", "ai.settings.maxRetries": 2}),
 		jsonSpan(traceC, "c000000000000002", "c000000000000001", "ai.generateText.doGenerate", map[string]any{
 			"ai.operationId": "ai.generateText.doGenerate", "ai.model.id": "gpt-4o-mini", "ai.model.provider": "openai.chat",
 			"ai.usage.inputTokens": 30, "ai.usage.outputTokens": 7, "ai.usage.cachedInputTokens": 4,
@@ -179,7 +179,7 @@ func TestConventions(t *testing.T) {
 	// What modelwire does not read is kept and shown: the agent span's in
 	// the session's parameters, a tool span's in its decision's reason.
 	if v := byModel["gpt-4o-mini"]; v != nil {
-		if !strings.Contains(string(v.Manifest.Parameters), "ai.telemetry.functionId=weather-bot") {
+		if !strings.Contains(string(v.Manifest.Parameters), "ai.settings.maxRetries=2") || !strings.Contains(v.Title, "invoke_agent weather-bot") {
 			t.Errorf("parameters %s", v.Manifest.Parameters)
 		}
 		if len(v.Calls) != 1 || !strings.Contains(v.Calls[0].Reason, "app.cache=miss") {

