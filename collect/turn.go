@@ -85,6 +85,13 @@ func (c *Collector) turn(t *openTrace, sp *span) error {
 		return err
 	}
 	if out != nil {
+		if len(t.proposed)+len(out.calls) > maxCalls {
+			// A trace that never ends must not grow without bound: the
+			// oldest proposals are forgotten (their executions then
+			// attach to the latest turn).
+			clear(t.proposed)
+			clear(t.callTurn)
+		}
 		for _, call := range out.calls {
 			t.proposed[call.id], t.callTurn[call.id] = call, turn
 		}
@@ -102,6 +109,9 @@ func (c *Collector) turn(t *openTrace, sp *span) error {
 	c.observe(t, session.Update{Kind: session.UpValidated, Turn: turn, Layers: layers, At: sp.end})
 	return nil
 }
+
+// maxCalls bounds the tool calls a trace remembers, to place their executions.
+const maxCalls = 4096
 
 // events are a model call's canonical events: started, its text,
 // refusal and tool calls as items, usage, what was not captured or not
