@@ -52,7 +52,6 @@ const (
 	keyMWProtocol = "modelwire.protocol"
 	keyMWProvider = "modelwire.provider"
 	keyMWStatus   = "modelwire.session.status"
-	keyMWSource   = "modelwire.source"
 	keyMWTurn     = "modelwire.turn"
 	keyMWAttempt  = "modelwire.attempt"
 	keyMWBody     = "modelwire.request.body"
