@@ -193,7 +193,13 @@ func runCollect(cmd *cobra.Command, app *App, f collectFlags) error {
 			_ = httpSrv.Close()
 		}
 	}
-	grpcSrv.GracefulStop()
+	stopped := make(chan struct{})
+	go func() { grpcSrv.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-sctx.Done():
+		grpcSrv.Stop() // an export still running past the grace period is cut
+	}
 	if err := c.Close(sctx); err != nil && runErr == nil {
 		runErr = failedErr("ending the collected sessions: %v", err)
 	}
