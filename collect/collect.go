@@ -72,8 +72,9 @@ type Collector struct {
 	stats counters
 	fwd   *forwarder
 
-	mu   sync.Mutex
-	open map[string]*openTrace // by trace id (hex)
+	mu       sync.Mutex
+	open     map[string]*openTrace // by trace id (hex)
+	decoding chan struct{}         // a slot per request being read and decoded
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -100,7 +101,8 @@ func New(o Options) *Collector {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &Collector{o: o, open: map[string]*openTrace{}, stop: make(chan struct{}), done: make(chan struct{})}
+	c := &Collector{o: o, open: map[string]*openTrace{}, decoding: make(chan struct{}, maxDecoding),
+		stop: make(chan struct{}), done: make(chan struct{})}
 	if o.Forward != "" {
 		c.fwd = newForwarder(o.Forward, o.ForwardBuffer, o.Log)
 	}

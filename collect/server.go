@@ -55,6 +55,15 @@ func (c *Collector) serveTraces(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, asJSON, http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q: OTLP/HTTP is %s or %s", ct, ctProto, ctJSON))
 		return
 	}
+	// At most maxDecoding requests are read and decoded at once (a decoded
+	// JSON request takes a few times its size): memory is bounded by
+	// --max-request, not by how many clients send at once.
+	select {
+	case c.decoding <- struct{}{}:
+		defer func() { <-c.decoding }()
+	case <-r.Context().Done():
+		return
+	}
 	wire, err := readCapped(r.Body, c.o.MaxRequest)
 	if err != nil {
 		writeStatus(w, asJSON, http.StatusRequestEntityTooLarge, err.Error())
@@ -103,6 +112,9 @@ func (c *Collector) serveTraces(w http.ResponseWriter, r *http.Request) {
 }
 
 var errTooLarge = errors.New("too large")
+
+// maxDecoding bounds the requests read and decoded at once (per gRPC connection).
+const maxDecoding = 4
 
 const errInvalidIDs = "a span's trace_id must be 16 bytes and its span_id 8, not all zero"
 
@@ -234,7 +246,7 @@ func writeMessage(w http.ResponseWriter, asJSON bool, code int, m proto.Message)
 // registered, its messages capped at MaxRequest (decompressed: gzip is
 // accepted).
 func (c *Collector) GRPC() *grpc.Server {
-	s := grpc.NewServer(grpc.MaxRecvMsgSize(int(c.o.MaxRequest)))
+	s := grpc.NewServer(grpc.MaxRecvMsgSize(int(c.o.MaxRequest)), grpc.MaxConcurrentStreams(maxDecoding))
 	coltracepb.RegisterTraceServiceServer(s, grpcService{c: c})
 	return s
 }
