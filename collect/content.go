@@ -205,11 +205,14 @@ func (s *span) indexed(prefix string) json.RawMessage {
 	for _, k := range keys {
 		m := msgs[k]
 		if calls, ok := m["tool_calls"].(map[int]map[string]any); ok {
+			idx := make([]int, 0, len(calls))
+			for i := range calls {
+				idx = append(idx, i)
+			}
+			sort.Ints(idx)
 			list := make([]any, 0, len(calls))
-			for i := 0; i < len(calls)+8 && len(list) < len(calls); i++ {
-				if c, ok := calls[i]; ok {
-					list = append(list, c)
-				}
+			for _, i := range idx {
+				list = append(list, calls[i])
 			}
 			m["tool_calls"] = list
 		}
