@@ -251,7 +251,7 @@ func (c *Collector) agent(t *openTrace, sp *span) {
 	}
 	// A modelwire export carries the session's own verdict (turn 0) here.
 	if layers := restoredVerdict(sp); layers != nil {
-		_ = t.j.RecordVerdict(0, layers)
+		_ = c.verdictEntry(t, 0, layers, sp.end)
 	}
 	if sp.parentID == "" {
 		t.rootSeen = true

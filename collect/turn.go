@@ -103,7 +103,7 @@ func (c *Collector) turn(t *openTrace, sp *span) error {
 	if layers == nil {
 		layers = verdict(sp, status, errText, captured)
 	}
-	if err := t.j.RecordVerdict(turn, layers); err != nil {
+	if err := c.verdictEntry(t, turn, layers, sp.end); err != nil {
 		return err
 	}
 	c.observe(t, session.Update{Kind: session.UpValidated, Turn: turn, Layers: layers, At: sp.end})
@@ -275,15 +275,50 @@ func (c *Collector) tool(t *openTrace, sp *span) error {
 		p.Arguments, d.Arguments = prop.args, args
 	}
 	if d.Kind != "" {
-		if err := c.record(t, session.Update{Kind: session.UpDecision, Turn: turn, Proposal: p, Decision: d, At: sp.start}); err != nil {
+		args, original := jsonOrNil(p.Arguments), json.RawMessage(nil)
+		if kind == session.Edited {
+			args, original = jsonOrNil(d.Arguments), jsonOrNil(p.Arguments)
+		}
+		if err := c.entry(t, sp.start, map[string]any{"type": store.EntryDecision, "turn": turn, "call_id": id, "name": name,
+			"decision": kind, "arguments": args, "original_arguments": original, "reason": d.Reason, "at": sp.start}); err != nil {
 			return err
 		}
+		c.observe(t, session.Update{Kind: session.UpDecision, Turn: turn, Proposal: p, Decision: d, At: sp.start})
 	}
 	if hasResult {
 		r := &adapters.ToolResult{CallID: id, Name: name, Content: result, IsError: sp.failed}
-		return c.record(t, session.Update{Kind: session.UpResult, Turn: turn, Result: r, At: sp.end})
+		if err := c.entry(t, sp.end, map[string]any{"type": store.EntryToolResult, "turn": turn, "call_id": id, "name": name,
+			"is_error": r.IsError, "content": r.Content, "at": sp.end}); err != nil {
+			return err
+		}
+		c.observe(t, session.Update{Kind: session.UpResult, Turn: turn, Result: r, At: sp.end})
 	}
 	return nil
+}
+
+// entry writes a session-level entry (a decision, a tool result, a
+// verdict) in the store's own form, placed in the session when the span
+// says rather than when it is written: as an import restores one.
+func (c *Collector) entry(t *openTrace, at time.Time, fields map[string]any) error {
+	for k, v := range fields {
+		if raw, ok := v.(json.RawMessage); ok && raw == nil {
+			delete(fields, k) // omitted, as the store omits it
+		}
+	}
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	return t.j.RestoreEntry(max(0, at.Sub(t.created)), raw)
+}
+
+// verdictEntry records the layers' verdict on a turn (0: the session's).
+func (c *Collector) verdictEntry(t *openTrace, turn int, layers []session.LayerResult, at time.Time) error {
+	vs := make([]store.Validation, len(layers))
+	for i, l := range layers {
+		vs[i] = l.Stored()
+	}
+	return c.entry(t, at, map[string]any{"type": store.EntryValidation, "turn": turn, "results": vs, "at": at})
 }
 
 // jsonOrNil is b when it is JSON.
