@@ -112,7 +112,7 @@ func importHARExchange(j *timeline.StoreJournal, x *exchange, lookup func(string
 	}
 	u := session.Update{Kind: session.UpAttempt, Turn: x.Turn, Attempt: x.Attempt, URL: x.Request.URL, HTTPStatus: x.Status, Header: x.Header}
 	if err := j.ImportAttempt(u, x.Request, timeline.AttemptTimes{Started: x.Started, Offset: x.Offset, Sent: x.Sent,
-		FirstByte: x.FirstByte, End: x.End}); err != nil {
+		Headers: x.FirstByte, End: x.End}); err != nil {
 		return nil, err
 	}
 	at := float64(x.FirstByte) / float64(time.Millisecond)

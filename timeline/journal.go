@@ -244,12 +244,15 @@ func (j *StoreJournal) RecordAttempt(u session.Update, m store.AttemptMeta) erro
 }
 
 // AttemptTimes place an imported attempt where its file says; a live
-// attempt is placed by the clock. Sent, FirstByte and End are from the
-// attempt's start.
+// attempt is placed by the clock. The durations are from the attempt's
+// start; a zero FirstEvent, FirstToken or FirstText is "not in the file"
+// (the steps then place it), a zero Terminal is End.
 type AttemptTimes struct {
-	Started              time.Time
-	Offset               time.Duration // from the session's start
-	Sent, FirstByte, End time.Duration
+	Started                           time.Time
+	Offset                            time.Duration // from the session's start
+	Sent, Headers, End                time.Duration
+	FirstEvent, FirstToken, FirstText time.Duration
+	Terminal                          time.Duration
 }
 
 // ImportAttempt records an HTTP attempt read from a file (a HAR entry)
@@ -272,13 +275,24 @@ func (j *StoreJournal) ImportAttempt(u session.Update, m store.AttemptMeta, t At
 	}
 	j.recs[key], j.ends[key] = rec, t.End
 	_ = rec.MarkAt(store.MarkSent, t.Sent)
-	_ = rec.MarkAt(store.MarkFirstByte, t.FirstByte)
+	_ = rec.MarkAt(store.MarkFirstByte, t.Headers)
+	for _, m := range []struct {
+		mark store.Mark
+		at   time.Duration
+	}{{store.MarkFirstEvent, t.FirstEvent}, {store.MarkFirstToken, t.FirstToken}, {store.MarkFirstText, t.FirstText}} {
+		if m.at > 0 {
+			_ = rec.MarkAt(m.mark, m.at)
+		}
+	}
 	if err := rec.Response(u.HTTPStatus, u.Header); err != nil {
 		return err
 	}
-	// The file keeps no time per event: the terminal is placed at the end
-	// of the transfer, before the steps would place it at their offset.
-	return rec.MarkAt(store.MarkTerminal, t.End)
+	// A file that keeps no time per event has the terminal at the end of
+	// the transfer, placed before the steps would place it at their offset.
+	if t.Terminal == 0 {
+		t.Terminal = t.End
+	}
+	return rec.MarkAt(store.MarkTerminal, t.Terminal)
 }
 
 // RestoreEntry writes back a session-level entry (a decision, a tool

@@ -31,6 +31,12 @@ func RecordingRunConfig(listen, upstream string) RunConfig {
 	return RunConfig{Scenario: RecordingScenario, Protocol: "proxy " + listen, Provider: upstream, Stream: true}
 }
 
+// CollectRunConfig is the live view of `modelwire collect` receiving
+// OTLP on listen: its sessions reach the workbench as a proxy's do.
+func CollectRunConfig(listen string) RunConfig {
+	return RunConfig{Scenario: RecordingScenario, Protocol: "collect " + listen, Provider: "otlp", Stream: true}
+}
+
 // recordingBacklog is how many recent exchanges a run that attaches late
 // (the first one, or one back from a replay) is shown.
 const recordingBacklog = 8
