@@ -30,6 +30,10 @@ import (
 const (
 	exportMagic  = "modelwire.export"
 	exportFormat = 1
+	// readFormat is the newest format read: format 2 (jsonl.ExportFormat)
+	// only adds timings a cassette does not need, so `modelwire export`'s
+	// files play too.
+	readFormat = 2
 	// exportSchema is the store schema the lines are written as
 	// (store.SchemaVersion when they were last checked).
 	exportSchema = 4
@@ -227,8 +231,8 @@ func Read(r io.Reader) (*Cassette, error) {
 		switch head.Type {
 		case exportMagic:
 			var h headerLine
-			if err := json.Unmarshal(b, &h); err != nil || h.Format != exportFormat {
-				return nil, fmt.Errorf("line %d: export format %d; this modelwire reads format %d", n, h.Format, exportFormat)
+			if err := json.Unmarshal(b, &h); err != nil || h.Format < 1 || h.Format > readFormat {
+				return nil, fmt.Errorf("line %d: export format %d; this modelwire reads formats 1 to %d", n, h.Format, readFormat)
 			}
 		case "session":
 			if seenSession {
