@@ -31,7 +31,7 @@ func (s *Server) continueChain(in *adapters.Inbound, simp adapters.Simulated) (i
 		if checksChain {
 			return 0, chain.UnknownPrevious(in.PreviousResponseID)
 		}
-		return 0, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("Previous response with id '%s' not found.", in.PreviousResponseID))
+		return 0, simp.ErrorResponse(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("%s not found.", in.PreviousResponseID))
 	}
 	if checksChain {
 		for _, r := range in.Results {

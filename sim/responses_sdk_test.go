@@ -352,6 +352,11 @@ func TestResponsesSDKPreviousResponseID(t *testing.T) {
 		t.Fatal(err)
 	}
 	next.PreviousResponseID = openai.String(stored.ID)
+	// A result answering no call of the chain is refused, as the API does.
+	out.OfFunctionCallOutput.CallID = openai.String("call_Ghost")
+	_, err = c.Responses.New(ctx, next)
+	apiError(t, err, 400, "input", "", "No tool call found for function call output with call_id call_Ghost.")
+
 	out.OfFunctionCallOutput.CallID = openai.String(stored.Output[len(stored.Output)-1].AsFunctionCall().CallID)
 	turn2, err := c.Responses.New(ctx, next)
 	if err != nil {

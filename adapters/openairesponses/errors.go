@@ -100,3 +100,15 @@ func (Protocol) ErrorEvent(kind, message string) []adapters.WireEvent {
 	inner := `{"type":` + adapters.JSONString(typ) + `,"code":` + simNullable(code) + `,"message":` + adapters.JSONString(message) + `,"param":null}`
 	return []adapters.WireEvent{{Event: "error", Data: simEnvelope("error", 0, simMember{"error", inner}), Phase: adapters.PhaseTerminal}}
 }
+
+// UnknownPrevious is the API's answer to a previous_response_id it does
+// not have (never issued, expired, or created with store:false).
+func (p Protocol) UnknownPrevious(id string) *adapters.SimError {
+	return p.ErrorResponse(http.StatusBadRequest, "invalid_request_error", "Previous response with id '"+id+"' not found.")
+}
+
+// UnmatchedResult is the API's answer when a function_call_output answers
+// no function_call of the chain the request continues.
+func (Protocol) UnmatchedResult(callID string) *adapters.SimError {
+	return simInvalid("No tool call found for function call output with call_id "+callID+".", "input", "")
+}
