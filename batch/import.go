@@ -50,7 +50,7 @@ func Import(db *store.DB, files []File) (store.ImportResult, error) {
 // record stores one request and its result as a session.
 func (p *parsed) record(db *store.DB, r request, created time.Time) (string, error) {
 	d := r.desc
-	meta := store.SessionMeta{Title: store.BatchTitle(p.group, p.status, r.customID), Protocol: d.Name, Provider: d.Provider,
+	meta := store.SessionMeta{Copy: true, Title: store.BatchTitle(p.group, p.status, r.customID), Protocol: d.Name, Provider: d.Provider,
 		Model: r.model, BaseURL: d.Endpoint.BaseURL, Source: store.SourceBatch, CreatedAt: created,
 		Manifest: store.Manifest{AdapterVersion: adapters.Version}}
 	j := timeline.NewStoreJournal(db, meta, false)

@@ -166,7 +166,7 @@ func (c *Collector) start(t *openTrace, spans []*span) error {
 		title = svc + " · " + title
 	}
 	pj, _ := json.Marshal(params)
-	meta := store.SessionMeta{Title: title, Protocol: t.protocol, Provider: provider, Model: model, BaseURL: base,
+	meta := store.SessionMeta{Copy: true, Title: title, Protocol: t.protocol, Provider: provider, Model: model, BaseURL: base,
 		Source: Source, Version: c.o.Version, CreatedAt: t.created,
 		Manifest: store.Manifest{Parameters: pj, Model: model, Protocol: t.protocol, Provider: provider}}
 	t.j = timeline.NewStoreJournal(c.o.DB, meta, false)

@@ -374,7 +374,7 @@ func jsonInputError(name string, data []byte, err error) error {
 func harConversation(plans []harPlan) conversation {
 	first := plans[0]
 	u, _ := url.Parse(first.entry.Request.URL)
-	c := conversation{Meta: store.SessionMeta{Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
+	c := conversation{Meta: store.SessionMeta{Copy: true, Title: first.entry.Request.Method + " " + u.Host + u.Path, Protocol: first.protocol,
 		Provider: first.provider, Model: first.model, BaseURL: first.baseURL, Source: "har", CreatedAt: first.started,
 		Manifest: store.Manifest{AdapterVersion: adapters.Version}}}
 	for _, h := range first.entry.Request.Headers {

@@ -75,6 +75,11 @@ type SessionMeta struct {
 	// ParentID names the session this one was made from (edit-and-resend,
 	// a fork); "" for none.
 	ParentID string
+	// Copy: the session is recorded from a record kept elsewhere (an
+	// application's trace, a file), so its decisions, results and
+	// verdicts commit with the next batch instead of each at once — a
+	// crash loses nothing that cannot be read again. Not stored.
+	Copy bool
 }
 
 // SessionWriter records one session. Only the DB handle that created a
@@ -105,7 +110,7 @@ func (db *DB) createSession(m SessionMeta, id string, status Status) (*SessionWr
 		return nil, err
 	}
 	manJSON, _ := json.Marshal(man)
-	ls := &liveSession{start: time.Now(), nextSeq: 1, attempts: map[int]int{}}
+	ls := &liveSession{start: time.Now(), nextSeq: 1, attempts: map[int]int{}, batchEntries: m.Copy}
 	fixed := id != ""
 	for try := 0; ; try++ {
 		if !fixed {

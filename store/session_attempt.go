@@ -282,7 +282,9 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 	}
 	ls, aid, turn, attempt := r.s.ls, r.aid, r.turn, r.attempt
 	queued := false
-	_, err := r.s.db.w.append(ls, n, terminal, func(seq int, ops []op) []op {
+	// A terminal commits at once (a reader waiting for the answer sees
+	// it), unless the session is a copy (SessionMeta.Copy).
+	_, err := r.s.db.w.append(ls, n, terminal && !ls.batchEntries, func(seq int, ops []op) []op {
 		queued = true
 		if events == nil && len(evs) > 0 {
 			events = r.s.db.w.encodeEvents(evs)
@@ -399,9 +401,14 @@ func (r *Recorder) finish(errText string, offset time.Duration, state Status) er
 	}
 	r.mu.Unlock()
 	aid, us, msg := r.aid, offset.Microseconds(), Redact(errText)
-	return r.s.db.w.exec(func(t *txn) error {
+	var end execOp = func(t *txn) error {
 		return t.exec(`UPDATE attempts SET state = ?, error = ?, finished_us = ? WHERE aid = ?`, state, msg, us, aid)
-	})
+	}
+	if r.s.ls.batchEntries { // a copy's attempt ends with the batch
+		_, err := r.s.db.w.append(r.s.ls, 0, false, func(_ int, b []op) []op { return append(b, end) })
+		return err
+	}
+	return r.s.db.w.exec(end)
 }
 
 // encodeEvents encodes canonical events as a JSON array (nil for none),

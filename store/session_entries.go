@@ -222,10 +222,11 @@ func (s *SessionWriter) recordValidation(turn int, results []Validation, at time
 }
 
 // sessionEntry appends one session-level timeline entry with its table
-// write, and commits.
+// write, and commits (a person's decision is kept the moment it is made),
+// unless the session is a copy (SessionMeta.Copy).
 func (s *SessionWriter) sessionEntry(turn int, off time.Duration, body []byte, table func(seq int) execOp) error {
 	ls := s.ls
-	_, err := s.db.w.append(ls, 1, true, func(seq int, b []op) []op {
+	_, err := s.db.w.append(ls, 1, !ls.batchEntries, func(seq int, b []op) []op {
 		return append(b,
 			&stepOp{ls: ls, seq: seq, n: 1, turn: turn, offsetUS: off.Microseconds(), rawIndex: -1, events: body},
 			table(seq))

@@ -73,6 +73,8 @@ type liveSession struct {
 	nextSeq  int
 	attempts map[int]int // turn → last attempt number
 	finished bool
+	// batchEntries: session-level entries wait for the batch (SessionMeta.Copy).
+	batchEntries bool
 }
 
 // writer owns the write connection and the batch.
