@@ -302,10 +302,7 @@ func TestLaunchNodeOpenAISDK(t *testing.T) {
 	if out, err := npm.CombinedOutput(); err != nil {
 		t.Fatalf("npm ci: %v\n%s", err, out)
 	}
-	bin := filepath.Join(t.TempDir(), "modelwire")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := e2e.Binary(ctx, t)
 	db := filepath.Join(t.TempDir(), "mw.db")
 	run := exec.CommandContext(ctx, bin, "proxy", "--db", db, "--upstream", "sim", "--", "node", "app.mjs", "3")
 	run.Dir = dir

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/collect"
+	"github.com/modelwire/modelwire/internal/e2e"
 )
 
 // TestBinary runs `modelwire collect` as a user does: it prints where it
@@ -26,10 +27,7 @@ func TestBinary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "modelwire")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := e2e.Binary(ctx, t)
 	cmd := exec.CommandContext(ctx, bin, "--db", filepath.Join(dir, "mw.db"), "collect", "--http", "127.0.0.1:0", "--grpc", "")
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr

@@ -43,11 +43,7 @@ func TestVercelAISDK(t *testing.T) {
 	e2e.Require(t, "the Vercel AI SDK check", "node", "npm")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	npm := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
-	npm.Dir = "jstest"
-	if out, err := npm.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
+	e2e.NPMCI(ctx, t, "jstest")
 	base := startSim(t)
 	for _, mode := range []string{"generate", "stream"} {
 		t.Run(mode, func(t *testing.T) {

@@ -71,7 +71,7 @@ func Values(path string, a, b any, out []Change) []Change {
 	switch x := a.(type) {
 	case map[string]any:
 		if y, ok := b.(map[string]any); ok {
-			for _, k := range unionKeys(x, y) {
+			for _, k := range jsonschema.UnionKeys(x, y) {
 				va, inA := x[k]
 				vb, inB := y[k]
 				p := join(path, jsonschema.EscapeToken(k))
@@ -278,19 +278,4 @@ func join(path, seg string) string {
 		return seg
 	}
 	return path + "/" + seg
-}
-
-// unionKeys is every key of x or y, sorted.
-func unionKeys(x, y map[string]any) []string {
-	keys := make([]string, 0, len(x)+len(y))
-	for k := range x {
-		keys = append(keys, k)
-	}
-	for k := range y {
-		if _, ok := x[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -40,7 +40,7 @@ func patch(path []string, a, b any, out []Op) []Op {
 	switch x := a.(type) {
 	case map[string]any:
 		if y, ok := b.(map[string]any); ok {
-			for _, k := range unionKeys(x, y) {
+			for _, k := range jsonschema.UnionKeys(x, y) {
 				va, inA := x[k]
 				vb, inB := y[k]
 				switch {

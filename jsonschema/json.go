@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -68,6 +69,22 @@ func canonicalPointer(ptr string) string {
 		toks[i] = EscapeToken(UnescapeToken(tok))
 	}
 	return "/" + strings.Join(toks, "/")
+}
+
+// UnionKeys is every key of x or y, sorted: the members two objects are
+// compared on.
+func UnionKeys(x, y map[string]any) []string {
+	keys := make([]string, 0, len(x)+len(y))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	for k := range y {
+		if _, ok := x[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // EscapeToken writes a key as one JSON Pointer token (RFC 6901: ~ as ~0,

@@ -22,7 +22,7 @@ func TestJavaScriptSDKGetsEditedStream(t *testing.T) {
 	e2e.Require(t, "the JavaScript SDK edit check", "node", "npm")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := npmDir(ctx, t, "testdata/edit_stream.mjs")
+	dir := e2e.NPMDir(ctx, t, "../sim/jstest", "testdata/edit_stream.mjs")
 	rc := refund(t)
 	b, _ := json.Marshal(map[string]any{"system": rc.system, "task": rc.task, "tools": rc.sc.Tools})
 	fx := filepath.Join(dir, "fixture.json")

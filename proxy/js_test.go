@@ -32,7 +32,7 @@ func TestJavaScriptSDKsThroughProxy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	dir := npmDir(ctx, t, "../sim/jstest/refund_loop.mjs")
+	dir := e2e.NPMDir(ctx, t, "../sim/jstest", "../sim/jstest/refund_loop.mjs")
 
 	rc := refund(t)
 	fixture := map[string]any{"system": rc.system, "task": rc.task, "tools": rc.sc.Tools, "results": map[string]string{}}
@@ -120,27 +120,4 @@ func TestJavaScriptSDKsThroughProxy(t *testing.T) {
 			t.Errorf("%s holds the SDKs' key", filepath.Base(f))
 		}
 	}
-}
-
-// npmDir is a private copy of sim/jstest's pinned JavaScript SDKs with
-// scripts beside them, installed with `npm ci` (a copy, so the sim
-// package's own JavaScript test can run at the same time).
-func npmDir(ctx context.Context, t *testing.T, scripts ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, f := range append([]string{"../sim/jstest/package.json", "../sim/jstest/package-lock.json"}, scripts...) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	npm := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline")
-	npm.Dir = dir
-	if out, err := npm.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	return dir
 }

@@ -28,17 +28,9 @@ func TestJavaScriptSDKs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	npm := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
-	npm.Dir = "jstest"
-	if out, err := npm.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
+	e2e.NPMCI(ctx, t, "jstest")
 
-	bin := filepath.Join(t.TempDir(), "modelwire")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := e2e.Binary(ctx, t)
 	serve := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "x.db"))
 	stdout, _ := serve.StdoutPipe()
 	serve.Stderr = os.Stderr

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -213,17 +212,7 @@ func walk(d *difference, ptr string, a, b any) {
 			d.note(ptr, a, b, false, false)
 			return
 		}
-		keys := make([]string, 0, len(x)+len(y))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		for k := range y {
-			if _, ok := x[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range jsonschema.UnionKeys(x, y) {
 			p := ptr + "/" + jsonschema.EscapeToken(k)
 			av, aok := x[k]
 			bv, bok := y[k]

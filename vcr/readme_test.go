@@ -18,7 +18,7 @@ import (
 
 func TestRefundAnswer(t *testing.T) {
 	rec := vcr.New(t, "testdata/cassettes/refund-answer") // replays; MODELWIRE_VCR=record records
-	base := os.Getenv("OPENAI_BASE_URL")                   // recording: modelwire serve's
+	base := os.Getenv("OPENAI_BASE_URL")                  // recording: modelwire serve's
 	if base == "" {
 		base = "http://127.0.0.1:8787/v1"
 	}

@@ -29,25 +29,8 @@ func TestJavaScriptParticipants(t *testing.T) {
 	e2e.Require(t, "the JavaScript SDK workshop check", "node", "npm")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	for _, f := range []string{"../sim/jstest/package.json", "../sim/jstest/package-lock.json", "testdata/participant.mjs"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	npm := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline")
-	npm.Dir = dir
-	if out, err := npm.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	bin := filepath.Join(t.TempDir(), "modelwire")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	dir := e2e.NPMDir(ctx, t, "../sim/jstest", "testdata/participant.mjs")
+	bin := e2e.Binary(ctx, t)
 	db := filepath.Join(t.TempDir(), "room.db")
 	serve := exec.CommandContext(ctx, bin, "serve", "--workshop", "refund-3", "--addr", "127.0.0.1:0", "--db", db)
 	stdout, _ := serve.StdoutPipe()
