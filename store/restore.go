@@ -204,8 +204,10 @@ func (r *Restorer) Attempt(a Attempt) error {
 	if tm.Server != nil {
 		source = tm.ServerSource
 	}
-	cols = append(cols, source, rec.aid)
+	cols = append(cols, source, nil)
+	aid := rec.aid
 	err = r.w.db.w.exec(func(t *txn) error {
+		cols[len(cols)-1] = *aid
 		return t.exec(`UPDATE attempts SET status_code = ?, response_headers = ?, error = ?, sent_us = ?, first_byte_us = ?,
 			first_event_us = ?, first_text_us = ?, terminal_us = ?, finished_us = ?, first_token_us = ?, server_us = ?,
 			server_source = ? WHERE aid = ?`, cols...)
@@ -261,7 +263,7 @@ func (r *Restorer) FinishAttempts() error {
 		rec.mu.Unlock()
 		aid := rec.aid
 		if err := r.w.db.w.exec(func(t *txn) error {
-			return t.exec(`UPDATE attempts SET state = ? WHERE aid = ?`, state, aid)
+			return t.exec(`UPDATE attempts SET state = ? WHERE aid = ?`, state, *aid)
 		}); err != nil {
 			return err
 		}

@@ -110,7 +110,7 @@ func (db *DB) createSession(m SessionMeta, id string, status Status) (*SessionWr
 		return nil, err
 	}
 	manJSON, _ := json.Marshal(man)
-	ls := &liveSession{start: time.Now(), nextSeq: 1, attempts: map[int]int{}, batchEntries: m.Copy}
+	ls := &liveSession{protocol: m.Protocol, start: time.Now(), nextSeq: 1, attempts: map[int]int{}, batchEntries: m.Copy}
 	fixed := id != ""
 	for try := 0; ; try++ {
 		if !fixed {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -51,8 +52,11 @@ var markColumn = [numMarks]string{"sent_us", "first_byte_us", "first_event_us", 
 // canonical events derived from them, and its timings. Its methods may be
 // called from any goroutine.
 type Recorder struct {
-	s        *SessionWriter
-	aid      int64
+	s *SessionWriter
+	// aid is the attempt's row id, set when its insert runs: at once, or
+	// with the batch for a copy (SessionMeta.Copy), so ops read it when
+	// they run, not when they are made.
+	aid      *int64
 	turn     int
 	attempt  int
 	start    time.Time // monotonic origin of the attempt's offsets
@@ -96,27 +100,35 @@ func (s *SessionWriter) startAttempt(turn, attempt int, m AttemptMeta, startedAt
 	if m.Header == nil {
 		hdr = []byte("{}")
 	}
-	r := &Recorder{s: s, turn: turn, attempt: attempt, start: mono}
+	r := &Recorder{s: s, turn: turn, attempt: attempt, start: mono, aid: new(int64)}
 	var body any
 	if m.Body != nil {
 		body = m.Body
 	}
-	var protocol string
-	err := w.exec(func(t *txn) error {
-		if err := t.exec(`UPDATE sessions SET turns = max(turns, ?) WHERE sid = ?`, turn, s.ls.sid); err != nil {
+	protocol := cmp.Or(m.Protocol, s.ls.protocol)
+	sid, aid := s.ls.sid, r.aid
+	insert := execOp(func(t *txn) error {
+		if err := t.exec(`UPDATE sessions SET turns = max(turns, ?) WHERE sid = ?`, turn, sid); err != nil {
 			return err
 		}
 		st, err := t.stmt(`INSERT INTO attempts (sid, turn, attempt, protocol, started_at, start_us,
 			method, url, request_headers, request_body, stream, retry_reason, snapshots)
-			VALUES (?, ?, ?, coalesce(nullif(?, ''), (SELECT protocol FROM sessions WHERE sid = ?)), ?, ?, ?, ?, ?, ?, ?, ?, 1)
-			RETURNING aid, protocol`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) RETURNING aid`)
 		if err != nil {
 			return err
 		}
 		return st.QueryRowContext(t.ctx,
-			s.ls.sid, turn, attempt, m.Protocol, s.ls.sid, startedAt.UnixMilli(), startOff.Microseconds(),
-			m.Method, Redact(m.URL), string(hdr), body, m.Stream, Redact(m.RetryReason)).Scan(&r.aid, &protocol)
+			sid, turn, attempt, protocol, startedAt.UnixMilli(), startOff.Microseconds(),
+			m.Method, Redact(m.URL), string(hdr), body, m.Stream, Redact(m.RetryReason)).Scan(aid)
 	})
+	var err error
+	if s.ls.batchEntries {
+		// A copy's attempt row goes in with the batch (one commit for a
+		// collected trace, not one per model call).
+		_, err = w.append(s.ls, 0, false, func(_ int, b []op) []op { return append(b, insert) })
+	} else {
+		err = w.exec(insert)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +165,7 @@ func (r *Recorder) MarkAt(m Mark, offset time.Duration) error {
 func (r *Recorder) markOp(m Mark, offset time.Duration) execOp {
 	col, us, aid := markColumn[m], offset.Microseconds(), r.aid
 	return func(t *txn) error {
-		return t.exec(`UPDATE attempts SET `+col+` = ? WHERE aid = ?`, us, aid)
+		return t.exec(`UPDATE attempts SET `+col+` = ? WHERE aid = ?`, us, *aid)
 	}
 }
 
@@ -164,7 +176,7 @@ func (r *Recorder) ServerTime(d time.Duration, source string) error {
 	us, aid := d.Microseconds(), r.aid
 	_, err := r.s.db.w.append(r.s.ls, 0, false, func(_ int, b []op) []op {
 		return append(b, execOp(func(t *txn) error {
-			return t.exec(`UPDATE attempts SET server_us = ?, server_source = ? WHERE aid = ?`, us, source, aid)
+			return t.exec(`UPDATE attempts SET server_us = ?, server_source = ? WHERE aid = ?`, us, source, *aid)
 		}))
 	})
 	return err
@@ -183,7 +195,7 @@ func (r *Recorder) Response(status int, h http.Header) error {
 	r.status = status
 	aid := r.aid
 	ops := []op{execOp(func(t *txn) error {
-		return t.exec(`UPDATE attempts SET status_code = ?, response_headers = ? WHERE aid = ?`, status, string(hdr), aid)
+		return t.exec(`UPDATE attempts SET status_code = ?, response_headers = ? WHERE aid = ?`, status, string(hdr), *aid)
 	})}
 	if !r.marked[MarkFirstByte] {
 		r.marked[MarkFirstByte] = true
@@ -289,7 +301,7 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 		if events == nil && len(evs) > 0 {
 			events = r.s.db.w.encodeEvents(evs)
 		}
-		ops = append(ops, r.s.db.w.stepOp(stepOp{ls: ls, aid: aid, seq: seq, n: n, turn: turn, attempt: attempt,
+		ops = append(ops, r.s.db.w.stepOp(stepOp{ls: ls, aidRef: aid, seq: seq, n: n, turn: turn, attempt: attempt,
 			offsetUS: us, rawIndex: rawIndex, raw: raw, events: events}))
 		if snap != nil {
 			ops = append(ops, snapshotOp(aid, seq+n-1, snap))
@@ -301,7 +313,7 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 			id, model := started.ResponseID, started.Model
 			ops = append(ops, execOp(func(t *txn) error {
 				if err := t.exec(`UPDATE attempts SET response_id = coalesce(nullif(?, ''), response_id),
-					response_model = coalesce(nullif(?, ''), response_model) WHERE aid = ?`, id, model, aid); err != nil {
+					response_model = coalesce(nullif(?, ''), response_model) WHERE aid = ?`, id, model, *aid); err != nil {
 					return err
 				}
 				if model == "" {
@@ -320,7 +332,7 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 		if term != nil {
 			status, reason := string(term.Status), string(term.StopReason)
 			ops = append(ops, execOp(func(t *txn) error {
-				return t.exec(`UPDATE attempts SET terminal_status = ?, stop_reason = ? WHERE aid = ?`, status, reason, aid)
+				return t.exec(`UPDATE attempts SET terminal_status = ?, stop_reason = ? WHERE aid = ?`, status, reason, *aid)
 			}))
 		}
 		for _, i := range proposals {
@@ -341,7 +353,7 @@ func (r *Recorder) appendStep(offset time.Duration, hasRaw bool, raw adapters.Ra
 	return err
 }
 
-func usageOp(aid int64, u *adapters.Usage) execOp {
+func usageOp(aid *int64, u *adapters.Usage) execOp {
 	var pu any
 	if len(u.ProviderUsage) > 0 {
 		pu = string(u.ProviderUsage)
@@ -351,7 +363,7 @@ func usageOp(aid int64, u *adapters.Usage) execOp {
 	return func(t *txn) error {
 		return t.exec(`UPDATE attempts SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?,
 			cache_write_tokens = ?, reasoning_tokens = ?, provider_usage = ?, cache_write_1h_tokens = ?,
-			web_search_calls = ? WHERE aid = ?`, in, out, cr, cw, rs, pu, cw1h, ws, aid)
+			web_search_calls = ? WHERE aid = ?`, in, out, cr, cw, rs, pu, cw1h, ws, *aid)
 	}
 }
 
@@ -402,7 +414,7 @@ func (r *Recorder) finish(errText string, offset time.Duration, state Status) er
 	r.mu.Unlock()
 	aid, us, msg := r.aid, offset.Microseconds(), Redact(errText)
 	var end execOp = func(t *txn) error {
-		return t.exec(`UPDATE attempts SET state = ?, error = ?, finished_us = ? WHERE aid = ?`, state, msg, us, aid)
+		return t.exec(`UPDATE attempts SET state = ?, error = ?, finished_us = ? WHERE aid = ?`, state, msg, us, *aid)
 	}
 	if r.s.ls.batchEntries { // a copy's attempt ends with the batch
 		_, err := r.s.db.w.append(r.s.ls, 0, false, func(_ int, b []op) []op { return append(b, end) })

@@ -224,10 +224,10 @@ func eventsRoundTrip(evs []adapters.Event) bool {
 
 // snapshotOp writes a snapshot's rows as the state after entry seq of
 // attempt aid.
-func snapshotOp(aid int64, seq int, rows []snapRow) execOp {
+func snapshotOp(aid *int64, seq int, rows []snapRow) execOp {
 	return func(t *txn) error {
 		for _, r := range rows {
-			if _, err := t.w.insertSnap.ExecContext(t.ctx, aid, r.level, seq, string(r.state), r.text); err != nil {
+			if _, err := t.w.insertSnap.ExecContext(t.ctx, *aid, r.level, seq, string(r.state), r.text); err != nil {
 				return err
 			}
 		}
@@ -434,7 +434,7 @@ func (db *DB) backfill(ctx context.Context, sid int64, a *replayAttempt) error {
 			return err
 		}
 		if rows != nil {
-			batch = append(batch, snapshotOp(a.aid, st.Seq+st.Entries()-1, rows))
+			batch = append(batch, snapshotOp(&a.aid, st.Seq+st.Entries()-1, rows))
 		}
 		if len(batch) == 64 {
 			if err := write(); err != nil {

@@ -37,7 +37,8 @@ type op interface{}
 
 type stepOp struct {
 	ls       *liveSession
-	aid      int64 // 0 for a session-level entry
+	aid      int64  // 0 for a session-level entry
+	aidRef   *int64 // an attempt's step: its aid, read when the step is committed
 	seq      int   // timeline seq of the step's first entry
 	n        int   // entries in the step (≥ 1)
 	turn     int
@@ -69,6 +70,7 @@ func (w *writer) encodeEvents(evs []adapters.Event) []byte {
 type liveSession struct {
 	sid      int64
 	id       string
+	protocol string    // the session's, for its attempts that name none
 	start    time.Time // monotonic origin of session-level offsets
 	nextSeq  int
 	attempts map[int]int // turn → last attempt number
@@ -123,6 +125,8 @@ type writer struct {
 	// afterCommit, when set (tests), is called after each commit with the
 	// highest seq committed per session.
 	afterCommit func(map[int64]int)
+	// commits counts the transactions committed (under flushMu; tests).
+	commits int
 }
 
 func newWriter(db *DB, interval time.Duration) (*writer, error) {
@@ -196,23 +200,38 @@ func (w *writer) append(ls *liveSession, n int, now bool, build func(seq int, ba
 	return seq, prevErr
 }
 
-// exec commits everything queued, then runs fn in a transaction of its
-// own. A failure is the caller's to handle: unlike queued steps, fn is not
-// kept for a retry, so nothing the caller was told failed is written
-// later behind its back.
+// exec runs fn in a transaction after everything queued, in the same
+// commit: a session's start or an attempt's row costs one commit, not a
+// flush and a commit. A failure of fn is the caller's to handle: unlike
+// queued steps, fn is not kept for a retry, so nothing the caller was told
+// failed is written later behind its back; the queued batch is then
+// committed on its own, as flush would.
 func (w *writer) exec(fn execOp) error {
-	if err := w.flush(); err != nil {
-		return err
-	}
-	w.mu.Lock()
-	closed := w.closed
-	w.mu.Unlock()
-	if closed {
-		return errClosed
-	}
 	w.flushMu.Lock()
 	defer w.flushMu.Unlock()
-	_, err := w.inTx(func(t *txn) error { return fn(t) })
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return errClosed
+	}
+	b := w.take()
+	w.mu.Unlock()
+	batchDone := false
+	committed, err := w.inTx(func(t *txn) error {
+		if err := t.run(b.ops); err != nil {
+			return err
+		}
+		batchDone = true
+		return fn(t)
+	})
+	if err != nil && batchDone {
+		// fn failed: the batch alone, as a flush would have committed it.
+		fnErr := err
+		committed, err = w.commit(b.ops)
+		w.settle(b, committed, err)
+		return fnErr
+	}
+	w.settle(b, committed, err)
 	return err
 }
 
@@ -234,34 +253,57 @@ func (w *writer) flush() error {
 		defer w.mu.Unlock()
 		return w.err
 	}
-	batch, steps, events := w.pending, w.steps, w.events
+	b := w.take()
+	w.mu.Unlock()
+	committed, err := w.commit(b.ops)
+	w.settle(b, committed, err)
+	return err
+}
+
+// batch is the queue taken for one commit, with its arenas.
+type batch struct {
+	ops    []op
+	steps  []stepOp
+	events []byte
+}
+
+// take empties the queue into a batch (under mu and flushMu).
+func (w *writer) take() batch {
+	b := batch{w.pending, w.steps, w.events}
 	w.pending, w.spare, w.pendingSteps, w.pendingBytes = w.spare, nil, 0, 0
 	w.steps, w.events, w.spareSteps, w.spareEvents = w.spareSteps, w.spareEvents, nil, nil
-	w.mu.Unlock()
-	committed, err := w.commit(batch)
+	return b
+}
+
+// settle ends a commit of b (under flushMu): on failure b goes back to the
+// front of the queue for the next flush and err is kept for the next
+// append; on success its arrays are kept for reuse and the hook told.
+func (w *writer) settle(b batch, committed map[int64]int, err error) {
 	w.mu.Lock()
 	if err != nil {
-		w.pending = append(batch, w.pending...)
-		for _, o := range w.pending {
-			if s, ok := o.(*stepOp); ok {
-				w.pendingSteps++
-				w.pendingBytes += len(s.raw.Data) + len(s.events) + 64
+		if len(b.ops) > 0 {
+			w.pending = append(b.ops, w.pending...)
+			for _, o := range w.pending {
+				if s, ok := o.(*stepOp); ok {
+					w.pendingSteps++
+					w.pendingBytes += len(s.raw.Data) + len(s.events) + 64
+				}
 			}
-		}
-		w.err = err
-		if !w.timerArmed && !w.closed {
-			w.timerArmed = true
-			time.AfterFunc(w.interval, w.timerFlush)
+			w.err = err
+			if !w.timerArmed && !w.closed {
+				w.timerArmed = true
+				time.AfterFunc(w.interval, w.timerFlush)
+			}
 		}
 	} else {
 		w.err = nil
-		if w.spare == nil {
-			clear(batch) // let the steps' bytes go
-			w.spare = batch[:0]
+		if w.spare == nil && b.ops != nil {
+			clear(b.ops) // let the steps' bytes go
+			w.spare = b.ops[:0]
 		}
-		if w.spareSteps == nil {
-			clear(steps)
-			w.spareSteps, w.spareEvents = steps[:0], events[:0]
+		if w.spareSteps == nil && b.steps != nil {
+			clear(b.steps)
+			w.spareSteps, w.spareEvents = b.steps[:0], b.events[:0]
 		}
 	}
 	hook := w.afterCommit
@@ -269,7 +311,6 @@ func (w *writer) flush() error {
 	if err == nil && hook != nil {
 		hook(committed)
 	}
-	return err
 }
 
 // commit runs a batch in one transaction.
@@ -294,6 +335,7 @@ func (w *writer) inTx(fn func(t *txn) error) (map[int64]int, error) {
 		_ = t.exec("ROLLBACK")
 		return nil, err
 	}
+	w.commits++
 	out := make(map[int64]int, len(t.sessions))
 	for sid, p := range t.sessions {
 		out[sid] = p.lastSeq
@@ -407,6 +449,9 @@ func (t *txn) run(batch []op) error {
 }
 
 func (t *txn) addStep(s *stepOp) error {
+	if s.aidRef != nil {
+		s.aid = *s.aidRef
+	}
 	sid := s.ls.sid
 	b := t.open[sid]
 	if b != nil && (b.aid != s.aid || b.next != s.seq || b.steps >= maxChunkSteps || b.buf.Len()+len(b.raws) >= maxChunkBytes ||
