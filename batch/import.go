@@ -44,7 +44,9 @@ func Import(db *store.DB, files []File) (store.ImportResult, error) {
 		}
 		res.Sessions = append(res.Sessions, id)
 	}
-	return res, nil
+	// The sessions were recorded as copies (SessionMeta.Copy): committed
+	// here, so that whoever asked for the import reads them whole.
+	return res, db.Flush()
 }
 
 // record stores one request and its result as a session.

@@ -45,7 +45,9 @@ func Import(db *store.DB, r io.Reader, name string, lookup func(protocol string)
 		}
 		res.Sessions = append(res.Sessions, id)
 	}
-	return res, nil
+	// The sessions were recorded as copies (SessionMeta.Copy): committed
+	// here, so that whoever asked for the import reads them whole.
+	return res, db.Flush()
 }
 
 // importHARConversation records one conversation as one session; it is

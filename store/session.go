@@ -76,9 +76,10 @@ type SessionMeta struct {
 	// a fork); "" for none.
 	ParentID string
 	// Copy: the session is recorded from a record kept elsewhere (an
-	// application's trace, a file), so its decisions, results and
-	// verdicts commit with the next batch instead of each at once — a
-	// crash loses nothing that cannot be read again. Not stored.
+	// application's trace, a file), so its attempts, decisions, results,
+	// verdicts and end commit with the next batch instead of each at once
+	// (Flush waits for it) — a crash loses nothing that cannot be read
+	// again. Not stored.
 	Copy bool
 }
 
@@ -178,13 +179,22 @@ func (s *SessionWriter) finish(status Status, at time.Time) error {
 	if !at.IsZero() {
 		finished = at.UnixMilli()
 	}
-	err := w.exec(func(t *txn) error {
-		if err := t.exec(`UPDATE sessions SET status = ?, finished_at = ? WHERE sid = ?`, status, finished, s.ls.sid); err != nil {
+	sid := s.ls.sid
+	end := execOp(func(t *txn) error {
+		if err := t.exec(`UPDATE sessions SET status = ?, finished_at = ? WHERE sid = ?`, status, finished, sid); err != nil {
 			return err
 		}
-		return t.exec(sqlInterruptAttempts, s.ls.sid)
+		return t.exec(sqlInterruptAttempts, sid)
 	})
-	if err != nil {
+	if s.ls.batchEntries {
+		// A copy's end goes in with the batch, like its entries.
+		_, err := w.append(s.ls, 0, false, func(_ int, b []op) []op { return append(b, end) })
+		w.mu.Lock()
+		s.ls.finished = true
+		w.mu.Unlock()
+		return err
+	}
+	if err := w.exec(end); err != nil {
 		return err
 	}
 	w.mu.Lock()

@@ -60,7 +60,7 @@ func TestExecCommitsWithTheQueue(t *testing.T) {
 
 // TestCopyAttemptsCommitWithTheBatch: a copy session's attempts (a
 // collected trace) are written with the batch — nothing until it commits,
-// then each attempt with its own steps, usage and calls.
+// then each attempt with its own steps and calls, and the session's end.
 func TestCopyAttemptsCommitWithTheBatch(t *testing.T) {
 	db, err := Open(filepath.Join(t.TempDir(), "x.db"))
 	if err != nil {
@@ -91,8 +91,17 @@ func TestCopyAttemptsCommitWithTheBatch(t *testing.T) {
 	if err := s.FinishAt(StatusDone, time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	if got := commits(db) - before; got != 0 {
+		t.Errorf("a copy's end took %d commits before the batch, want 0", got)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if got := commits(db) - before; got != 1 {
-		t.Errorf("the batch and the finish took %d commits, want 1", got)
+		t.Errorf("the batch took %d commits, want 1", got)
+	}
+	if got, err := db.GetSession(s.ID()); err != nil || got.Status != StatusDone {
+		t.Errorf("after the batch: %v, status %v; want done", err, got)
 	}
 	_, turns, err := db.Turns(s.ID())
 	if err != nil {
