@@ -18,7 +18,7 @@ func init() { register(newServeCmd) }
 
 func newServeCmd(app *App) *cobra.Command {
 	var addr, scenario, fault, session, speed, scenarios string
-	var cassettes, vcrMode, upstream string
+	var cf cassetteFlags
 	var delayMS, maxConns, keepN int
 	var keepMiB int64
 	var batchOpts sim.BatchOptions
@@ -97,8 +97,13 @@ anew from --upstream, update re-records what changed, hybrid records misses.`,
 			if bodyTimeout <= 0 || maxConns <= 0 {
 				return usageErr("--body-timeout and --max-conns must be positive")
 			}
-			if cassettes != "" {
-				return serveCassettes(app, cmd, addr, cassettes, vcrMode, upstream, speed, bodyTimeout, maxConns)
+			if cf.dir != "" {
+				return serveCassettes(app, cmd, addr, cf, speed, bodyTimeout, maxConns)
+			}
+			for _, f := range []string{"redact-body", "ignore"} {
+				if cmd.Flags().Changed(f) {
+					return usageErr("--%s goes with --cassettes", f)
+				}
 			}
 			if session != "" {
 				return serveSession(app, cmd, addr, session, speed, bodyTimeout, maxConns)
@@ -204,9 +209,11 @@ anew from --upstream, update re-records what changed, hybrid records misses.`,
 	cmd.Flags().IntVar(&batchOpts.Polls, "batch-polls", 1, "retrievals a batch spends in each status (validating, in_progress, finalizing) before the next")
 	cmd.Flags().StringVar(&session, "session", "", "play this recorded session back as the provider (a VCR) instead of simulating")
 	cmd.Flags().StringVar(&speed, "speed", "recorded", "with --session: recorded (each event at its recorded time) or full")
-	cmd.Flags().StringVar(&cassettes, "cassettes", "", "serve the test cassettes in this directory (one per test: header X-Modelwire-Cassette or path /c/NAME/); see docs/vcr.md")
-	cmd.Flags().StringVar(&vcrMode, "mode", "replay", "with --cassettes: replay, record, update or hybrid")
-	cmd.Flags().StringVar(&upstream, "upstream", "", "with --cassettes: base URL misses are recorded from (default: each protocol's provider)")
+	cmd.Flags().StringVar(&cf.dir, "cassettes", "", "serve the test cassettes in this directory (one per test: header X-Modelwire-Cassette or path /c/NAME/); see docs/vcr.md")
+	cmd.Flags().StringVar(&cf.mode, "mode", "replay", "with --cassettes: replay, record, update or hybrid")
+	cmd.Flags().StringVar(&cf.upstream, "upstream", "", "with --cassettes: base URL misses are recorded from (default: each protocol's provider)")
+	cmd.Flags().StringVar(&cf.redactBody, "redact-body", "", "with --cassettes: "+redactBodyUsage)
+	cmd.Flags().StringArrayVar(&cf.ignore, "ignore", nil, `with --cassettes: a JSON pointer into request bodies left out of matching ("*" for any one member or element; repeatable)`)
 	completeWith(cmd, "fault", sim.FaultNames())
 	completeScenarios(cmd)
 	completeWith(cmd, "speed", []string{"recorded", "full"})

@@ -62,24 +62,35 @@ func loadCassette(db *store.DB, id string) (*vcr.Cassette, error) {
 	return c, nil
 }
 
+// cassetteFlags are serve --cassettes DIR and the flags that go with it.
+type cassetteFlags struct {
+	dir, mode, upstream string
+	redactBody          string   // a body redaction rules file, as proxy --redact-body reads
+	ignore              []string // JSON pointers left out of matching
+}
+
 // serveCassettes is serve --cassettes DIR: test cassettes served to any
 // client by base URL, one per test named by header or path prefix.
-func serveCassettes(app *App, cmd *cobra.Command, addr, dir, mode, upstream, speed string, bodyTimeout time.Duration, maxConns int) error {
+func serveCassettes(app *App, cmd *cobra.Command, addr string, f cassetteFlags, speed string, bodyTimeout time.Duration, maxConns int) error {
 	if err := onlyRecordingFlags(cmd, "--cassettes"); err != nil {
 		return err
 	}
-	m, err := vcr.ParseMode(mode)
+	m, err := vcr.ParseMode(f.mode)
 	if err != nil || m == vcr.Live {
-		return usageErr("--mode %q: want replay, record, update or hybrid", mode)
+		return usageErr("--mode %q: want replay, record, update or hybrid", f.mode)
 	}
 	if speed != "recorded" && speed != "full" {
 		return usageErr("--speed %q: want recorded or full", speed)
 	}
-	o := vcr.ServerOptions{Dir: dir, Mode: m, Timed: cmd.Flags().Changed("speed") && speed == "recorded"}
-	if upstream != "" {
-		u, err := url.Parse(upstream)
+	rules, err := loadBodyRules(f.redactBody)
+	if err != nil {
+		return err
+	}
+	o := vcr.ServerOptions{Dir: f.dir, Mode: m, Timed: cmd.Flags().Changed("speed") && speed == "recorded", Rules: rules, Ignore: f.ignore}
+	if f.upstream != "" {
+		u, err := url.Parse(f.upstream)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usageErr("--upstream %q: want an http(s) base URL", upstream)
+			return usageErr("--upstream %q: want an http(s) base URL", f.upstream)
 		}
 		o.Upstream = u
 	}
@@ -87,7 +98,7 @@ func serveCassettes(app *App, cmd *cobra.Command, addr, dir, mode, upstream, spe
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	banner := fmt.Sprintf("modelwire serving cassettes in %s (%s)", dir, m)
+	banner := fmt.Sprintf("modelwire serving cassettes in %s (%s)", f.dir, m)
 	return serveRecordings(app, cmd, addr, bodyTimeout, maxConns, srv, banner,
 		"Name each test's cassette with the header "+vcr.CassetteHeader+": NAME, or put /c/NAME before the base URL's path.")
 }

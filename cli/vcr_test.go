@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/samples"
+	"github.com/modelwire/modelwire/sim"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/vcr"
 )
@@ -80,26 +83,35 @@ func sdkApp(ctx context.Context, base, system string) (string, error) {
 // address and a function that stops it.
 func startProxy(t *testing.T, db string, args ...string) (string, func()) {
 	t.Helper()
+	return startCommand(t, `modelwire proxy on (http://127\.0\.0\.1:\d+)`,
+		append([]string{"proxy", "--upstream", "sim", "--listen", "127.0.0.1:0", "--db", db}, args...)...)
+}
+
+// startCommand runs a command that serves until stopped, in process, and
+// returns the base URL its banner prints (banner's first group) and the
+// stop function.
+func startCommand(t *testing.T, banner string, args ...string) (string, func()) {
+	t.Helper()
 	out := &syncBuffer{}
 	app := &App{Out: out, Err: &syncBuffer{}, In: strings.NewReader("")}
 	root := NewRoot(app)
-	root.SetArgs(append([]string{"proxy", "--upstream", "sim", "--listen", "127.0.0.1:0", "--db", db}, args...))
+	root.SetArgs(args)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
-	addr := regexp.MustCompile(`modelwire proxy on (http://127\.0\.0\.1:\d+)`)
+	addr := regexp.MustCompile(banner)
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if m := addr.FindStringSubmatch(out.String()); m != nil {
 			return m[1], func() {
 				cancel()
 				if err := <-done; err != nil {
-					t.Errorf("proxy: %v", err)
+					t.Errorf("%s: %v", args[0], err)
 				}
 			}
 		}
 		if time.Now().After(deadline) {
 			cancel()
-			t.Fatalf("no proxy banner: %q", out.String())
+			t.Fatalf("no %s banner: %q", args[0], out.String())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -221,10 +233,56 @@ func TestServeCassettesBadFlags(t *testing.T) {
 		{[]string{"--cassettes", dir, "--mode", "live"}, `--mode "live"`},
 		{[]string{"--cassettes", dir, "--mode", "record", "--upstream", "ftp://x"}, "--upstream"},
 		{[]string{"--cassettes", dir, "--fault", "rate-limit"}, "--fault is the simulator's"},
+		{[]string{"--cassettes", dir, "--redact-body", filepath.Join(dir, "absent.json")}, "--redact-body"},
+		{[]string{"--cassettes", dir, "--ignore", "no-slash"}, "no-slash"},
+		{[]string{"--ignore", "/user"}, "--ignore goes with --cassettes"},
 	} {
 		code, _, errs := mw(t, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)...)
 		if code != 2 || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 			t.Errorf("%v: exit %d %q, want 2 and one line with %q", tc.args, code, errs, tc.want)
 		}
+	}
+}
+
+// serve --cassettes --redact-body records an application's traffic with
+// personal data removed, and replays it to the same application (its
+// requests redacted the same way before they are matched).
+func TestServeCassettesRedactBody(t *testing.T) {
+	sc, err := samples.Lookup("refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	upstream, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	if err := os.WriteFile(rules, []byte(`{"patterns": ["[a-z.]+@example\\.com"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	system := sc.Sources[0].Text + " The customer is jane.doe@example.com."
+	serve := func(mode string) (string, func()) {
+		return startCommand(t, `cassettes in .* on (http://127\.0\.0\.1:\d+)`, "serve", "--addr", "127.0.0.1:0",
+			"--cassettes", dir, "--mode", mode, "--upstream", upstream, "--redact-body", rules)
+	}
+	base, stop := serve("record")
+	want, err := sdkApp(ctx, base+"/c/refund", system)
+	stop()
+	if err != nil || !strings.Contains(want, `"max_refund_cents":13000`) {
+		t.Fatalf("recording: %q %v", want, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "refund.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("jane.doe")) || !bytes.Contains(b, []byte("customer is")) {
+		t.Fatalf("the cassette holds the address, or not the sentence around it")
+	}
+	base, stop = serve("replay")
+	defer stop()
+	if got, err := sdkApp(ctx, base+"/c/refund", system); err != nil || got != want {
+		t.Errorf("replayed: %q %v, want the recorded answer", got, err)
 	}
 }
