@@ -95,6 +95,15 @@ func ms(d *time.Duration) float64 {
 	return float64(d.Microseconds()) / 1000
 }
 
+// msOrNil is a recorded time point in milliseconds, nil when not recorded.
+func msOrNil(d *time.Duration) *float64 {
+	if d == nil {
+		return nil
+	}
+	v := ms(d)
+	return &v
+}
+
 func harEntryOf(s *store.Session, a *store.Attempt, body string) harEntry {
 	e := harEntry{
 		StartedDateTime: a.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
@@ -147,6 +156,13 @@ func harEntryOf(s *store.Session, a *store.Attempt, body string) harEntry {
 		}
 	}
 	e.Time = e.Timings.Send + e.Timings.Wait + e.Timings.Receive
+	if tm.FirstEvent != nil || tm.FirstToken != nil || tm.FirstText != nil || tm.Terminal != nil || tm.Server != nil {
+		e.Modelwire.Times = &harTimes{FirstEvent: msOrNil(tm.FirstEvent), FirstToken: msOrNil(tm.FirstToken),
+			FirstText: msOrNil(tm.FirstText), Terminal: msOrNil(tm.Terminal), Server: msOrNil(tm.Server)}
+		if tm.Server != nil {
+			e.Modelwire.Times.ServerSource = tm.ServerSource
+		}
+	}
 	return e
 }
 

@@ -113,8 +113,15 @@ func importHARExchange(j *timeline.StoreJournal, x *exchange, lookup func(string
 		return nil, err
 	}
 	u := session.Update{Kind: session.UpAttempt, Turn: x.Turn, Attempt: x.Attempt, URL: x.Request.URL, HTTPStatus: x.Status, Header: x.Header}
-	if err := j.ImportAttempt(u, x.Request, timeline.AttemptTimes{Started: x.Started, Offset: x.Offset, Sent: x.Sent,
-		Headers: x.FirstByte, End: x.End}); err != nil {
+	times := timeline.AttemptTimes{Started: x.Started, Offset: x.Offset, Sent: x.Sent, Headers: x.FirstByte, End: x.End}
+	if p := x.times; p != nil {
+		times.FirstEvent, times.FirstToken, times.FirstText = duration(p.FirstEvent), duration(p.FirstToken), duration(p.FirstText)
+		times.Terminal = duration(p.Terminal)
+		if d := duration(p.Server); d > 0 && p.ServerSource != "" {
+			times.Server, times.ServerSource = d, p.ServerSource
+		}
+	}
+	if err := j.ImportAttempt(u, x.Request, times); err != nil {
 		return nil, err
 	}
 	at := float64(x.FirstByte) / float64(time.Millisecond)

@@ -76,6 +76,33 @@ type harExt struct {
 	// Provider is who answered (the simulator's loopback URL would
 	// otherwise read as an OpenAI-compatible server).
 	Provider string `json:"provider,omitempty"`
+	// Times are the attempt's time points HAR's timings have no field
+	// for, so that an export imports back with all of them.
+	Times *harTimes `json:"times,omitempty"`
+}
+
+// harTimes are milliseconds from the request's start (the server's
+// figure: its own time on the request); a point not recorded is absent.
+type harTimes struct {
+	FirstEvent   *float64 `json:"first_event_ms,omitempty"`
+	FirstToken   *float64 `json:"first_token_ms,omitempty"`
+	FirstText    *float64 `json:"first_text_ms,omitempty"`
+	Terminal     *float64 `json:"terminal_ms,omitempty"`
+	Server       *float64 `json:"server_ms,omitempty"`
+	ServerSource string   `json:"server_source,omitempty"`
+}
+
+// maxPointMS bounds a time point read from a file (a day): a larger one
+// is not a measurement, and would overflow a Duration.
+const maxPointMS = 24 * 60 * 60 * 1000
+
+// duration is a time point read from a file; 0 (not recorded) when it is
+// absent, negative or past maxPointMS.
+func duration(ms *float64) time.Duration {
+	if ms == nil || *ms <= 0 || *ms > maxPointMS {
+		return 0
+	}
+	return time.Duration(*ms * float64(time.Millisecond))
 }
 
 // harSessionEntry is a session-level entry as stored, with its offset
@@ -186,6 +213,7 @@ type exchange struct {
 	MimeType      string // the response's media type, without parameters
 	Body          []byte // the response body, decoded from base64 when it was
 	entries       []harSessionEntry
+	times         *harTimes // a modelwire export's time points
 }
 
 // read reads a HAR file into its conversations: each conversation
@@ -438,7 +466,7 @@ func harExchange(p harPlan, offset time.Duration) exchange {
 		Sent: sent, FirstByte: firstByte, End: end, Status: e.Response.Status, Header: known.Header(respH), MimeType: mt,
 		Body: known.Bytes(p.body)}
 	if e.Modelwire != nil {
-		x.entries = e.Modelwire.Entries
+		x.entries, x.times = e.Modelwire.Entries, e.Modelwire.Times
 	}
 	return x
 }

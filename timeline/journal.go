@@ -253,6 +253,10 @@ type AttemptTimes struct {
 	Sent, Headers, End                time.Duration
 	FirstEvent, FirstToken, FirstText time.Duration
 	Terminal                          time.Duration
+	// Server is the provider's own figure, named by ServerSource ("" for
+	// none).
+	Server       time.Duration
+	ServerSource string
 }
 
 // ImportAttempt records an HTTP attempt read from a file (a HAR entry)
@@ -283,6 +287,9 @@ func (j *StoreJournal) ImportAttempt(u session.Update, m store.AttemptMeta, t At
 		if m.at > 0 {
 			_ = rec.MarkAt(m.mark, m.at)
 		}
+	}
+	if t.ServerSource != "" {
+		_ = rec.ServerTime(t.Server, t.ServerSource)
 	}
 	if err := rec.Response(u.HTTPStatus, u.Header); err != nil {
 		return err
