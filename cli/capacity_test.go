@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/check"
 	"github.com/modelwire/modelwire/store"
 )
 
@@ -77,8 +79,29 @@ func TestCapacityWarningFromAnthropicResets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	storeNearlyLimited(t, db, adapters.ProviderAnthropic)
+	b, _, err := storedCapacity(db, adapters.AnthropicMessages, adapters.ProviderAnthropic, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50/60 = 0.83/s; 40000/(60×2000) = 0.33/s; 1/0.8 s = 1.25/s: TPM binds.
+	if b.Binding != "TPM" || b.Inputs.RequestsRemaining != 3 || b.Inputs.RequestsReset < 50*time.Second || b.Inputs.RequestsReset > time.Minute {
+		t.Fatalf("bound %s, inputs %+v", b, b.Inputs)
+	}
+	var w bytes.Buffer
+	warnCapacity(&w, db, adapters.AnthropicMessages, adapters.ProviderAnthropic, 5)
+	if got := w.String(); !strings.Contains(got, "5 requests, 3 remaining until the reset in") || !strings.Contains(got, "TPM binds") {
+		t.Errorf("the warning: %q", got)
+	}
+}
+
+// storeNearlyLimited stores two Anthropic Messages sessions on provider
+// whose responses say 3 requests remain until a reset a minute away
+// (limits 50 requests and 40,000 tokens, 2,000 tokens and 0.8 s a request).
+func storeNearlyLimited(t *testing.T, db *store.DB, provider string) {
+	t.Helper()
 	for range 2 {
-		w, err := db.CreateSession(store.SessionMeta{Title: "limits", Protocol: adapters.AnthropicMessages, Provider: adapters.ProviderAnthropic})
+		w, err := db.CreateSession(store.SessionMeta{Title: "limits", Protocol: adapters.AnthropicMessages, Provider: provider})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,17 +131,23 @@ func TestCapacityWarningFromAnthropicResets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, _, err := storedCapacity(db, adapters.AnthropicMessages, adapters.ProviderAnthropic, 1)
+}
+
+// check --suite warns as check does: its probes against a target whose
+// latest stored sessions say fewer requests remain than the probes need.
+func TestCheckSuiteCapacityWarning(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "mw.db")
+	db, err := store.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 50/60 = 0.83/s; 40000/(60×2000) = 0.33/s; 1/0.8 s = 1.25/s: TPM binds.
-	if b.Binding != "TPM" || b.Inputs.RequestsRemaining != 3 || b.Inputs.RequestsReset < 50*time.Second || b.Inputs.RequestsReset > time.Minute {
-		t.Fatalf("bound %s, inputs %+v", b, b.Inputs)
-	}
-	var w bytes.Buffer
-	warnCapacity(&w, db, adapters.AnthropicMessages, adapters.ProviderAnthropic, 5)
-	if got := w.String(); !strings.Contains(got, "5 requests, 3 remaining until the reset in") || !strings.Contains(got, "TPM binds") {
-		t.Errorf("the warning: %q", got)
+	storeNearlyLimited(t, db, adapters.ProviderSim)
+	db.Close()
+	var out, errb bytes.Buffer
+	Main([]string{"check", "--db", dbPath, "--suite", "--to", adapters.AnthropicMessages, "--provider", adapters.ProviderSim},
+		strings.NewReader(""), &out, &errb)
+	want := fmt.Sprintf("%d sessions of %s on %s", len(check.Probes), adapters.AnthropicMessages, adapters.ProviderSim)
+	if got := errb.String(); !strings.Contains(got, "remaining until the reset in") || !strings.Contains(got, want) {
+		t.Errorf("check --suite's warning: %q, want one naming %q", got, want)
 	}
 }

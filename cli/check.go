@@ -113,12 +113,16 @@ passed (with --suite: every probe handled), 1 otherwise, 2 on bad usage.`,
 					return err
 				}
 			}
-			// Each target re-sends every session: warn, in one line, where
+			// Each target re-sends every session (or runs every probe): warn, in one line, where
 			// that would exceed the capacity bound the latest stored
 			// sessions of its protocol give (13.7.2).
+			planned := len(ids)
+			if suite {
+				planned = len(check.Probes)
+			}
 			for _, t := range targets {
-				if t.Protocol != "" && !suite {
-					warnCapacity(app.Err, db, t.Protocol, t.Provider, len(ids))
+				if t.Protocol != "" {
+					warnCapacity(app.Err, db, t.Protocol, t.Provider, planned)
 				}
 			}
 			ctx, stop := notifyStop(cmd.Context())
