@@ -510,6 +510,10 @@ func (db *DB) DeleteSession(id string) error {
 	if db.w == nil {
 		return errors.New("store: the database is open read-only")
 	}
+	// A copy's row may still wait for the batch (SessionMeta.Copy).
+	if err := db.w.flush(); err != nil {
+		return err
+	}
 	sid, err := db.sid(context.Background(), id)
 	if err != nil {
 		return err

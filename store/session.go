@@ -2,11 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 )
 
@@ -112,24 +112,35 @@ func (db *DB) createSession(m SessionMeta, id string, status Status) (*SessionWr
 	}
 	manJSON, _ := json.Marshal(man)
 	ls := &liveSession{protocol: m.Protocol, start: time.Now(), nextSeq: 1, attempts: map[int]int{}, batchEntries: m.Copy}
+	insert := func(t *txn, id string) (bool, error) {
+		err := t.w.conn.QueryRowContext(t.ctx, `INSERT INTO sessions (id, created_at, status, title, scenario, variant,
+			protocol, provider, model, base_url, source, modelwire_version, manifest, writer_pid, writer_token, parent_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING sid`,
+			id, created.UnixMilli(), status, Redact(m.Title), m.Scenario, m.Variant, m.Protocol, m.Provider, m.Model,
+			Redact(m.BaseURL), m.Source, m.Version, string(manJSON), os.Getpid(), db.token, m.ParentID).Scan(&ls.sid)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil // the id is taken
+		}
+		return err == nil, err
+	}
+	if m.Copy && id == "" {
+		return db.createCopy(ls, created, insert)
+	}
 	fixed := id != ""
 	for try := 0; ; try++ {
 		if !fixed {
 			id = newID(created)
 		}
 		ls.id = id
-		err = db.w.exec(func(t *txn) error {
-			return t.w.conn.QueryRowContext(t.ctx, `INSERT INTO sessions (id, created_at, status, title, scenario, variant,
-				protocol, provider, model, base_url, source, modelwire_version, manifest, writer_pid, writer_token, parent_id)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING sid`,
-				id, created.UnixMilli(), status, Redact(m.Title), m.Scenario, m.Variant, m.Protocol, m.Provider, m.Model,
-				Redact(m.BaseURL), m.Source, m.Version, string(manJSON), os.Getpid(), db.token, m.ParentID).Scan(&ls.sid)
-		})
-		if err == nil {
+		var ok bool
+		if err = db.w.exec(func(t *txn) (err error) { ok, err = insert(t, id); return err }); err != nil {
+			return nil, err
+		}
+		if ok {
 			break
 		}
-		if fixed || try == 4 || !strings.Contains(err.Error(), "UNIQUE") {
-			return nil, err
+		if fixed || try == 4 {
+			return nil, fmt.Errorf("store: session id %s is taken", id)
 		}
 	}
 	db.w.mu.Lock()
@@ -138,8 +149,58 @@ func (db *DB) createSession(m SessionMeta, id string, status Status) (*SessionWr
 	return &SessionWriter{db: db, ls: ls}, nil
 }
 
+// createCopy starts a copy (SessionMeta.Copy): its row goes in with the
+// batch, like everything else of it, so a collected trace costs no commit
+// of its own. Its id is one no session waiting for the batch has; should a
+// stored session have it by then (the same millisecond and 15 random
+// bits), the row takes another, which ID reports from then on.
+func (db *DB) createCopy(ls *liveSession, created time.Time, insert func(t *txn, id string) (bool, error)) (*SessionWriter, error) {
+	w := db.w
+	w.mu.Lock()
+	for {
+		ls.id = newID(created)
+		if !w.queuedIDs[ls.id] {
+			break
+		}
+	}
+	w.queuedIDs[ls.id] = true
+	w.mu.Unlock()
+	row := execOp(func(t *txn) error {
+		w.mu.Lock()
+		id := ls.id
+		w.mu.Unlock()
+		for try := 0; ; try++ {
+			ok, err := insert(t, id)
+			if err != nil {
+				return err
+			}
+			if ok {
+				break
+			}
+			if try == 4 {
+				return fmt.Errorf("store: session id %s is taken", id)
+			}
+			id = newID(created)
+		}
+		w.mu.Lock()
+		delete(w.queuedIDs, ls.id)
+		ls.id = id
+		w.sessions[ls.sid] = ls
+		w.mu.Unlock()
+		return nil
+	})
+	if _, err := w.append(ls, 0, false, func(_ int, b []op) []op { return append(b, row) }); err != nil {
+		return nil, err
+	}
+	return &SessionWriter{db: db, ls: ls}, nil
+}
+
 // ID is the session's public id.
-func (s *SessionWriter) ID() string { return s.ls.id }
+func (s *SessionWriter) ID() string {
+	s.db.w.mu.Lock()
+	defer s.db.w.mu.Unlock()
+	return s.ls.id
+}
 
 // Flush commits everything recorded so far.
 func (s *SessionWriter) Flush() error { return s.db.w.flush() }
@@ -179,12 +240,12 @@ func (s *SessionWriter) finish(status Status, at time.Time) error {
 	if !at.IsZero() {
 		finished = at.UnixMilli()
 	}
-	sid := s.ls.sid
-	end := execOp(func(t *txn) error {
-		if err := t.exec(`UPDATE sessions SET status = ?, finished_at = ? WHERE sid = ?`, status, finished, sid); err != nil {
+	ls := s.ls
+	end := execOp(func(t *txn) error { // ls.sid: a copy's is set by the batch
+		if err := t.exec(`UPDATE sessions SET status = ?, finished_at = ? WHERE sid = ?`, status, finished, ls.sid); err != nil {
 			return err
 		}
-		return t.exec(sqlInterruptAttempts, sid)
+		return t.exec(sqlInterruptAttempts, ls.sid)
 	})
 	if s.ls.batchEntries {
 		// A copy's end goes in with the batch, like its entries.

@@ -106,8 +106,9 @@ func (s *SessionWriter) startAttempt(turn, attempt int, m AttemptMeta, startedAt
 		body = m.Body
 	}
 	protocol := cmp.Or(m.Protocol, s.ls.protocol)
-	sid, aid := s.ls.sid, r.aid
-	insert := execOp(func(t *txn) error {
+	ls, aid := s.ls, r.aid
+	insert := execOp(func(t *txn) error { // ls.sid: a copy's is set by the batch
+		sid := ls.sid
 		if err := t.exec(`UPDATE sessions SET turns = max(turns, ?) WHERE sid = ?`, turn, sid); err != nil {
 			return err
 		}

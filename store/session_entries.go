@@ -135,7 +135,7 @@ func (s *SessionWriter) recordDecision(d Decision, off time.Duration, body []byt
 			return err
 		}
 	}
-	sid, orig, edited := s.ls.sid, nullText(compactJSON(d.Arguments)), nullText(compactJSON(d.Edited))
+	ls, orig, edited := s.ls, nullText(compactJSON(d.Arguments)), nullText(compactJSON(d.Edited))
 	return s.sessionEntry(d.Turn, off, body, func(seq int) execOp {
 		return func(t *txn) error {
 			return t.exec(`INSERT INTO tool_calls (sid, turn, call_id, name, arguments, decision, edited_arguments, reason, decided_at, decision_seq)
@@ -144,7 +144,7 @@ func (s *SessionWriter) recordDecision(d Decision, off time.Duration, body []byt
 				edited_arguments = excluded.edited_arguments, reason = excluded.reason, decided_at = excluded.decided_at,
 				decision_seq = excluded.decision_seq, name = CASE WHEN tool_calls.name = '' THEN excluded.name ELSE tool_calls.name END,
 				arguments = coalesce(tool_calls.arguments, excluded.arguments)`,
-				sid, d.Turn, d.CallID, d.Name, orig, d.Decision, edited, d.Reason, d.At.UnixMilli(), seq)
+				ls.sid, d.Turn, d.CallID, d.Name, orig, d.Decision, edited, d.Reason, d.At.UnixMilli(), seq)
 		}
 	})
 }
@@ -169,7 +169,7 @@ func (s *SessionWriter) recordToolResult(r ToolResult, off time.Duration, body [
 			return err
 		}
 	}
-	sid := s.ls.sid
+	ls := s.ls // ls.sid read when the entry is written: a copy's is set by the batch
 	return s.sessionEntry(r.Turn, off, body, func(seq int) execOp {
 		return func(t *txn) error {
 			return t.exec(`INSERT INTO tool_calls (sid, turn, call_id, name, result, is_error, result_at, result_seq)
@@ -177,7 +177,7 @@ func (s *SessionWriter) recordToolResult(r ToolResult, off time.Duration, body [
 				ON CONFLICT (sid, turn, call_id) DO UPDATE SET result = excluded.result, is_error = excluded.is_error,
 				result_at = excluded.result_at, result_seq = excluded.result_seq,
 				name = CASE WHEN tool_calls.name = '' THEN excluded.name ELSE tool_calls.name END`,
-				sid, r.Turn, r.CallID, r.Name, r.Content, r.IsError, r.At.UnixMilli(), seq)
+				ls.sid, r.Turn, r.CallID, r.Name, r.Content, r.IsError, r.At.UnixMilli(), seq)
 		}
 	})
 }
@@ -208,11 +208,11 @@ func (s *SessionWriter) recordValidation(turn int, results []Validation, at time
 			return err
 		}
 	}
-	sid := s.ls.sid
+	ls := s.ls
 	return s.sessionEntry(turn, off, body, func(seq int) execOp {
 		return func(t *txn) error {
 			for i, v := range results {
-				if _, err := t.w.insertValRow.ExecContext(t.ctx, sid, seq, i, turn, v.Layer, v.Status, v.Detail); err != nil {
+				if _, err := t.w.insertValRow.ExecContext(t.ctx, ls.sid, seq, i, turn, v.Layer, v.Status, v.Detail); err != nil {
 					return err
 				}
 			}

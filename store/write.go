@@ -119,6 +119,8 @@ type writer struct {
 	err          error // the last failed commit; cleared by a good one
 	closed       bool
 	sessions     map[int64]*liveSession
+	// queuedIDs are the ids of copies whose row waits for the batch.
+	queuedIDs map[string]bool
 
 	flushMu sync.Mutex // one commit at a time, in batch order
 
@@ -135,7 +137,7 @@ func newWriter(db *DB, interval time.Duration) (*writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{db: db, conn: conn, interval: interval, sessions: map[int64]*liveSession{}, stmts: map[string]*sql.Stmt{}}
+	w := &writer{db: db, conn: conn, interval: interval, sessions: map[int64]*liveSession{}, queuedIDs: map[string]bool{}, stmts: map[string]*sql.Stmt{}}
 	prep := func(dst **sql.Stmt, q string) {
 		if err == nil {
 			*dst, err = conn.PrepareContext(ctx, q)

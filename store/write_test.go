@@ -58,20 +58,20 @@ func TestExecCommitsWithTheQueue(t *testing.T) {
 	}
 }
 
-// TestCopyAttemptsCommitWithTheBatch: a copy session's attempts (a
-// collected trace) are written with the batch — nothing until it commits,
-// then each attempt with its own steps and calls, and the session's end.
+// TestCopyAttemptsCommitWithTheBatch: a copy session (a collected trace)
+// is written with the batch — its row, attempts, entries and end: nothing
+// until it commits, then each attempt with its own steps and calls.
 func TestCopyAttemptsCommitWithTheBatch(t *testing.T) {
 	db, err := Open(filepath.Join(t.TempDir(), "x.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	before := commits(db)
 	s, err := db.CreateSession(SessionMeta{Copy: true, Title: "trace", Protocol: "openai-responses"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := commits(db)
 	for turn := 1; turn <= 3; turn++ {
 		rec, err := s.StartAttempt(turn, AttemptMeta{Method: "POST", URL: "http://x/v1/responses"})
 		if err != nil {
@@ -93,6 +93,9 @@ func TestCopyAttemptsCommitWithTheBatch(t *testing.T) {
 	}
 	if got := commits(db) - before; got != 0 {
 		t.Errorf("a copy's end took %d commits before the batch, want 0", got)
+	}
+	if _, err := db.GetSession(s.ID()); err == nil {
+		t.Errorf("a copy's session is listed before the batch")
 	}
 	if err := s.Flush(); err != nil {
 		t.Fatal(err)
@@ -139,9 +142,9 @@ func TestExecFailureKeepsTheQueue(t *testing.T) {
 	if err := s.RecordToolResult(ToolResult{Turn: 1, CallID: "call_1", Name: "get_order", Content: `{}`}); err != nil {
 		t.Fatal(err)
 	}
-	// A session with an id already taken fails inside exec's transaction.
-	if _, err := db.createSession(SessionMeta{Title: "dup", Protocol: "openai-chat"}, s.ID(), StatusRunning); err == nil || !strings.Contains(err.Error(), "UNIQUE") {
-		t.Fatalf("duplicate id: err = %v, want a UNIQUE failure", err)
+	failing := func(t *txn) error { return t.exec(`UPDATE no_such_table SET x = 1`) }
+	if err := db.w.exec(failing); err == nil || !strings.Contains(err.Error(), "no_such_table") {
+		t.Fatalf("exec: err = %v, want the statement's failure", err)
 	}
 	if n := toolCallRows(t, db, s.ls.sid); n != 1 {
 		t.Errorf("the queued result was lost with the failed write (%d rows)", n)
@@ -154,5 +157,77 @@ func TestExecFailureKeepsTheQueue(t *testing.T) {
 	}
 	if n := toolCallRows(t, db, s.ls.sid); n != 2 {
 		t.Errorf("%d results stored, want 2", n)
+	}
+}
+
+// A copy's id taken by another writer before the batch commits: the row
+// takes another id, which ID reports; neither session is lost.
+func TestCopyIDTakenBeforeTheBatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	other, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	s, err := db.CreateSession(SessionMeta{Copy: true, Title: "collected", Protocol: "openai-chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := s.ID()
+	o, err := other.createSession(SessionMeta{Title: "the other writer's", Protocol: "openai-chat"}, first, StatusRunning)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Finish(StatusDone); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishAt(StatusDone, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatalf("the batch with a taken id: %v", err)
+	}
+	if s.ID() == first {
+		t.Fatalf("the copy kept the taken id %s", first)
+	}
+	for id, title := range map[string]string{first: "the other writer's", s.ID(): "collected"} {
+		if got, err := db.GetSession(id); err != nil || got.Title != title || got.Status != StatusDone {
+			t.Errorf("session %s: %v %+v, want %q, done", id, err, got, title)
+		}
+	}
+}
+
+// An importer that fails part way deletes the copy it was writing, whose
+// row may still be waiting for the batch: nothing of it is left.
+func TestDeleteCopyBeforeTheBatch(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := db.CreateSession(SessionMeta{Copy: true, Title: "half imported", Protocol: "openai-chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordToolResult(ToolResult{Turn: 1, CallID: "call_1", Content: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Interrupt(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteSession(s.ID()); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.sql.QueryRow(`SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM tool_calls)`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d rows left of the deleted copy (%v)", n, err)
 	}
 }
