@@ -39,8 +39,8 @@ type stepOp struct {
 	ls       *liveSession
 	aid      int64  // 0 for a session-level entry
 	aidRef   *int64 // an attempt's step: its aid, read when the step is committed
-	seq      int   // timeline seq of the step's first entry
-	n        int   // entries in the step (≥ 1)
+	seq      int    // timeline seq of the step's first entry
+	n        int    // entries in the step (≥ 1)
 	turn     int
 	attempt  int
 	offsetUS int64
