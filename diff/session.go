@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelwire/modelwire/jsonschema"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
@@ -89,16 +90,7 @@ func Sessions(a, b *Recording, opt Options) []Change {
 	}
 	fedBack := map[string]bool{}
 	ta, tb := byTurn(fedBackResults(sa.Protocol, a.Turns, fedBack)), byTurn(fedBackResults(sb.Protocol, b.Turns, fedBack))
-	var turns []int
-	for t := range ta {
-		turns = append(turns, t)
-	}
-	for t := range tb {
-		if _, ok := ta[t]; !ok {
-			turns = append(turns, t)
-		}
-	}
-	slices.Sort(turns)
+	turns := jsonschema.UnionKeys(ta, tb)
 	lastA, lastB := lastTurn(a.Turns), lastTurn(b.Turns)
 	changedResults := map[string]bool{}
 	rename := pairIDs(ta, tb)

@@ -4,6 +4,7 @@ package jsonschema
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -72,9 +73,9 @@ func canonicalPointer(ptr string) string {
 }
 
 // UnionKeys is every key of x or y, sorted: the members two objects are
-// compared on.
-func UnionKeys(x, y map[string]any) []string {
-	keys := make([]string, 0, len(x)+len(y))
+// compared on (or the turns two sessions are).
+func UnionKeys[K cmp.Ordered, V any](x, y map[K]V) []K {
+	keys := make([]K, 0, len(x)+len(y))
 	for k := range x {
 		keys = append(keys, k)
 	}
