@@ -52,6 +52,23 @@ type Descriptor struct {
 	ServerTiming ServerTiming
 	// RateLimits are its rate-limit headers; zero when it sends none.
 	RateLimits RateLimitNames
+	// Reasoning are the request body's members (gjson paths) that set how
+	// much the model reasons; nil when none does.
+	Reasoning []string
+}
+
+// ReasoningSetting is what a request body sets of reasoning, each member
+// of d.Reasoning present as "name=value" (its last path segment),
+// space-separated: "effort=high", "type=enabled budget_tokens=2048"; ""
+// when it sets none (the provider's default).
+func (d Descriptor) ReasoningSetting(body []byte) string {
+	var parts []string
+	for _, path := range d.Reasoning {
+		if v := gjson.GetBytes(body, path); v.Exists() {
+			parts = append(parts, path[strings.LastIndexByte(path, '.')+1:]+"="+v.String())
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // Endpoint is where a protocol's requests go.

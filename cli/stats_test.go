@@ -113,3 +113,45 @@ func TestParseSince(t *testing.T) {
 		t.Errorf("parseSince(a date) = %v, %v", got, err)
 	}
 }
+
+// stats --by reasoning-setting groups sessions by what their requests set
+// of reasoning, as each protocol's descriptor reads it: check --suite's
+// reasoning probe asks for medium effort, the other probes for none.
+func TestStatsByReasoningSetting(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "mw.db")
+	for _, protocol := range []string{adapters.OpenAIResponses, adapters.AnthropicMessages} {
+		mw(t, "--db", db, "check", "--suite", "--to", protocol, "--provider", adapters.ProviderSim)
+	}
+	code, out, errOut := mw(t, "--db", db, "stats", "--by", "protocol,reasoning-setting", "--json")
+	if code != 0 {
+		t.Fatalf("stats: exit %d: %s", code, errOut)
+	}
+	got := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var o struct {
+			Group    map[string]string `json:"group"`
+			Sessions float64           `json:"sessions"`
+		}
+		if err := json.Unmarshal([]byte(line), &o); err != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		if o.Group != nil {
+			got[o.Group["protocol"]+" "+o.Group["reasoning-setting"]] = o.Sessions
+		}
+	}
+	// Anthropic's budget is the level's, within the request's max_tokens.
+	for _, want := range []string{adapters.OpenAIResponses + " effort=medium", adapters.AnthropicMessages + " type=enabled budget_tokens="} {
+		n := 0.0
+		for g, sessions := range got {
+			if strings.HasPrefix(g, want) {
+				n += sessions
+			}
+		}
+		if n != 1 {
+			t.Errorf("groups %q…: %v sessions, want the reasoning probe alone; groups %v", want, n, got)
+		}
+	}
+	if got[adapters.OpenAIResponses+" default"] < 5 || got[adapters.AnthropicMessages+" default"] < 5 {
+		t.Errorf("the probes asking no reasoning: %v", got)
+	}
+}

@@ -70,6 +70,7 @@ type exportAttempt struct {
 	RequestBodyBase64 []byte           `json:"request_body_base64,omitempty"`
 	Stream            bool             `json:"stream"`
 	RetryReason       string           `json:"retry_reason,omitempty"`
+	ReasoningSetting  *string          `json:"reasoning_setting,omitempty"`
 	StatusCode        int              `json:"status_code"`
 	ResponseHeaders   http.Header      `json:"response_headers"`
 	Error             string           `json:"error,omitempty"`
@@ -146,7 +147,8 @@ func Export(db *store.DB, w io.Writer, id string) error {
 func exportAttemptOf(a store.Attempt) exportAttempt {
 	ea := exportAttempt{Type: "attempt", Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol, StartedAt: a.StartedAt.UTC(),
 		StartUS: a.Start.Microseconds(), Method: a.Method, URL: a.URL, RequestHeaders: a.RequestHeader, Stream: a.Stream,
-		RetryReason: a.RetryReason, StatusCode: a.StatusCode, ResponseHeaders: a.ResponseHeader, Error: a.Error, State: a.State}
+		RetryReason: a.RetryReason, ReasoningSetting: a.Reasoning, StatusCode: a.StatusCode, ResponseHeaders: a.ResponseHeader,
+		Error: a.Error, State: a.State}
 	if a.RequestBody != nil {
 		if utf8.Valid(a.RequestBody) {
 			b := string(a.RequestBody)

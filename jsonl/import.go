@@ -357,7 +357,7 @@ func attemptOf(a exportAttempt) store.Attempt {
 	}
 	sa := store.Attempt{Turn: a.Turn, Attempt: a.Attempt, Protocol: a.Protocol, StartedAt: a.StartedAt,
 		Start: time.Duration(a.StartUS) * time.Microsecond, Method: a.Method, URL: a.URL, RequestHeader: a.RequestHeaders,
-		RequestBody: body, Stream: a.Stream, RetryReason: a.RetryReason, StatusCode: a.StatusCode,
+		RequestBody: body, Stream: a.Stream, RetryReason: a.RetryReason, Reasoning: a.ReasoningSetting, StatusCode: a.StatusCode,
 		ResponseHeader: a.ResponseHeaders, Error: a.Error, State: a.State}
 	tm := timingsOf(&sa.Timings)
 	sa.Timings.ServerSource = a.ServerSource

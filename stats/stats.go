@@ -11,6 +11,7 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -23,16 +24,20 @@ import (
 
 // Dimensions are what sessions can be grouped by, in the order --by
 // accepts them.
-var Dimensions = []string{"model", "protocol", "provider", "scenario", "cache", "reasoning"}
+var Dimensions = []string{"model", "protocol", "provider", "scenario", "cache", "reasoning", "reasoning-setting"}
 
 // Values of the cache and reasoning dimensions.
 const (
-	CacheHit      = "hit"     // some attempt reported cached input tokens
-	CacheMiss     = "miss"    // usage reported, no cached tokens
-	ReasoningYes  = "yes"     // some attempt reported reasoning tokens
-	ReasoningNo   = "no"      // usage reported, no reasoning tokens
-	UsageMissing  = "unknown" // no attempt reported usage: cache and reasoning unknown
-	NoFailedLayer = "none"    // a failed session whose last validation failed no layer
+	CacheHit     = "hit"     // some attempt reported cached input tokens
+	CacheMiss    = "miss"    // usage reported, no cached tokens
+	ReasoningYes = "yes"     // some attempt reported reasoning tokens
+	ReasoningNo  = "no"      // usage reported, no reasoning tokens
+	UsageMissing = "unknown" // no attempt reported usage: cache and reasoning unknown
+	// SettingDefault: the request set nothing of reasoning (the provider's
+	// default); a session recorded without its request bodies, or before
+	// the setting was kept, is UsageMissing's "unknown".
+	SettingDefault = "default"
+	NoFailedLayer  = "none" // a failed session whose last validation failed no layer
 )
 
 // dimension reads a session's value for one dimension.
@@ -46,6 +51,15 @@ var dimension = map[string]func(s *store.StatSession) string{
 	},
 	"reasoning": func(s *store.StatSession) string {
 		return usageState(s, func(a *store.StatAttempt) bool { return a.Reasoning > 0 }, ReasoningYes, ReasoningNo)
+	},
+	// The first request's setting, as sent (its descriptor read it).
+	"reasoning-setting": func(s *store.StatSession) string {
+		for _, a := range s.Attempts {
+			if a.SettingKnown {
+				return cmp.Or(a.ReasoningSetting, SettingDefault)
+			}
+		}
+		return UsageMissing
 	},
 }
 

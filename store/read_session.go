@@ -37,16 +37,19 @@ type Timings struct {
 
 // Attempt is one HTTP attempt.
 type Attempt struct {
-	Turn, Attempt  int
-	Protocol       string
-	StartedAt      time.Time
-	Start          time.Duration // from the session's start
-	Method         string
-	URL            string
-	RequestHeader  http.Header
-	RequestBody    []byte
-	Stream         bool
-	RetryReason    string
+	Turn, Attempt int
+	Protocol      string
+	StartedAt     time.Time
+	Start         time.Duration // from the session's start
+	Method        string
+	URL           string
+	RequestHeader http.Header
+	RequestBody   []byte
+	Stream        bool
+	RetryReason   string
+	// Reasoning is the request's reasoning setting (AttemptMeta.Reasoning);
+	// nil when not known.
+	Reasoning      *string
 	StatusCode     int
 	ResponseHeader http.Header
 	Error          string
@@ -195,8 +198,12 @@ var (
 		"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
 		"raw_events", "first_seq", "last_seq", "first_token_us", "server_us", "cache_write_1h_tokens", "web_search_calls"}
 	attemptTexts = []string{"protocol", "method", "url", "request_headers", "retry_reason", "response_headers", "error",
-		"state", "terminal_status", "stop_reason", "response_id", "response_model", "provider_usage", "server_source"}
+		"state", "terminal_status", "stop_reason", "response_id", "response_model", "provider_usage", "server_source",
+		"reasoning_setting"}
 	attemptColumns = packedColumns(attemptInts, attemptTexts) + ", request_body"
+	// attemptColumns5 reads a file of schema 5 (opened read-only, as it is),
+	// which has no reasoning_setting.
+	attemptColumns5 = packedColumns(attemptInts, append(attemptTexts[:len(attemptTexts)-1:len(attemptTexts)-1], "NULL")) + ", request_body"
 )
 
 // packedColumns is the SQL expression packing ints and texts: one
@@ -281,13 +288,16 @@ func scanAttempt(sc interface{ Scan(...any) error }) (attemptRow, error) {
 		n[i], ok = u.int()
 		null[i] = !ok
 	}
-	var t [14]string
-	var has [14]bool
+	var t [15]string
+	var has [15]bool
 	for i := range t {
 		t[i], has[i] = u.text()
 	}
 	providerUsage := has[12]
 	a.Timings.ServerSource = t[13]
+	if has[14] {
+		a.Reasoning = &t[14]
+	}
 	if u.err != nil {
 		return a, fmt.Errorf("attempt record: %w", u.err)
 	}
@@ -361,7 +371,11 @@ func (db *DB) attempts(ctx context.Context, sid int64, interrupted bool, hint in
 	// In the order of the (sid, turn, attempt) index, put in aid order
 	// here: ORDER BY aid made SQLite copy every row into a temporary
 	// b-tree and sort it first, a third of the read.
-	rows, err := db.sql.QueryContext(ctx, `SELECT `+attemptColumns+` FROM attempts WHERE sid = ? ORDER BY turn, attempt`, sid)
+	cols := attemptColumns
+	if db.schema < 6 {
+		cols = attemptColumns5
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT `+cols+` FROM attempts WHERE sid = ? ORDER BY turn, attempt`, sid)
 	if err != nil {
 		return nil, err
 	}

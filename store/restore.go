@@ -171,7 +171,7 @@ func NewRestorer(w *SessionWriter) *Restorer {
 // state; its steps then add what they imply (usage, terminal, counters).
 func (r *Restorer) Attempt(a Attempt) error {
 	rec, err := r.w.startAttempt(a.Turn, a.Attempt, AttemptMeta{Protocol: a.Protocol, Method: a.Method, URL: a.URL,
-		Header: a.RequestHeader, Body: a.RequestBody, Stream: a.Stream, RetryReason: a.RetryReason},
+		Header: a.RequestHeader, Body: a.RequestBody, Stream: a.Stream, RetryReason: a.RetryReason, Reasoning: a.Reasoning},
 		a.StartedAt, a.Start, time.Now())
 	if err != nil {
 		return err

@@ -26,6 +26,10 @@ type AttemptMeta struct {
 	// RetryReason says why this attempt retries the previous one of its
 	// turn ("429 rate_limit_error, Retry-After 1s").
 	RetryReason string
+	// Reasoning is the body's reasoning setting as the protocol's
+	// descriptor reads it (adapters.Descriptor.ReasoningSetting); nil when
+	// not known (no body).
+	Reasoning *string
 }
 
 // Mark names an attempt timing.
@@ -106,6 +110,10 @@ func (s *SessionWriter) startAttempt(turn, attempt int, m AttemptMeta, startedAt
 		body = m.Body
 	}
 	protocol := cmp.Or(m.Protocol, s.ls.protocol)
+	var reasoning any
+	if m.Reasoning != nil {
+		reasoning = Redact(*m.Reasoning)
+	}
 	ls, aid := s.ls, r.aid
 	insert := execOp(func(t *txn) error { // ls.sid: a copy's is set by the batch
 		sid := ls.sid
@@ -113,14 +121,14 @@ func (s *SessionWriter) startAttempt(turn, attempt int, m AttemptMeta, startedAt
 			return err
 		}
 		st, err := t.stmt(`INSERT INTO attempts (sid, turn, attempt, protocol, started_at, start_us,
-			method, url, request_headers, request_body, stream, retry_reason, snapshots)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) RETURNING aid`)
+			method, url, request_headers, request_body, stream, retry_reason, reasoning_setting, snapshots)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) RETURNING aid`)
 		if err != nil {
 			return err
 		}
 		return st.QueryRowContext(t.ctx,
 			sid, turn, attempt, protocol, startedAt.UnixMilli(), startOff.Microseconds(),
-			m.Method, Redact(m.URL), string(hdr), body, m.Stream, Redact(m.RetryReason)).Scan(aid)
+			m.Method, Redact(m.URL), string(hdr), body, m.Stream, Redact(m.RetryReason), reasoning).Scan(aid)
 	})
 	var err error
 	if s.ls.batchEntries {

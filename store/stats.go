@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"time"
 )
@@ -65,6 +66,10 @@ type StatAttempt struct {
 	CacheWrite1h  int64 // the hour-long part of CacheWrite
 	WebSearches   int64
 	Points        []int64
+	// ReasoningSetting is the request's (AttemptMeta.Reasoning), when
+	// SettingKnown.
+	ReasoningSetting string
+	SettingKnown     bool
 }
 
 // EachStatSession calls fn for each session f selects, oldest first, with
@@ -191,6 +196,11 @@ func (db *DB) readStatAttempts(ctx context.Context, cond string, args []any, out
 	} else {
 		cols.WriteString(`, coalesce(cache_write_1h_tokens, -1), coalesce(web_search_calls, -1)`)
 	}
+	if db.schema < 6 { // 0006 added the reasoning setting
+		cols.WriteString(`, NULL`)
+	} else {
+		cols.WriteString(`, reasoning_setting`)
+	}
 	for _, p := range TimePoints {
 		if db.schema < p.Schema {
 			cols.WriteString(`, -1`)
@@ -211,10 +221,11 @@ func (db *DB) readStatAttempts(ctx context.Context, cond string, args []any, out
 	}
 	defer rows.Close()
 	var (
-		sid    int64
-		a      StatAttempt
-		points = make([]int64, len(TimePoints))
-		dest   = []any{&sid, &a.Turn, &a.Attempt, &a.StatusCode, &a.State, &a.Model, &a.Input, &a.Output, &a.CacheRead, &a.CacheWrite, &a.Reasoning, &a.CacheWrite1h, &a.WebSearches}
+		sid     int64
+		a       StatAttempt
+		points  = make([]int64, len(TimePoints))
+		setting sql.NullString
+		dest    = []any{&sid, &a.Turn, &a.Attempt, &a.StatusCode, &a.State, &a.Model, &a.Input, &a.Output, &a.CacheRead, &a.CacheWrite, &a.Reasoning, &a.CacheWrite1h, &a.WebSearches, &setting}
 	)
 	for i := range points {
 		dest = append(dest, &points[i])
@@ -230,6 +241,7 @@ func (db *DB) readStatAttempts(ctx context.Context, cond string, args []any, out
 			b.sids, b.attempts = make([]int64, 0, attemptBatchSize), make([]StatAttempt, 0, attemptBatchSize)
 			arena = make([]int64, 0, attemptBatchSize*len(points))
 		}
+		a.ReasoningSetting, a.SettingKnown = setting.String, setting.Valid
 		start := len(arena)
 		arena = append(arena, points...)
 		a.Points = arena[start:len(arena):len(arena)]

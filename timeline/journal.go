@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/registry"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 )
@@ -273,7 +275,7 @@ func (j *StoreJournal) ImportAttempt(u session.Update, m store.AttemptMeta, t At
 	if j.recs[key] != nil {
 		return nil
 	}
-	rec, err := j.w.StartAttemptAt(u.Turn, u.Attempt, m, t.Started, t.Offset)
+	rec, err := j.w.StartAttemptAt(u.Turn, u.Attempt, j.withReasoning(m), t.Started, t.Offset)
 	if err != nil {
 		return err
 	}
@@ -314,6 +316,19 @@ func (j *StoreJournal) RestoreEntry(off time.Duration, entry json.RawMessage) er
 	return j.w.RestoreEntry(off, entry)
 }
 
+// withReasoning is m with the reasoning setting its body carries, as the
+// protocol's descriptor reads it; m as it is when it has no body.
+func (j *StoreJournal) withReasoning(m store.AttemptMeta) store.AttemptMeta {
+	if m.Body == nil || m.Reasoning != nil {
+		return m
+	}
+	if d, ok := registry.Describe(cmp.Or(m.Protocol, j.meta.Protocol)); ok {
+		r := d.ReasoningSetting(m.Body)
+		m.Reasoning = &r
+	}
+	return m
+}
+
 // attempt records an HTTP attempt: a new one when the (turn, attempt)
 // pair is new; a notice about an attempt already recorded changes nothing.
 // An attempt that got no response is finished at once with its error.
@@ -325,7 +340,7 @@ func (j *StoreJournal) attempt(u session.Update, m store.AttemptMeta) error {
 	if !store.PerExchange(j.meta.Source) {
 		j.finishAll(nil) // a run's attempts follow one another
 	}
-	rec, err := j.w.StartAttempt(u.Turn, m)
+	rec, err := j.w.StartAttempt(u.Turn, j.withReasoning(m))
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ var Descriptor = adapters.Descriptor{
 	Faults:       []string{"overloaded", "pause-turn"},
 	CallIDPrefix: "toolu_",
 	ReadContract: readContract,
+	Reasoning:    []string{"thinking.type", "thinking.budget_tokens", "output_config.effort"},
 	// Anthropic reports no processing time of its own.
 	RateLimits: adapters.RateLimitNames{
 		RequestsLimit: "anthropic-ratelimit-requests-limit", RequestsRemaining: "anthropic-ratelimit-requests-remaining",

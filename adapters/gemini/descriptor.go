@@ -27,6 +27,7 @@ var Descriptor = adapters.Descriptor{
 	// Gemini's calls carry no id: results match by name.
 	CallIDPrefix: "",
 	ReadContract: readContract,
+	Reasoning:    []string{"generationConfig.thinkingConfig.thinkingBudget", "generationConfig.thinkingConfig.thinkingLevel"},
 	// Google's front end puts a Server-Timing header on every answer; its
 	// gfet4t7 metric is not documented, so it is shown as what it is.
 	ServerTiming: adapters.ServerTiming{Header: "Server-Timing", Metric: "gfet4t7", What: "Google's front end's Server-Timing (undocumented)"},

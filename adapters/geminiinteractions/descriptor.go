@@ -21,6 +21,7 @@ var Descriptor = adapters.Descriptor{
 	Trace:        adapters.Trace{ProviderName: "gcp.gemini", Operation: "generate_content"},
 	CallIDPrefix: "call_",
 	ReadContract: readContract,
+	Reasoning:    []string{"generation_config.thinking_level"},
 }
 
 func readContract(root gjson.Result, d *adapters.Declared) {

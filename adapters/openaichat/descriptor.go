@@ -26,6 +26,7 @@ var Descriptor = adapters.Descriptor{
 	ReadContract: readContract,
 	ServerTiming: adapters.OpenAIServerTiming,
 	RateLimits:   adapters.OpenAIRateLimits,
+	Reasoning:    []string{"reasoning_effort"},
 }
 
 // DeepSeekDescriptor is DeepSeek's dialect of Chat Completions: rooted at
@@ -47,6 +48,9 @@ var DeepSeekDescriptor = adapters.Descriptor{
 	Trace:        adapters.Trace{ProviderName: "deepseek", Operation: "chat"},
 	CallIDPrefix: "call_",
 	ReadContract: readContract,
+	// Thinking is on unless "thinking" turns it off; the effort is OpenAI's
+	// member (DS-DOC-THINK).
+	Reasoning: []string{"thinking.type", "reasoning_effort"},
 }
 
 func readContract(root gjson.Result, d *adapters.Declared) {

@@ -26,6 +26,7 @@ var Descriptor = adapters.Descriptor{
 	ReadContract: readContract,
 	ServerTiming: adapters.OpenAIServerTiming,
 	RateLimits:   adapters.OpenAIRateLimits,
+	Reasoning:    []string{"reasoning.effort"},
 }
 
 // models is OpenAI's GET /v1/models, which Chat Completions answers (the

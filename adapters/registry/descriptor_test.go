@@ -215,3 +215,51 @@ func TestKeysAreRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestReasoningSettingReadsTheEncoder: what a protocol's encoder writes
+// for each reasoning level is what its descriptor's Reasoning reads back
+// (stats groups sessions by it), and the levels read apart.
+func TestReasoningSettingReadsTheEncoder(t *testing.T) {
+	for _, d := range All() {
+		if d.Reasoning == nil {
+			continue
+		}
+		p := d.New()
+		seen := map[string]string{}
+		for _, level := range []string{"", "low", "high"} {
+			req := &adapters.Request{Model: "gemini-2.5-flash", Limits: adapters.Limits{MaxOutputTokens: 32000, Reasoning: level},
+				Sources: []adapters.Source{{ID: "task", Role: adapters.RoleUser, Trust: "user", Text: "退款 150 元"}}}
+			if d.Name != adapters.Gemini && d.Name != adapters.GeminiInteractions {
+				req.Model = "some-model"
+			}
+			hr, err := p.Encode(req, d.Provider)
+			if err != nil {
+				t.Errorf("%s at %q: %v", d.Name, level, err)
+				continue
+			}
+			got := d.ReasoningSetting(hr.Body)
+			if level != "" && got == "" {
+				t.Errorf("%s: reasoning %q encoded as %s, read as no setting", d.Name, level, hr.Body)
+			}
+			if other, dup := seen[got]; dup {
+				t.Errorf("%s: reasoning %q and %q both read as %q", d.Name, other, level, got)
+			}
+			seen[got] = level
+		}
+	}
+	if got := mustDescribe(t, adapters.AnthropicMessages).ReasoningSetting([]byte(`{"thinking":{"type":"enabled","budget_tokens":2048}}`)); got != "type=enabled budget_tokens=2048" {
+		t.Errorf("anthropic: %q", got)
+	}
+	if got := mustDescribe(t, adapters.OpenAIResponses).ReasoningSetting([]byte(`{"model":"m"}`)); got != "" {
+		t.Errorf("no setting read as %q", got)
+	}
+}
+
+func mustDescribe(t *testing.T, name string) adapters.Descriptor {
+	t.Helper()
+	d, ok := Describe(name)
+	if !ok {
+		t.Fatalf("%s is not registered", name)
+	}
+	return d
+}
