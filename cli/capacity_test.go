@@ -45,11 +45,18 @@ func TestCapacityWarningFromStoredRuns(t *testing.T) {
 	if w.Len() != 0 {
 		t.Errorf("two sessions warned of: %s", w.String())
 	}
-	// 100,000 sessions of 3 requests: far beyond a minute's 5000 requests.
+	// 100,000 sessions of 3 requests, one at a time: beyond the bound
+	// when the rate limits bind — unless this machine answered so slowly
+	// (a race build, a busy CI) that one request in flight cannot reach
+	// them, when the plan is within the bound and rightly not warned of.
 	warnCapacity(&w, db, adapters.OpenAIResponses, adapters.ProviderSim, 100_000)
 	got := w.String()
-	if strings.Count(got, "\n") != 1 || !strings.Contains(got, "warning: 300000 planned requests") || !strings.Contains(got, "binds") {
-		t.Errorf("the warning: %q", got)
+	if b.Binding == "concurrency" {
+		if got != "" {
+			t.Errorf("a plan paced by one request in flight warned of: %q (bound %s)", got, b)
+		}
+	} else if strings.Count(got, "\n") != 1 || !strings.Contains(got, "warning: 300000 planned requests") || !strings.Contains(got, "binds") {
+		t.Errorf("the warning: %q (bound %s)", got, b)
 	}
 	// A protocol with nothing stored: nothing to judge by.
 	w.Reset()
