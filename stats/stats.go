@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelwire/modelwire/adapters"
@@ -24,7 +25,7 @@ import (
 
 // Dimensions are what sessions can be grouped by, in the order --by
 // accepts them.
-var Dimensions = []string{"model", "protocol", "provider", "scenario", "cache", "reasoning", "reasoning-setting"}
+var Dimensions = []string{"model", "protocol", "provider", "scenario", "cache", "reasoning", "reasoning-setting", "input-size", "output-size"}
 
 // Values of the cache and reasoning dimensions.
 const (
@@ -51,6 +52,12 @@ var dimension = map[string]func(s *store.StatSession) string{
 	},
 	"reasoning": func(s *store.StatSession) string {
 		return usageState(s, func(a *store.StatAttempt) bool { return a.Reasoning > 0 }, ReasoningYes, ReasoningNo)
+	},
+	// The largest request and answer the session's provider reported, in
+	// tokens (13.7.1 compares like with like).
+	"input-size": func(s *store.StatSession) string { return size(s, func(a *store.StatAttempt) int64 { return a.Input }) },
+	"output-size": func(s *store.StatSession) string {
+		return size(s, func(a *store.StatAttempt) int64 { return a.Output })
 	},
 	// The first request's setting, as sent (its descriptor read it).
 	"reasoning-setting": func(s *store.StatSession) string {
@@ -94,6 +101,71 @@ func usageState(s *store.StatSession, has func(*store.StatAttempt) bool, yes, no
 		}
 	}
 	return out
+}
+
+// size is the bucket of the largest count of tokens of reports
+// (negative: not reported), UsageMissing when none was.
+func size(s *store.StatSession, tokens func(*store.StatAttempt) int64) string {
+	most := int64(-1)
+	for i := range s.Attempts {
+		most = max(most, tokens(&s.Attempts[i]))
+	}
+	if most < 0 {
+		return UsageMissing
+	}
+	return sizeBucket(most)
+}
+
+// sizeBucket names the range of token counts n falls in: powers of four
+// from 256 ("0–255", "256–1023", …, "1048576+").
+func sizeBucket(n int64) string {
+	lo, hi := int64(0), int64(256)
+	for n >= hi && hi < 1<<20 {
+		lo, hi = hi, hi*4
+	}
+	if n >= hi {
+		return strconv.FormatInt(hi, 10) + "+"
+	}
+	return strconv.FormatInt(lo, 10) + "–" + strconv.FormatInt(hi-1, 10)
+}
+
+// compareKeys orders groups by their values, each as compareValue does.
+func compareKeys(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if c := compareValue(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// compareValue orders values as strings, except that values beginning
+// with a number (the size buckets) come in numeric order, before others.
+func compareValue(x, y string) int {
+	nx, okx := leadingInt(x)
+	ny, oky := leadingInt(y)
+	switch {
+	case okx && oky && nx != ny:
+		return cmp.Compare(nx, ny)
+	case okx && !oky:
+		return -1
+	case !okx && oky:
+		return 1
+	}
+	return strings.Compare(x, y)
+}
+
+// leadingInt is the number v begins with, if it begins with a digit.
+func leadingInt(v string) (int64, bool) {
+	end := 0
+	for end < len(v) && end < 18 && v[end] >= '0' && v[end] <= '9' {
+		end++
+	}
+	if end == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v[:end], 10, 64)
+	return n, err == nil
 }
 
 // reported says whether the provider reported the attempt's usage.
@@ -242,7 +314,7 @@ func Compute(db *store.DB, f store.Filter, by []string) (*Report, error) {
 	for _, g := range groups {
 		r.Groups = append(r.Groups, g.group())
 	}
-	slices.SortFunc(r.Groups, func(a, b Group) int { return slices.Compare(a.Key, b.Key) })
+	slices.SortFunc(r.Groups, func(a, b Group) int { return compareKeys(a.Key, b.Key) })
 	return r, nil
 }
 

@@ -1,8 +1,11 @@
 package stats_test
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,6 +234,31 @@ func TestGroupByCacheAndReasoning(t *testing.T) {
 		if got[k] != n {
 			t.Errorf("%s: %d sessions, want %d", k, got[k], n)
 		}
+	}
+}
+
+// TestGroupBySize: a session's input and output size are the largest
+// request and answer its provider reported, in ranges of powers of four,
+// listed smallest first; a session with no usage is "unknown", last.
+func TestGroupBySize(t *testing.T) {
+	db := knownStore(t)
+	r, err := stats.Compute(db, store.Filter{}, []string{"input-size", "output-size"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range r.Groups {
+		got = append(got, fmt.Sprintf("%s: %d", r.Name(&r.Groups[i]), r.Groups[i].Sessions))
+	}
+	// Group A: 1,000 in and 500 out (a failed first attempt's 1,000/100
+	// is not larger); group B: 2,000 in, 100 out, its 500s without usage.
+	want := []string{
+		"input-size=256–1023 output-size=256–1023: 1000",
+		"input-size=1024–4095 output-size=0–255: 400",
+		"input-size=unknown output-size=unknown: 100",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("groups\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
