@@ -14,7 +14,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -39,13 +41,22 @@ func line(id, model string) string {
 // (when the batch has them) and batch.json; it returns their paths.
 func sdkBatch(t *testing.T, dir, input string) (*openai.Batch, []string) {
 	t.Helper()
+	return sdkBatchOn(t, dir, input, sim.Options{}, nil)
+}
+
+// sdkBatchOn is sdkBatch on a simulator with opts (its scenario the
+// refund case); before each retrieval, beforePoll (when set) is told how
+// many came before.
+func sdkBatchOn(t *testing.T, dir, input string, opts sim.Options, beforePoll func(n int)) (*openai.Batch, []string) {
+	t.Helper()
 	sc, err := samples.Lookup("refund")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	base, err := sim.New(sim.Options{Scenario: sc}).Start(ctx, "127.0.0.1:0")
+	opts.Scenario = sc
+	base, err := sim.New(opts).Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +70,10 @@ func sdkBatch(t *testing.T, dir, input string) (*openai.Batch, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for b.Status != openai.BatchStatusCompleted && b.Status != openai.BatchStatusFailed {
+	for n := 0; b.Status != openai.BatchStatusCompleted && b.Status != openai.BatchStatusFailed && b.Status != openai.BatchStatusExpired; n++ {
+		if beforePoll != nil {
+			beforePoll(n)
+		}
 		if b, err = c.Batches.Get(ctx, b.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -268,5 +282,66 @@ func TestImportRedactsBodies(t *testing.T) {
 		if raw, err := os.ReadFile(p); err == nil && bytes.Contains(raw, []byte(key)) {
 			t.Errorf("the planted key is in %s", p)
 		}
+	}
+}
+
+// A batch whose window passes while it runs expires: the requests that
+// ran keep their answers, the rest come back batch_expired in the error
+// file, and each imports as its own session — answered, or failed with
+// the batch's reason.
+func TestSDKBatchExpires(t *testing.T) {
+	dir := t.TempDir()
+	var in []string
+	for i := 1; i <= 4; i++ {
+		in = append(in, line(fmt.Sprintf("req-%d", i), "gpt-4.1-mini"))
+	}
+	var mu sync.Mutex
+	clock := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	// Four retrievals a status: the fourth starts the run (a line), the
+	// fifth runs another; the window (an hour) passes before the sixth.
+	b, paths := sdkBatchOn(t, dir, strings.Join(in, "\n")+"\n", sim.Options{Now: now, Batch: sim.BatchOptions{Polls: 4, Window: time.Hour}},
+		func(n int) {
+			if n == 5 {
+				mu.Lock()
+				clock = clock.Add(2 * time.Hour)
+				mu.Unlock()
+			}
+		})
+	if b.Status != openai.BatchStatusExpired || b.ExpiredAt == 0 || b.RequestCounts.Completed != 2 || b.RequestCounts.Failed != 2 ||
+		b.OutputFileID == "" || b.ErrorFileID == "" {
+		t.Fatalf("batch: %s", b.RawJSON())
+	}
+	errs, _ := os.ReadFile(filepath.Join(dir, "errors.jsonl"))
+	if n := strings.Count(string(errs), `"code":"batch_expired"`); n != 2 {
+		t.Fatalf("%d batch_expired lines in the error file, want 2:\n%s", n, errs)
+	}
+
+	db, err := store.Open(filepath.Join(dir, "mw.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := batch.Import(db, openFiles(t, paths))
+	if err != nil || len(res.Sessions) != 4 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+	var done, expired int
+	for _, id := range res.Sessions {
+		s, err := db.GetSession(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case s.Status == store.StatusDone:
+			done++
+		case s.Status == store.StatusFailed && strings.Contains(s.Title, "expired"):
+			expired++
+		default:
+			t.Errorf("session %s: %s %q", id, s.Status, s.Title)
+		}
+	}
+	if done != 2 || expired != 2 {
+		t.Errorf("%d answered and %d expired sessions, want 2 and 2", done, expired)
 	}
 }

@@ -49,7 +49,9 @@ array); GET /v1/models (Anthropic's with an anthropic-version header), /models
 OpenAI's Files and Batch API too: POST /v1/files (purpose batch), GET
 /v1/files/{id} and /content, POST /v1/batches, GET /v1/batches and
 /v1/batches/{id}, POST /v1/batches/{id}/cancel; a batch moves one status per
---batch-polls retrievals, each line answered as that request alone would be.
+--batch-polls retrievals, each line answered as that request alone would be,
+and expires when retrieved past --batch-window (its lines not yet run answered
+batch_expired).
 A request header X-Modelwire-Scenario picks another scenario for that request:
 a built-in one (refund/fenced), or a file inside the directory --scenarios
 names (mine.json) — never any other path (no absolute path, no "..", no
@@ -139,8 +141,8 @@ anew from --upstream, update re-records what changed, hybrid records misses.`,
 			if keepN < 1 || keepMiB < 1 || keepMiB > 1<<20 {
 				return usageErr("--keep-responses and --keep-mib must be positive")
 			}
-			if fileMiB < 1 || filesMiB < 1 || fileMiB > 1<<20 || filesMiB > 1<<20 || batchOpts.KeepFiles < 1 || batchOpts.KeepBatches < 1 || batchOpts.Polls < 1 {
-				return usageErr("--max-file-mib, --keep-files-mib, --keep-files, --keep-batches and --batch-polls must be positive")
+			if fileMiB < 1 || filesMiB < 1 || fileMiB > 1<<20 || filesMiB > 1<<20 || batchOpts.KeepFiles < 1 || batchOpts.KeepBatches < 1 || batchOpts.Polls < 1 || batchOpts.Window < time.Second {
+				return usageErr("--max-file-mib, --keep-files-mib, --keep-files, --keep-batches and --batch-polls must be positive, --batch-window at least 1s")
 			}
 			batchOpts.MaxFileBytes, batchOpts.KeepFileBytes = fileMiB<<20, filesMiB<<20
 			keys := map[string]string{}
@@ -206,7 +208,8 @@ anew from --upstream, update re-records what changed, hybrid records misses.`,
 	cmd.Flags().Int64Var(&filesMiB, "keep-files-mib", sim.DefaultKeepFileBytes>>20, "MiB: keep at most this much of the latest files (uploads, batch outputs); older ones are gone")
 	cmd.Flags().IntVar(&batchOpts.KeepFiles, "keep-files", sim.DefaultKeepFiles, "keep this many of the latest files")
 	cmd.Flags().IntVar(&batchOpts.KeepBatches, "keep-batches", sim.DefaultKeepBatches, "keep this many of the latest batches")
-	cmd.Flags().IntVar(&batchOpts.Polls, "batch-polls", 1, "retrievals a batch spends in each status (validating, in_progress, finalizing) before the next")
+	cmd.Flags().IntVar(&batchOpts.Polls, "batch-polls", 1, "retrievals a batch spends in each status (validating, in_progress, finalizing) before the next; in_progress runs a share of its lines at each")
+	cmd.Flags().DurationVar(&batchOpts.Window, "batch-window", 24*time.Hour, "the time a batch has to end: retrieved after it, the batch is expired and its lines not yet run are answered batch_expired")
 	cmd.Flags().StringVar(&session, "session", "", "play this recorded session back as the provider (a VCR) instead of simulating")
 	cmd.Flags().StringVar(&speed, "speed", "recorded", "with --session: recorded (each event at its recorded time) or full")
 	cmd.Flags().StringVar(&cf.dir, "cassettes", "", "serve the test cassettes in this directory (one per test: header X-Modelwire-Cassette or path /c/NAME/); see docs/vcr.md")

@@ -19,7 +19,7 @@ import (
 
 // simulatorFlags are serve's flags that only the simulator takes.
 var simulatorFlags = []string{"scenario", "fault", "delay-ms", "pace", "require-key", "scenarios", "workshop", "max-participants", "tui",
-	"max-file-mib", "keep-files", "keep-files-mib", "keep-batches", "batch-polls"}
+	"max-file-mib", "keep-files", "keep-files-mib", "keep-batches", "batch-polls", "batch-window"}
 
 // serveSession is serve --session: a recorded session played back as the
 // provider (package vcr), through its JSONL export: a stored session is a

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
@@ -108,7 +109,14 @@ type simBatch struct {
 	ep     *adapters.BatchEndpoint
 	header http.Header // the create request's (its key, a scenario header): each line is sent with them
 	polls  int         // retrievals in the present status
-	// What its lines gave, once they ran (publish shows it).
+	// A batch in progress: its lines in the order they run, how many
+	// have run, and their answers so far (runSome, endRun).
+	lines      []batchLine
+	order      []int
+	next       int
+	out, errs  bytes.Buffer
+	nOut, nErr int
+	// What its lines gave, once the run ended (publish shows it).
 	ran          *batchCounts
 	outID, errID *string
 }
@@ -122,6 +130,7 @@ const (
 	stCompleted  = "completed"
 	stCancelling = "cancelling"
 	stCancelled  = "cancelled"
+	stExpired    = "expired"
 )
 
 // serveBatchAPI answers the Files and Batch API of d's provider.
@@ -202,7 +211,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request, simp adapte
 		return
 	}
 	now := s.now().Unix()
-	exp := now + 24*3600
+	exp := now + int64(bs.opts.Window/time.Second)
 	b := &simBatch{ep: ep, header: r.Header.Clone(), obj: batchObject{ID: bs.newID(ep.BatchPrefix), Object: "batch", Endpoint: req.Endpoint,
 		InputFileID: f.ID, CompletionWindow: req.CompletionWindow, Status: stValidating, CreatedAt: now, ExpiresAt: &exp,
 		Metadata: req.Metadata}}
@@ -237,9 +246,17 @@ func (s *Server) retrieveBatch(w http.ResponseWriter, simp adapters.Simulated, i
 	if b == nil {
 		return
 	}
-	if b.polls++; b.polls >= s.batches.opts.Polls {
+	switch {
+	case b.live() && s.now().Unix() >= *b.obj.ExpiresAt:
+		s.expire(b)
+	case b.polls+1 >= s.batches.opts.Polls:
 		b.polls = 0
 		s.advance(b)
+	default:
+		b.polls++
+		if b.obj.Status == stInProgress {
+			s.runSome(b)
+		}
 	}
 	writeJSON(w, simp, b.obj)
 }
@@ -254,37 +271,69 @@ func (s *Server) batch(w http.ResponseWriter, simp adapters.Simulated, id string
 	return b
 }
 
-// advance moves a batch to its next status; bs.mu is held. Its lines run
-// as it enters in_progress.
+// advance moves a batch to its next status; bs.mu is held. Its lines
+// start to run as it enters in_progress, the rest run as it leaves.
 func (s *Server) advance(b *simBatch) {
 	now := s.now().Unix()
 	o := &b.obj
 	switch o.Status {
 	case stValidating:
-		bs := s.batches
-		f, ok := bs.files[o.InputFileID]
-		if !ok {
-			s.failBatch(b, []batchError{{Code: "file_not_found", Message: "The input file " + o.InputFileID + " is no longer held (the simulator's file bounds let it go)."}})
-			return
-		}
-		lines, errs := parseBatchInput(f.data, o.Endpoint)
-		if len(errs) > 0 {
-			s.failBatch(b, errs)
+		if !s.validate(b) {
 			return
 		}
 		o.Status, o.InProgressAt = stInProgress, &now
-		o.RequestCounts.Total = len(lines)
-		s.runLines(b, lines)
+		s.runSome(b)
 	case stInProgress:
+		s.endRun(b, "")
 		o.Status, o.FinalizingAt = stFinalizing, &now
 		b.publish(false)
 	case stFinalizing:
 		o.Status, o.CompletedAt = stCompleted, &now
 		b.publish(true)
 	case stCancelling:
+		s.endRun(b, "batch_cancelled")
 		o.Status, o.CancelledAt = stCancelled, &now
 		b.publish(true)
 	}
+}
+
+// validate reads the batch's input file into its lines, or fails the
+// batch as the API does; bs.mu is held.
+func (s *Server) validate(b *simBatch) bool {
+	f, ok := s.batches.files[b.obj.InputFileID]
+	if !ok {
+		s.failBatch(b, []batchError{{Code: "file_not_found", Message: "The input file " + b.obj.InputFileID + " is no longer held (the simulator's file bounds let it go)."}})
+		return false
+	}
+	lines, errs := parseBatchInput(f.data, b.obj.Endpoint)
+	if len(errs) > 0 {
+		s.failBatch(b, errs)
+		return false
+	}
+	b.obj.RequestCounts.Total = len(lines)
+	b.lines, b.order = lines, shuffled(len(lines), b.obj.ID)
+	return true
+}
+
+// live says whether the batch has not ended, so its window still counts.
+func (b *simBatch) live() bool {
+	switch b.obj.Status {
+	case stValidating, stInProgress, stFinalizing:
+		return true
+	}
+	return false
+}
+
+// expire ends a batch whose window has passed: the lines that ran keep
+// their answers, the rest are answered batch_expired; bs.mu is held.
+func (s *Server) expire(b *simBatch) {
+	if b.obj.Status == stValidating && !s.validate(b) {
+		return
+	}
+	s.endRun(b, "batch_expired")
+	now := s.now().Unix()
+	b.obj.Status, b.obj.ExpiredAt = stExpired, &now
+	b.publish(true)
 }
 
 func (s *Server) failBatch(b *simBatch, errs []batchError) {

@@ -80,13 +80,16 @@ func parseBatchInput(data []byte, endpoint string) ([]batchLine, []batchError) {
 
 // batchResult is one line of an output or error file.
 type batchResult struct {
-	ID       string         `json:"id"`
-	CustomID string         `json:"custom_id"`
-	Response *batchResponse `json:"response"`
-	Error    *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	ID       string          `json:"id"`
+	CustomID string          `json:"custom_id"`
+	Response *batchResponse  `json:"response"`
+	Error    *batchLineError `json:"error"`
+}
+
+// batchLineError is why a line got no response.
+type batchLineError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 type batchResponse struct {
@@ -95,44 +98,77 @@ type batchResponse struct {
 	Body       json.RawMessage `json:"body"`
 }
 
-// runLines answers each line through the server's own handler, as the
-// request alone would be answered (the create request's headers sent
-// with it: its key, a scenario), and writes the output and error files
-// in a shuffled order; bs.mu is held.
-func (s *Server) runLines(b *simBatch, lines []batchLine) {
-	bs := s.batches
-	var out, errs bytes.Buffer
-	var nOut, nErr int
-	for _, i := range shuffled(len(lines), b.obj.ID) {
-		l := lines[i]
-		res := batchResult{ID: bs.newID(b.ep.RequestPrefix), CustomID: l.CustomID}
-		res.Response = s.answerLine(b, l, bs.newID("req_"))
-		line, err := json.Marshal(res)
-		if err != nil { // a body is JSON the server wrote; never expected
+// runSome runs the next share of a batch's lines (all of them over its
+// Polls retrievals in in_progress); bs.mu is held.
+func (s *Server) runSome(b *simBatch) {
+	polls := s.batches.opts.Polls
+	share := (len(b.order) + polls - 1) / polls
+	for range share {
+		if b.next == len(b.order) {
+			return
+		}
+		l := b.lines[b.order[b.next]]
+		b.next++
+		s.keepResult(b, batchResult{ID: s.batches.newID(b.ep.RequestPrefix), CustomID: l.CustomID,
+			Response: s.answerLine(b, l, s.batches.newID("req_"))})
+	}
+}
+
+// lineNotRun are the API's words for a line a batch ended before running
+// (its error file's code), by that code.
+var lineNotRun = map[string]string{
+	"batch_expired":   "The request could not be executed before the completion window ended.",
+	"batch_cancelled": "The batch was cancelled before this request executed.",
+}
+
+// endRun ends a batch's run: the lines not yet run are run (code "") or
+// answered with the error code says, and the output and error files are
+// written (a file only when it holds a line); bs.mu is held.
+func (s *Server) endRun(b *simBatch, code string) {
+	if b.ran != nil {
+		return
+	}
+	for b.next < len(b.order) {
+		if code == "" {
+			s.runSome(b)
 			continue
 		}
-		if res.Response.StatusCode < 300 {
-			out.Write(line)
-			out.WriteByte('\n')
-			nOut++
-		} else {
-			errs.Write(line)
-			errs.WriteByte('\n')
-			nErr++
-		}
+		l := b.lines[b.order[b.next]]
+		b.next++
+		res := batchResult{ID: s.batches.newID(b.ep.RequestPrefix), CustomID: l.CustomID}
+		res.Error = &batchLineError{Code: code, Message: lineNotRun[code]}
+		s.keepResult(b, res)
 	}
 	// The counts and files show as the API shows them: the counts once
 	// the batch is finalizing, the files once it has ended (publish).
-	b.ran = &batchCounts{Total: len(lines), Completed: nOut, Failed: nErr}
-	// A file is written only when it holds a line.
-	if nOut > 0 {
-		f := s.keepOutput(b, "batch_"+b.obj.ID+"_output.jsonl", out.Bytes())
+	b.ran = &batchCounts{Total: len(b.lines), Completed: b.nOut, Failed: b.nErr}
+	if b.nOut > 0 {
+		f := s.keepOutput(b, "batch_"+b.obj.ID+"_output.jsonl", b.out.Bytes())
 		b.outID = &f
 	}
-	if nErr > 0 {
-		f := s.keepOutput(b, "batch_"+b.obj.ID+"_error.jsonl", errs.Bytes())
+	if b.nErr > 0 {
+		f := s.keepOutput(b, "batch_"+b.obj.ID+"_error.jsonl", b.errs.Bytes())
 		b.errID = &f
 	}
+	b.lines, b.order, b.out, b.errs = nil, nil, bytes.Buffer{}, bytes.Buffer{}
+}
+
+// keepResult adds a line's result to the batch's output file (answered
+// below 300) or error file.
+func (s *Server) keepResult(b *simBatch, res batchResult) {
+	line, err := json.Marshal(res)
+	if err != nil { // a body is JSON the server wrote; never expected
+		return
+	}
+	if res.Response != nil && res.Response.StatusCode < 300 {
+		b.out.Write(line)
+		b.out.WriteByte('\n')
+		b.nOut++
+		return
+	}
+	b.errs.Write(line)
+	b.errs.WriteByte('\n')
+	b.nErr++
 }
 
 // publish shows what the batch's run gave: its counts and, once the

@@ -71,7 +71,7 @@ func runBatchTo(t *testing.T, c openai.Client, input string, endpoint openai.Bat
 			seen = append(seen, b.Status)
 		}
 		// The files are the ended batch's: none before.
-		if b.Status != "completed" && b.Status != "cancelled" && (b.OutputFileID != "" || b.ErrorFileID != "") {
+		if b.Status != "completed" && b.Status != "cancelled" && b.Status != "expired" && (b.OutputFileID != "" || b.ErrorFileID != "") {
 			t.Errorf("a %s batch names its files: %s", b.Status, b.RawJSON())
 		}
 	}
@@ -314,5 +314,42 @@ func TestBatchKeepFileBytes(t *testing.T) {
 	}
 	if _, err := c.Files.Get(ctx, ids[3]); err != nil {
 		t.Fatalf("the newest file: %v", err)
+	}
+}
+
+// A batch cancelled while it runs keeps what ran; the lines it had not
+// run come back batch_cancelled in its error file.
+func TestBatchSDKCancelMidRun(t *testing.T) {
+	c, _ := batchClient(t, sim.Options{Batch: sim.BatchOptions{Polls: 3}})
+	ctx := context.Background()
+	in := responsesLine("a", "gpt-4.1-mini") + "\n" + responsesLine("b", "gpt-4.1-mini") + "\n" + responsesLine("c", "gpt-4.1-mini") + "\n"
+	f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(in), "in.jsonl", "application/jsonl"),
+		Purpose: openai.FilePurposeBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1Responses,
+		CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b.Status != "in_progress" {
+		if b, err = c.Batches.Get(ctx, b.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, err = c.Batches.Cancel(ctx, b.ID); err != nil || b.Status != "cancelling" {
+		t.Fatalf("cancel: %v %v", err, b)
+	}
+	for b.Status != "cancelled" {
+		if b, err = c.Batches.Get(ctx, b.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.RequestCounts.Completed != 1 || b.RequestCounts.Failed != 2 || b.OutputFileID == "" || b.ErrorFileID == "" {
+		t.Fatalf("after cancel: %s", b.RawJSON())
+	}
+	if errs := download(t, c, b.ErrorFileID); strings.Count(errs, `"code":"batch_cancelled"`) != 2 {
+		t.Errorf("the error file:\n%s", errs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelwire/modelwire/adapters"
 )
@@ -26,8 +27,13 @@ type BatchOptions struct {
 	// KeepBatches bounds the batches held (0: DefaultKeepBatches).
 	KeepBatches int
 	// Polls is how many retrievals a batch spends in each status before
-	// the next (0: 1): validating, in_progress, finalizing, completed.
+	// the next (0: 1): validating, in_progress, finalizing, completed. In
+	// in_progress each retrieval runs a share of its lines.
 	Polls int
+	// Window is the time a batch has to end (0: the 24 hours its
+	// completion_window names); a batch retrieved after it expires, its
+	// lines not yet run answered with batch_expired.
+	Window time.Duration
 }
 
 // The Files and Batch API's default bounds.
@@ -53,6 +59,9 @@ func (o BatchOptions) withDefaults() BatchOptions {
 	}
 	if o.Polls <= 0 {
 		o.Polls = 1
+	}
+	if o.Window <= 0 {
+		o.Window = 24 * time.Hour
 	}
 	return o
 }
