@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/adapters/openairesponses"
 	"github.com/modelwire/modelwire/adapters/registry"
 )
 
@@ -164,3 +165,32 @@ func TestPriceSessionErrorAndCutTurns(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// A Responses answer's billable web searches come from its tool_usage;
+// priced per call where the table has a price, else the cost says it is
+// a lower bound and why.
+func TestResponsesWebSearchesCounted(t *testing.T) {
+	body := `{"id":"resp_1","object":"response","status":"completed","model":"gpt-4.1","output":[],
+		"usage":{"input_tokens":1000,"output_tokens":100,"input_tokens_details":{"cached_tokens":0},"output_tokens_details":{"reasoning_tokens":0}},
+		"tool_usage":{"image_gen":{"input_tokens":0,"output_tokens":0,"total_tokens":0},"web_search":{"num_requests":3}}}`
+	var u *adapters.Usage
+	for _, ev := range openairesponses.New().DecodeBody([]byte(body)) {
+		if ev.Type == adapters.EvUsage {
+			u = ev.Usage
+		}
+	}
+	if u == nil || u.WebSearchCalls == nil || *u.WebSearchCalls != 3 {
+		t.Fatalf("usage %+v: want 3 web searches", u)
+	}
+	c := PriceUsage("gpt-4.1", u)
+	if !c.Priced || !c.LowerBound || !strings.Contains(c.Why, "3 web searches not priced") {
+		t.Errorf("gpt-4.1 with searches and no per-call price: %+v", c)
+	}
+	sc := PriceAttempts("gpt-4.1", []Attempt{{Model: "gpt-4.1", Usage: u, Status: 200}})
+	if sc.Complete {
+		t.Error("a session whose searches are unpriced is complete")
+	}
+	if c := PriceUsage("claude-sonnet-4-5", u); c.LowerBound || c.Tools != 0.03 {
+		t.Errorf("a model with a per-call price: tools %v, lower bound %v", c.Tools, c.LowerBound)
+	}
+}

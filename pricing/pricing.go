@@ -100,6 +100,10 @@ type Cost struct {
 	// may well be billed: the amount is to be reconciled with the
 	// provider's bill, and is not zero.
 	ToReconcile bool `json:"to_reconcile,omitempty"`
+	// LowerBound: something the response reported has no price in the
+	// table (web searches of a model without a per-call price); Why says
+	// what, and the amounts count the rest.
+	LowerBound bool `json:"lower_bound,omitempty"`
 	Buckets
 }
 
@@ -192,6 +196,10 @@ func priceUsage(model string, facts ModelFacts, u *adapters.Usage) Cost {
 	c.Output = max(n(u.OutputTokens)-reasoning, 0) * facts.Output * perToken
 	c.Reasoning = reasoning * or(facts.Reasoning, facts.Output) * perToken
 	c.Tools = n(u.WebSearchCalls) * facts.WebSearchCall
+	if n(u.WebSearchCalls) > 0 && facts.WebSearchCall == 0 {
+		c.LowerBound = true
+		c.Why = fmt.Sprintf("%d web searches not priced: no per-call price for %s in the table (the total is a lower bound)", *u.WebSearchCalls, model)
+	}
 	c.Total = c.Input + c.CachedInput + c.CacheWrite + c.CacheWrite1h + c.Output + c.Reasoning + c.Tools
 	c.Savings = read*facts.Input*perToken - c.CachedInput
 	c.Priced = true
@@ -268,7 +276,7 @@ func (sc *SessionCost) count(c Cost) {
 	sc.Total += c.Total
 	sc.Savings += c.Savings
 	sc.Buckets.add(c.Buckets)
-	sc.Complete = sc.Complete && c.Priced
+	sc.Complete = sc.Complete && c.Priced && !c.LowerBound
 	if c.ToReconcile {
 		sc.ToReconcile++
 	}
@@ -347,7 +355,7 @@ func (c *SessionCost) String() string {
 		s += fmt.Sprintf("; %d response(s) cut before their usage: to reconcile, not zero", c.ToReconcile)
 	}
 	if !c.Complete {
-		s += "; some responses unpriced, so this is a lower bound"
+		s += "; some responses (or their web searches) unpriced, so this is a lower bound"
 	}
 	return s
 }

@@ -408,7 +408,7 @@ func (g *acc) price(a *store.StatAttempt, asked string) (float64, bool) {
 		model = asked
 	}
 	c := pricing.PriceUsage(model, &u)
-	return c.Total, c.Priced
+	return c.Total, c.Priced && !c.LowerBound
 }
 
 func (g *acc) known(model string) bool {

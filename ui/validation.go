@@ -354,6 +354,9 @@ func (p *validationPanel) cost(st *session.State) []string {
 		if b := tc.Lines(); len(b) > 1 {
 			out = append(out, styleLines(s.Muted, hang("    ", strings.Join(b, " · "), 6, p.w))...)
 		}
+		if tc.LowerBound {
+			out = append(out, styleLines(s.Warn, hang("    ", tc.Why, 6, p.w))...)
+		}
 	}
 	out = append(out, cut(fmt.Sprintf("  total   %s %.5f · cache saved %.5f", c.Currency, c.Total, c.Savings), p.w))
 	if b := c.Buckets.Lines(); len(b) > 0 {

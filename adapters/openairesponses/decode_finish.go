@@ -19,7 +19,13 @@ func (d *decoder) finish(resp gjson.Result, event string) {
 	d.ensureStarted(resp)
 	d.syncOutput(resp.Get("output"), event)
 	if u := resp.Get("usage"); u.IsObject() {
-		d.emit(adapters.Event{Type: adapters.EvUsage, Usage: normaliseUsage(u)})
+		usage := normaliseUsage(u)
+		// Billable web searches are counted beside usage, in the
+		// Response's tool_usage (openai-go's ResponseToolUsage).
+		if n := resp.Get("tool_usage.web_search.num_requests"); n.Type == gjson.Number {
+			usage.WebSearchCalls = adapters.Int(n.Int())
+		}
+		d.emit(adapters.Event{Type: adapters.EvUsage, Usage: usage})
 	}
 	status := resp.Get("status").Str
 	if status == "" {
