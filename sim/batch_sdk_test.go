@@ -38,6 +38,23 @@ func responsesLine(id, model string) string {
 	return fmt.Sprintf(`{"custom_id":%q,"method":"POST","url":"/v1/responses","body":{"model":%q,"input":"Refund order O-2048 line L1","metadata":{"case":%q}}}`, id, model, id)
 }
 
+// createBatch uploads input and creates a Responses batch over it.
+func createBatch(t *testing.T, c openai.Client, input string) *openai.Batch {
+	t.Helper()
+	ctx := context.Background()
+	f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(input), "in.jsonl", "application/jsonl"),
+		Purpose: openai.FilePurposeBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1Responses,
+		CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // runBatch uploads input, creates a batch over it and polls it until it
 // ends, returning every status it was seen in and the final batch.
 func runBatch(t *testing.T, c openai.Client, input string) ([]openai.BatchStatus, *openai.Batch) {
@@ -189,16 +206,8 @@ func TestBatchSDKFailedFile(t *testing.T) {
 func TestBatchSDKCancel(t *testing.T) {
 	c, _ := batchClient(t, sim.Options{Batch: sim.BatchOptions{Polls: 3}})
 	ctx := context.Background()
-	f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(responsesLine("a", "gpt-4.1-mini")), "in.jsonl", "application/jsonl"),
-		Purpose: openai.FilePurposeBatch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1Responses,
-		CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := createBatch(t, c, responsesLine("a", "gpt-4.1-mini"))
+	var err error
 	if b, err = c.Batches.Cancel(ctx, b.ID); err != nil || b.Status != "cancelling" {
 		t.Fatalf("cancel: %v %v", err, b)
 	}
@@ -322,17 +331,8 @@ func TestBatchKeepFileBytes(t *testing.T) {
 func TestBatchSDKCancelMidRun(t *testing.T) {
 	c, _ := batchClient(t, sim.Options{Batch: sim.BatchOptions{Polls: 3}})
 	ctx := context.Background()
-	in := responsesLine("a", "gpt-4.1-mini") + "\n" + responsesLine("b", "gpt-4.1-mini") + "\n" + responsesLine("c", "gpt-4.1-mini") + "\n"
-	f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(in), "in.jsonl", "application/jsonl"),
-		Purpose: openai.FilePurposeBatch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1Responses,
-		CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := createBatch(t, c, responsesLine("a", "gpt-4.1-mini")+"\n"+responsesLine("b", "gpt-4.1-mini")+"\n"+responsesLine("c", "gpt-4.1-mini")+"\n")
+	var err error
 	for b.Status != "in_progress" {
 		if b, err = c.Batches.Get(ctx, b.ID); err != nil {
 			t.Fatal(err)
