@@ -76,6 +76,9 @@ func TestE2EFork(t *testing.T) {
 	tm.send("s")
 	tm.waitFor("the fork under its parent", 10*time.Second, has("Sessions (", "↳"))
 	tm.send("Escape")
+	// q sent at once could arrive in the same read as the Escape and be
+	// taken for alt+q: it waits for the browser to close.
+	tm.waitFor("the workbench again", 10*time.Second, func(s string) bool { return !strings.Contains(s, "Sessions (") })
 	tm.send("q")
 	tm.waitExit(10 * time.Second)
 }
