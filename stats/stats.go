@@ -103,8 +103,8 @@ func usageState(s *store.StatSession, has func(*store.StatAttempt) bool, yes, no
 	return out
 }
 
-// size is the bucket of the largest count of tokens of reports
-// (negative: not reported), UsageMissing when none was.
+// size is the bucket of the largest count tokens reads from the session's
+// attempts (negative: not reported), UsageMissing when none reported one.
 func size(s *store.StatSession, tokens func(*store.StatAttempt) int64) string {
 	most := int64(-1)
 	for i := range s.Attempts {

@@ -204,13 +204,12 @@ func (r *Restorer) Attempt(a Attempt) error {
 	if tm.Server != nil {
 		source = tm.ServerSource
 	}
-	cols = append(cols, source, nil)
+	cols = append(cols, source)
 	aid := rec.aid
 	err = r.w.db.w.exec(func(t *txn) error {
-		cols[len(cols)-1] = *aid
 		return t.exec(`UPDATE attempts SET status_code = ?, response_headers = ?, error = ?, sent_us = ?, first_byte_us = ?,
 			first_event_us = ?, first_text_us = ?, terminal_us = ?, finished_us = ?, first_token_us = ?, server_us = ?,
-			server_source = ? WHERE aid = ?`, cols...)
+			server_source = ? WHERE aid = ?`, append(cols, *aid)...)
 	})
 	if err != nil {
 		return err

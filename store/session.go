@@ -169,6 +169,9 @@ func (db *DB) createCopy(ls *liveSession, created time.Time, insert func(t *txn,
 		w.mu.Lock()
 		id := ls.id
 		w.mu.Unlock()
+		// A batch that failed after this row ran is retried whole: the
+		// row runs again, and the sid it had then is not the session's.
+		prev := ls.sid
 		for try := 0; ; try++ {
 			ok, err := insert(t, id)
 			if err != nil {
@@ -184,6 +187,9 @@ func (db *DB) createCopy(ls *liveSession, created time.Time, insert func(t *txn,
 		}
 		w.mu.Lock()
 		delete(w.queuedIDs, ls.id)
+		if prev != 0 && prev != ls.sid {
+			delete(w.sessions, prev)
+		}
 		ls.id = id
 		w.sessions[ls.sid] = ls
 		w.mu.Unlock()
