@@ -291,7 +291,7 @@ func (x *exchange) meta() store.SessionMeta {
 // maxRecorded bounds an error or undecoded body kept for the record.
 const maxRecorded = 1 << 20
 
-// record is the recording goroutine of an exchange that got a response:
+// record records an exchange that got a response, in the background:
 // it reads the spool at its own pace, decodes, and emits the updates.
 func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *spool, hold bool) {
 	p := x.p

@@ -11,11 +11,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/modelwire/modelwire/background"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,12 +105,12 @@ type Proxy struct {
 	inflight   int // recordings still decoding
 
 	// slots bounds the recorders decoding and storing at once to one
-	// fewer than the Ps (at least one). A recorder is CPU-bound, the copy
-	// to the client is not: left to Go's scheduler, which has no
-	// priorities, fifty recorders catching up on a burst would keep every P
-	// and each forwarded chunk would queue behind them. With a P always
-	// left to it, the copy goes on at its pace while the recorders, fed by
-	// their spools, catch up in turn.
+	// fewer than the cores (at least one). A recorder is CPU-bound, the
+	// copy to the client is not: fifty recorders catching up on a burst
+	// would keep every core. Recorders run in the background (package
+	// background: lowered threads, with a P reserved for each slot and
+	// for the store's commit), so a forwarded chunk neither waits for a P
+	// nor for the kernel while they catch up in turn.
 	slots chan struct{}
 	// bodies bounds the request bodies held at once (RequestBudget).
 	bodies *budget
@@ -163,8 +163,10 @@ func New(opts Options) *Proxy {
 	if opts.RequestBudget <= 0 {
 		opts.RequestBudget = DefaultRequestBudget
 	}
+	recorders := max(1, background.Cores()-1)
+	background.Reserve(recorders + 1) // + the store's commit
 	p := &Proxy{opts: opts, client: c, log: opts.Log, byResponse: map[string]*conversation{},
-		slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), bodies: newBudget(opts.RequestBudget)}
+		slots: make(chan struct{}, recorders), bodies: newBudget(opts.RequestBudget)}
 	p.cond = sync.NewCond(&p.mu)
 	return p
 }
@@ -333,7 +335,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sp.slots = p.slots
 	hold := x.holds(resp.StatusCode)
 	x.held = hold
-	go x.record(resp.StatusCode, resp.Header.Clone(), firstByte, sp, hold)
+	status, header := resp.StatusCode, resp.Header.Clone()
+	background.Go(func() { x.record(status, header, firstByte, sp, hold) })
 	if hold {
 		p.hold(w, r, x, resp, sp, body)
 		return

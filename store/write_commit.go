@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/modelwire/modelwire/background"
 	"time"
 )
 
@@ -101,7 +102,7 @@ func (w *writer) settle(b batch, committed map[int64]int, err error) {
 			w.err = err
 			if !w.timerArmed && !w.closed {
 				w.timerArmed = true
-				time.AfterFunc(w.interval, w.timerFlush)
+				time.AfterFunc(w.interval, func() { background.Go(w.timerFlush) })
 			}
 		}
 	} else {

@@ -1,0 +1,101 @@
+// Package background runs work nobody is waiting for — recording what the
+// proxy has already forwarded, committing the store's batches — on OS
+// threads the kernel runs only when nothing else wants the CPU, so that
+// the work somebody waits for (a forwarded event on its way to the
+// client) never queues behind it.
+//
+// Go's scheduler has no priorities, the kernel's has: Go locks each
+// background goroutine to a thread of its own and lowers that thread
+// (SCHED_IDLE on Linux; elsewhere the thread is not lowered). Reserve then
+// gives the process a P for each background thread that may run at once,
+// so a lowered thread that holds a P while the kernel has set it aside
+// never keeps a forwarded event waiting for one.
+package background
+
+import (
+	"runtime"
+	"sync"
+)
+
+const (
+	// maxThreads bounds the lowered threads. Past it, work runs on
+	// ordinary goroutines at the foreground's priority: a lowered thread
+	// waits as long as the machine is busy, and a backlog that grows past
+	// the bound (a client sending requests as fast as the proxy takes
+	// them) must then catch up by sharing the CPU, as it did before.
+	maxThreads = 64
+	// maxIdle bounds the lowered threads kept waiting for work: a thread
+	// is not handed back lowered, so one that is let go ends.
+	maxIdle = 64
+)
+
+var (
+	cores = runtime.GOMAXPROCS(0) // as the process started
+
+	mu       sync.Mutex
+	idle     []chan func()
+	threads  int
+	reserved int
+)
+
+// Cores is GOMAXPROCS as the process started, before any Reserve.
+func Cores() int { return cores }
+
+// Reserve makes room for n background threads running at once:
+// GOMAXPROCS becomes Cores plus the largest n asked for.
+func Reserve(n int) {
+	if !lowers {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if n > reserved {
+		reserved = n
+		runtime.GOMAXPROCS(cores + n)
+	}
+}
+
+// Go runs f in the background: on an idle lowered thread or a new one,
+// or, past maxThreads, on an ordinary goroutine.
+func Go(f func()) {
+	if !lowers {
+		go f()
+		return
+	}
+	mu.Lock()
+	if n := len(idle); n > 0 {
+		c := idle[n-1]
+		idle = idle[:n-1]
+		mu.Unlock()
+		c <- f
+		return
+	}
+	if threads >= maxThreads {
+		mu.Unlock()
+		go f()
+		return
+	}
+	threads++
+	mu.Unlock()
+	go worker(f)
+}
+
+// worker runs f, then waits for more, on its lowered thread.
+func worker(f func()) {
+	runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+	lower()
+	c := make(chan func(), 1)
+	for {
+		f()
+		f = nil
+		mu.Lock()
+		if len(idle) >= maxIdle {
+			threads--
+			mu.Unlock()
+			return
+		}
+		idle = append(idle, c)
+		mu.Unlock()
+		f = <-c
+	}
+}

@@ -1,0 +1,45 @@
+package background
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+)
+
+// policy is the scheduling policy of the calling thread.
+func policy(t *testing.T) int {
+	t.Helper()
+	r, _, errno := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, 0, 0, 0)
+	if errno != 0 {
+		t.Fatalf("sched_getscheduler: %v", errno)
+	}
+	return int(r)
+}
+
+func TestGoRunsOnALoweredThreadAndReusesIt(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux lowers a thread")
+	}
+	type seen struct{ tid, policy int }
+	run := func() seen {
+		c := make(chan seen)
+		Go(func() { c <- seen{syscall.Gettid(), policy(t)} })
+		return <-c
+	}
+	first := run()
+	if first.policy != schedIdle {
+		t.Fatalf("background work ran under policy %d, want SCHED_IDLE (%d)", first.policy, schedIdle)
+	}
+	if p := policy(t); p == schedIdle {
+		t.Fatal("the test's own thread was lowered")
+	}
+	// The worker goes back to the idle list just after f returns; the
+	// next Go may come first and start another thread, so try a few.
+	for range 50 {
+		if s := run(); s.tid == first.tid {
+			return
+		}
+		runtime.Gosched()
+	}
+	t.Fatal("an idle lowered thread was never reused: every Go started a thread")
+}
