@@ -299,6 +299,11 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 	defer sp.release()
 	defer x.closeHead()
 	x.waitHead()
+	// What the recorder does besides decoding (the head now, the verdict
+	// at the end) runs within a slot too: fifty streams that start at
+	// once would otherwise record fifty heads at once, each on a lowered
+	// thread holding a P, and leave none for the copies.
+	sp.acquire()
 	x.head(status, h, firstByte, "")
 	x.closeHead()
 
@@ -348,6 +353,7 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 		sum = &s
 	}
 	_, _ = io.Copy(io.Discard, sp) // whatever the decoder left (it stops at an oversize event)
+	sp.acquire()
 	if err := sp.result(); err != nil {
 		o.transportErr = transportText(err, sp.forwarded())
 	}
@@ -366,6 +372,7 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 	}
 	x.emit(session.Update{Kind: session.UpResponse, Turn: x.turn, Attempt: x.attempt, Summary: recSum, Err: o.transportErr})
 	if hold {
+		sp.release() // the hold waits for a person
 		if sum == nil {
 			sum = &adapters.Summary{}
 		}
@@ -374,6 +381,7 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 			x.emit(u)
 		}
 		o.replaced = x.replaced
+		sp.acquire()
 	}
 	if o.replaced == "" {
 		o.replaced = x.ruled

@@ -232,14 +232,22 @@ func (s *spool) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		s.mu.Unlock()
-		if s.slots != nil && !s.held {
-			s.slots <- struct{}{} // wait for a free slot; the copy never does
-			s.held = true
-		}
+		s.acquire()
 	}
 	n := copy(p, s.cur)
 	s.cur = s.cur[n:]
 	return n, nil
+}
+
+// acquire takes a recorder slot for the reader, waiting for a free one,
+// if it holds none. Only the reader calls it (Read, and the recorder for
+// its work before and after the body), never while it waits for another
+// exchange; the copy never does.
+func (s *spool) acquire() {
+	if s.slots != nil && !s.held {
+		s.slots <- struct{}{}
+		s.held = true
+	}
 }
 
 // release gives back the reader's recorder slot, if it holds one. Only

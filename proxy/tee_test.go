@@ -56,6 +56,45 @@ func TestSlowRecorderDoesNotSlowTheClient(t *testing.T) {
 	}
 }
 
+// With every recorder slot taken (recorders busy with other streams) the
+// client still gets the whole stream, and nothing of the exchange is
+// recorded, its head included, until a slot is free: the recorders' work
+// stays within the slots, which is what the Ps the proxy reserves for the
+// background are counted by. Once a slot is free, all of it is recorded.
+func TestRecorderSlotsBoundTheHeadToo(t *testing.T) {
+	l := &lockstep{ack: make(chan struct{})}
+	up := httptest.NewServer(l)
+	defer up.Close()
+	var updates, attempts, steps atomic.Int64
+	px := New(Options{Upstream: up.URL, Observe: func(u session.Update) {
+		updates.Add(1)
+		switch {
+		case u.Kind == session.UpAttempt:
+			attempts.Add(1)
+		case u.Kind == session.UpStep && u.Step.Index >= 0:
+			steps.Add(1)
+		}
+	}})
+	for range cap(px.slots) {
+		px.slots <- struct{}{}
+	}
+	ps := httptest.NewServer(px)
+	l.stream(t, &http.Client{}, ps.URL)
+	if n := updates.Load(); n != 0 {
+		t.Fatalf("%d updates recorded while every recorder slot was taken", n)
+	}
+	for range cap(px.slots) {
+		<-px.slots
+	}
+	ps.Close()
+	if err := px.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if a, n := attempts.Load(), steps.Load(); a != 1 || n != lockstepEvents+2 {
+		t.Errorf("recorded %d attempts and %d raw events once a slot was free, want 1 and %d", a, n, lockstepEvents+2)
+	}
+}
+
 // The spool never blocks its writer; past its limit it stops keeping
 // chunks and the reader, after what was kept, learns the recorder fell
 // behind.
