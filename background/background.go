@@ -4,12 +4,14 @@
 // the work somebody waits for (a forwarded event on its way to the
 // client) never queues behind it.
 //
-// Go's scheduler has no priorities, the kernel's has: Go locks each
-// background goroutine to a thread of its own and lowers that thread
-// (SCHED_IDLE on Linux; elsewhere the thread is not lowered). Reserve then
-// gives the process a P for each background thread that may run at once,
-// so a lowered thread that holds a P while the kernel has set it aside
-// never keeps a forwarded event waiting for one.
+// Go's scheduler has no priorities, the kernel's has. A process that
+// wants it (the proxy) calls Reserve, which gives it a P for each
+// background thread that may run at once; from then on Go locks each
+// background function to a thread of its own and lowers that thread
+// (SCHED_IDLE on Linux; elsewhere nothing is lowered), and a lowered
+// thread that holds a P while the kernel has set it aside never keeps a
+// forwarded event waiting for one. In a process that reserved nothing, Go
+// is the go statement.
 package background
 
 import (
@@ -56,13 +58,22 @@ func Reserve(n int) {
 }
 
 // Go runs f in the background: on an idle lowered thread or a new one,
-// or, past maxThreads, on an ordinary goroutine.
+// or, past maxThreads, on an ordinary goroutine. Until the process has
+// reserved Ps for the background (Reserve), f runs on an ordinary
+// goroutine: a lowered thread holding one of the process's own Ps while
+// the kernel sets it aside would slow what the background is meant to
+// spare.
 func Go(f func()) {
 	if !lowers {
 		go f()
 		return
 	}
 	mu.Lock()
+	if reserved == 0 {
+		mu.Unlock()
+		go f()
+		return
+	}
 	if n := len(idle); n > 0 {
 		c := idle[n-1]
 		idle = idle[:n-1]

@@ -20,6 +20,7 @@ func TestGoRunsOnALoweredThreadAndReusesIt(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("only Linux lowers a thread")
 	}
+	reserve(t)
 	type seen struct{ tid, policy int }
 	run := func() seen {
 		c := make(chan seen)
@@ -33,6 +34,13 @@ func TestGoRunsOnALoweredThreadAndReusesIt(t *testing.T) {
 	if p := policy(t); p == schedIdle {
 		t.Fatal("the test's own thread was lowered")
 	}
+	mu.Lock()
+	reserved = 0
+	mu.Unlock()
+	if s := run(); s.policy == schedIdle {
+		t.Fatal("background work ran on a lowered thread with no Ps reserved for it")
+	}
+	Reserve(1)
 	// The worker goes back to the idle list just after f returns; the
 	// next Go may come first and start another thread, so try a few.
 	for range 50 {

@@ -6,7 +6,23 @@ import (
 	"testing"
 )
 
+// reserve makes Go lower its threads for the test, as proxy.New does.
+func reserve(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	mu.Lock()
+	was := reserved
+	mu.Unlock()
+	Reserve(1)
+	t.Cleanup(func() {
+		mu.Lock()
+		reserved = was
+		mu.Unlock()
+		runtime.GOMAXPROCS(procs)
+	})
+}
+
 func TestGoRunsEverythingPastTheThreadBound(t *testing.T) {
+	reserve(t)
 	n := maxThreads + 50
 	var wg sync.WaitGroup
 	release := make(chan struct{})
