@@ -19,17 +19,13 @@ import (
 	"sync"
 )
 
-const (
-	// maxThreads bounds the lowered threads. Past it, work runs on
-	// ordinary goroutines at the foreground's priority: a lowered thread
-	// waits as long as the machine is busy, and a backlog that grows past
-	// the bound (a client sending requests as fast as the proxy takes
-	// them) must then catch up by sharing the CPU, as it did before.
-	maxThreads = 64
-	// maxIdle bounds the lowered threads kept waiting for work: a thread
-	// is not handed back lowered, so one that is let go ends.
-	maxIdle = 64
-)
+// maxThreads bounds the lowered threads, which, once started, wait for
+// work for the process's life. Past it, work runs on ordinary goroutines
+// at the foreground's priority: a lowered thread waits as long as the
+// machine is busy, and a backlog that grows past the bound (a client
+// sending requests as fast as the proxy takes them) must then catch up by
+// sharing the CPU, as it did before.
+const maxThreads = 64
 
 var (
 	cores = runtime.GOMAXPROCS(0) // as the process started
@@ -93,18 +89,13 @@ func Go(f func()) {
 
 // worker runs f, then waits for more, on its lowered thread.
 func worker(f func()) {
-	runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+	runtime.LockOSThread() // never unlocked: a lowered thread cannot be raised back
 	lower()
 	c := make(chan func(), 1)
 	for {
 		f()
 		f = nil
 		mu.Lock()
-		if len(idle) >= maxIdle {
-			threads--
-			mu.Unlock()
-			return
-		}
 		idle = append(idle, c)
 		mu.Unlock()
 		f = <-c

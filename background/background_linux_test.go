@@ -17,9 +17,6 @@ func policy(t *testing.T) int {
 }
 
 func TestGoRunsOnALoweredThreadAndReusesIt(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("only Linux lowers a thread")
-	}
 	reserve(t)
 	type seen struct{ tid, policy int }
 	run := func() seen {

@@ -33,16 +33,9 @@ func BenchmarkBatch1000(b *testing.B) {
 		in.WriteString(responsesLine(fmt.Sprintf("req-%d", i), "gpt-4.1-mini") + "\n")
 	}
 	for b.Loop() {
-		f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(in.String()), "in.jsonl", "application/jsonl"), Purpose: openai.FilePurposeBatch})
-		if err != nil {
-			b.Fatal(err)
-		}
-		bt, err := c.Batches.New(ctx, openai.BatchNewParams{InputFileID: f.ID, Endpoint: openai.BatchNewParamsEndpointV1Responses,
-			CompletionWindow: openai.BatchNewParamsCompletionWindow24h})
-		if err != nil {
-			b.Fatal(err)
-		}
+		bt := createBatch(b, c, in.String())
 		for bt.Status != openai.BatchStatusCompleted {
+			var err error
 			if bt, err = c.Batches.Get(ctx, bt.ID); err != nil {
 				b.Fatal(err)
 			}

@@ -39,7 +39,7 @@ func responsesLine(id, model string) string {
 }
 
 // createBatch uploads input and creates a Responses batch over it.
-func createBatch(t *testing.T, c openai.Client, input string) *openai.Batch {
+func createBatch(t testing.TB, c openai.Client, input string) *openai.Batch {
 	t.Helper()
 	ctx := context.Background()
 	f, err := c.Files.New(ctx, openai.FileNewParams{File: openai.File(strings.NewReader(input), "in.jsonl", "application/jsonl"),

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
-	"github.com/modelwire/modelwire/background"
 	"strconv"
 	"sync"
 	"time"
@@ -193,8 +192,7 @@ func (w *writer) append(ls *liveSession, n int, now bool, build func(seq int, ba
 	}
 	prevErr := w.err
 	if !now && !w.timerArmed && len(w.pending) > 0 {
-		w.timerArmed = true
-		time.AfterFunc(w.interval, func() { background.Go(w.timerFlush) })
+		w.arm()
 	}
 	w.mu.Unlock()
 	if now {

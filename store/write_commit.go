@@ -45,6 +45,12 @@ func (w *writer) exec(fn execOp) error {
 	return err
 }
 
+// arm schedules the timed commit, in the background (w.mu held).
+func (w *writer) arm() {
+	w.timerArmed = true
+	time.AfterFunc(w.interval, func() { background.Go(w.timerFlush) })
+}
+
 func (w *writer) timerFlush() {
 	w.mu.Lock()
 	w.timerArmed = false
@@ -101,8 +107,7 @@ func (w *writer) settle(b batch, committed map[int64]int, err error) {
 			}
 			w.err = err
 			if !w.timerArmed && !w.closed {
-				w.timerArmed = true
-				time.AfterFunc(w.interval, func() { background.Go(w.timerFlush) })
+				w.arm()
 			}
 		}
 	} else {
