@@ -48,3 +48,33 @@ func TestGoRunsOnALoweredThreadAndReusesIt(t *testing.T) {
 	}
 	t.Fatal("an idle lowered thread was never reused: every Go started a thread")
 }
+
+// A loop's tasks all run on its one lowered thread, however many there
+// are and however often they wait.
+func TestLoopTasksShareOneLoweredThread(t *testing.T) {
+	reserve(t)
+	l := NewLoop(0)
+	defer l.Stop()
+	type seen struct{ tid, policy int }
+	c := make(chan seen, 200)
+	for range 20 {
+		var tk *Task
+		tk = l.Task(func() {
+			for range 5 {
+				c <- seen{syscall.Gettid(), policy(t)}
+				tk.Wake(false)
+				tk.Wait()
+			}
+		})
+		tk.Start()
+	}
+	first := <-c
+	if first.policy != schedIdle {
+		t.Fatalf("a task ran under policy %d, want SCHED_IDLE (%d)", first.policy, schedIdle)
+	}
+	for range 20*5 - 1 {
+		if s := <-c; s.tid != first.tid {
+			t.Fatalf("tasks of one loop ran on threads %d and %d", first.tid, s.tid)
+		}
+	}
+}

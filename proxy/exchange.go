@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelwire/modelwire/adapters"
 	"github.com/modelwire/modelwire/adapters/registry"
+	"github.com/modelwire/modelwire/background"
 	"github.com/modelwire/modelwire/session"
 	"github.com/modelwire/modelwire/store"
 	"github.com/modelwire/modelwire/timeline"
@@ -186,16 +187,19 @@ func (x *exchange) noResponse(msg string) {
 	go func() {
 		defer x.p.wg.Done()
 		defer x.closeHead()
-		x.waitHead()
+		x.waitHead(nil)
 		x.head(0, nil, time.Time{}, msg)
 		x.closeHead()
 		x.finish(outcome{transportErr: msg, req: x.req}, nil)
 	}()
 }
 
-func (x *exchange) waitHead() {
+// waitHead waits until the exchange before it in the conversation has
+// recorded its head, so that heads are recorded in order; t is the
+// recording's task (nil on a goroutine of its own).
+func (x *exchange) waitHead(t *background.Task) {
 	if x.prevHead != nil {
-		<-x.prevHead
+		t.Until(x.prevHead)
 	}
 }
 
@@ -296,14 +300,8 @@ const maxRecorded = 1 << 20
 func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *spool, hold bool) {
 	p := x.p
 	defer p.wg.Done()
-	defer sp.release()
 	defer x.closeHead()
-	x.waitHead()
-	// What the recorder does besides decoding (the head now, the verdict
-	// at the end) runs within a slot too: fifty streams that start at
-	// once would otherwise record fifty heads at once, each on a lowered
-	// thread holding a P, and leave none for the copies.
-	sp.acquire()
+	x.waitHead(sp.task)
 	x.head(status, h, firstByte, "")
 	x.closeHead()
 
@@ -353,7 +351,6 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 		sum = &s
 	}
 	_, _ = io.Copy(io.Discard, sp) // whatever the decoder left (it stops at an oversize event)
-	sp.acquire()
 	if err := sp.result(); err != nil {
 		o.transportErr = transportText(err, sp.forwarded())
 	}
@@ -372,7 +369,6 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 	}
 	x.emit(session.Update{Kind: session.UpResponse, Turn: x.turn, Attempt: x.attempt, Summary: recSum, Err: o.transportErr})
 	if hold {
-		sp.release() // the hold waits for a person
 		if sum == nil {
 			sum = &adapters.Summary{}
 		}
@@ -381,7 +377,6 @@ func (x *exchange) record(status int, h http.Header, firstByte time.Time, sp *sp
 			x.emit(u)
 		}
 		o.replaced = x.replaced
-		sp.acquire()
 	}
 	if o.replaced == "" {
 		o.replaced = x.ruled

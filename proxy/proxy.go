@@ -104,14 +104,13 @@ type Proxy struct {
 	next       int
 	inflight   int // recordings still decoding
 
-	// slots bounds the recorders decoding and storing at once to one
-	// fewer than the cores (at least one). A recorder is CPU-bound, the
-	// copy to the client is not: fifty recorders catching up on a burst
-	// would keep every core. Recorders run in the background (package
-	// background: lowered threads, with a P reserved for each slot and
-	// for the store's commit), so a forwarded chunk neither waits for a P
-	// nor for the kernel while they catch up in turn.
-	slots chan struct{}
+	// recorders are the loops the recordings run on (recorders.go), one
+	// fewer than the cores (at least one): a recorder is CPU-bound, the
+	// copy to the client is not, and fifty recorders catching up on a
+	// burst would keep every core.
+	recorders []*background.Loop
+	nextLoop  atomic.Uint32
+	stopLoops sync.Once
 	// bodies bounds the request bodies held at once (RequestBudget).
 	bodies *budget
 
@@ -163,10 +162,8 @@ func New(opts Options) *Proxy {
 	if opts.RequestBudget <= 0 {
 		opts.RequestBudget = DefaultRequestBudget
 	}
-	recorders := max(1, background.Cores()-1)
-	background.Reserve(recorders + 1) // + the store's commit
 	p := &Proxy{opts: opts, client: c, log: opts.Log, byResponse: map[string]*conversation{},
-		slots: make(chan struct{}, recorders), bodies: newBudget(opts.RequestBudget)}
+		recorders: startRecorders(), bodies: newBudget(opts.RequestBudget)}
 	p.cond = sync.NewCond(&p.mu)
 	return p
 }
@@ -332,11 +329,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.markFailed(fmt.Sprintf("HTTP %d", resp.StatusCode))
 	}
 	sp := newSpool(spoolLimit)
-	sp.slots = p.slots
 	hold := x.holds(resp.StatusCode)
 	x.held = hold
 	status, header := resp.StatusCode, resp.Header.Clone()
-	background.Go(func() { x.record(status, header, firstByte, sp, hold) })
+	p.startRecording(sp, hold, func() { x.record(status, header, firstByte, sp, hold) })
 	if hold {
 		p.hold(w, r, x, resp, sp, body)
 		return
@@ -413,6 +409,11 @@ func writeJSONError(w http.ResponseWriter, status int, msg string) {
 // otherwise. Call it after the server has stopped.
 func (p *Proxy) Close() error {
 	p.wg.Wait()
+	p.stopLoops.Do(func() {
+		for _, l := range p.recorders {
+			l.Stop()
+		}
+	})
 	p.mu.Lock()
 	all := append([]*conversation(nil), p.all...)
 	p.mu.Unlock()

@@ -4,13 +4,16 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/modelwire/modelwire/background"
 )
 
 // The tee. The handler copies the upstream body to the client: it reads a
 // chunk, writes it to the client, flushes, and only then hands a copy of
 // the chunk to the spool. The spool is the recorder's side: an in-memory
-// queue of chunks that the recording goroutine reads through
+// queue of chunks that the recorder (recorders.go) reads through
 // adapters.ReadStream at its own pace. Handing a chunk over is a copy and
 // an append under a mutex; it never waits for the reader, so the
 // recorder — decoding, the store, the workbench — can never slow the
@@ -47,56 +50,60 @@ var chunks = sync.Pool{New: func() any { return new([chunkSize]byte) }}
 // newChunk is a read buffer for the forward path.
 func newChunk() []byte { return chunks.Get().(*[chunkSize]byte)[:] }
 
-// recordPause: a recorder that has read all it was given waits this long
-// before it waits for the next chunk, when its stream is busy (the last
-// chunk came less than recordPause after the one before). A stream paced
-// by the model (an event every few ms) is then recorded several events a
-// wake-up and a slot, not one: the wake-ups cost more CPU than recording
-// an event does. 50 ms (it was 20) took the recording proxy's CPU per
-// paced event from 45–54 µs to 38–46 µs (50 streams at 100 events/s, the
-// proxy alone in its process as `bench --only proxy` runs it, five runs
-// of each alternated at load 3–12); the workbench's live view still gets
-// a busy stream's events 20 times a second. The client
-// never waits for it; the end of the body ends the pause at once.
-const recordPause = 50 * time.Millisecond
-
 // ErrRecorderBehind ends a recording whose recorder fell too far behind.
 var ErrRecorderBehind = errors.New("modelwire: the recorder fell behind the stream by more than its buffer; the rest of the response was forwarded but not recorded")
 
-// spool is the recorder's side of the tee.
+// spool is the recorder's side of the tee. The copy never takes a lock
+// the recorder may hold: the recorder runs on a lowered thread, which the
+// kernel may set aside in the middle of any critical section, and the
+// copy would wait for it as long. Chunks go to the reader through a
+// lock-free stack (inbox) that the reader takes whole; the counts and
+// flags are atomics.
 type spool struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	chunks  [][]byte
-	at      []time.Time
-	slab    []byte // where small chunks are copied (add)
-	cur     []byte // the chunk being read
-	curBuf  []byte // cur's pooled buffer, if it is one, to return once read
-	curAt   time.Time
-	waiting int // bytes kept and not yet read
-	limit   int
-	total   int64
-	closed  bool
-	err     error // how the input ended (nil: io.EOF)
-	overrun bool
-	// cancelled: the client went away and the copy stopped.
-	cancelled bool
+	limit int64
 
-	// slots, when set, is the proxy's recorder slots (see Proxy.slots):
-	// the reader holds one from the chunk it takes until it has read all
-	// it was given, so it never holds one while it waits.
-	slots chan struct{}
-	held  bool
+	// The writer's side: one goroutine, the copy.
+	slab  []byte      // where small chunks are copied (add)
+	nodes []chunkNode // where the next chunk's node is taken from
+	ended bool        // close or an overrun has pushed the end
 
-	prevAt time.Time   // when the chunk before cur arrived
-	pause  *time.Timer // the reader's (nap)
-	woken  chan struct{}
+	// Shared, without locks.
+	inbox     atomic.Pointer[chunkNode] // the chunks the reader has not taken, newest first
+	waiting   atomic.Int64              // bytes kept and not yet read
+	total     atomic.Int64              // bytes forwarded
+	cancelled atomic.Bool               // the client went away and the copy stopped
+	parked    atomic.Bool               // the reader waits for a chunk
+
+	// task, when set, is the recording's task on a recorder loop
+	// (recorders.go): the reader gives the loop back while it waits for
+	// a chunk, and the writer wakes it. Without one the reader waits on
+	// notify.
+	task   *background.Task
+	notify chan struct{}
+
+	// The reader's side.
+	queue  *chunkNode // taken from inbox, oldest first
+	cur    []byte     // the chunk being read
+	curBuf []byte     // cur's pooled buffer, if it is one, to return once read
+	curAt  time.Time
+	done   bool  // the reader has reached the end
+	err    error // how the input ended (nil: io.EOF), once done
 }
 
+// chunkNode is a chunk on its way to the reader, or the end of the input.
+type chunkNode struct {
+	p    []byte
+	at   time.Time
+	next *chunkNode
+	end  bool
+	err  error
+}
+
+// nodeBlock is how many chunk nodes the writer allocates at once.
+const nodeBlock = 64
+
 func newSpool(limit int) *spool {
-	s := &spool{limit: limit, woken: make(chan struct{}, 1)}
-	s.cond = sync.NewCond(&s.mu)
-	return s
+	return &spool{limit: int64(limit), notify: make(chan struct{}, 1)}
 }
 
 // write hands a chunk to the recorder (copied: the caller reuses p). It
@@ -124,16 +131,12 @@ func (s *spool) add(p []byte, at time.Time, owned bool) bool {
 	if len(p) == 0 {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.total += int64(len(p))
-	if s.closed || s.overrun {
+	s.total.Add(int64(len(p)))
+	if s.ended {
 		return false
 	}
-	if s.waiting+len(p) > s.limit {
-		s.overrun = true
-		s.cond.Signal()
-		s.wake()
+	if s.waiting.Load()+int64(len(p)) > s.limit {
+		s.end(ErrRecorderBehind)
 		return false
 	}
 	if !owned {
@@ -144,119 +147,122 @@ func (s *spool) add(p []byte, at time.Time, owned bool) bool {
 		s.slab = append(s.slab, p...)
 		p = s.slab[from:len(s.slab):len(s.slab)]
 	}
-	s.chunks = append(s.chunks, p)
-	s.at = append(s.at, at)
-	s.waiting += len(p)
-	s.cond.Signal()
+	s.waiting.Add(int64(len(p)))
+	n := s.node()
+	n.p, n.at = p, at
+	s.push(n, false)
 	return owned
 }
 
-// close ends the input: err nil is a clean end of the body.
-func (s *spool) close(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+// node is a fresh chunk node, from the writer's block.
+func (s *spool) node() *chunkNode {
+	if len(s.nodes) == 0 {
+		s.nodes = make([]chunkNode, nodeBlock)
+	}
+	n := &s.nodes[0]
+	s.nodes = s.nodes[1:]
+	return n
+}
+
+// push hands n to the reader and wakes it if it waits; urgent (the end
+// of the input) has its loop run it without resting first.
+func (s *spool) push(n *chunkNode, urgent bool) {
+	for {
+		old := s.inbox.Load()
+		n.next = old
+		if s.inbox.CompareAndSwap(old, n) {
+			break
+		}
+	}
+	if s.parked.CompareAndSwap(true, false) || urgent {
+		if s.task != nil {
+			s.task.Wake(urgent)
+			return
+		}
+		select {
+		case s.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// end ends the input for the reader, after the chunks kept so far.
+func (s *spool) end(err error) {
+	if s.ended {
 		return
 	}
-	s.closed, s.err = true, err
-	s.cond.Signal()
-	s.wake()
+	s.ended = true
+	n := s.node()
+	n.end, n.err = true, err
+	s.push(n, true)
 }
 
-// wake ends the reader's pause, if it is in one (the input ended).
-func (s *spool) wake() {
-	select {
-	case s.woken <- struct{}{}:
-	default:
-	}
-}
-
-// nap is the reader's pause (recordPause), ended early by wake.
-func (s *spool) nap() {
-	if s.pause == nil {
-		s.pause = time.NewTimer(recordPause)
-	} else {
-		s.pause.Reset(recordPause)
-	}
-	select {
-	case <-s.pause.C:
-	case <-s.woken:
-		s.pause.Stop()
-	}
-}
+// close ends the input: err nil is a clean end of the body.
+func (s *spool) close(err error) { s.end(err) }
 
 // Read gives the recorder the next bytes, waiting for them.
 func (s *spool) Read(p []byte) (int, error) {
-	if len(s.cur) == 0 {
+	for len(s.cur) == 0 {
 		if s.curBuf != nil {
 			chunks.Put((*[chunkSize]byte)(s.curBuf))
 			s.curBuf = nil
 		}
-		s.mu.Lock()
-		if len(s.chunks) == 0 && s.held {
-			s.release()
+		if s.done {
+			if s.err == nil {
+				return 0, io.EOF
+			}
+			return 0, s.err
 		}
-		if len(s.chunks) == 0 && !s.closed && !s.overrun && !s.prevAt.IsZero() && s.curAt.Sub(s.prevAt) < recordPause {
-			s.mu.Unlock()
-			s.nap()
-			s.mu.Lock()
-		}
-		for len(s.chunks) == 0 && !s.closed && !s.overrun {
-			s.cond.Wait()
-		}
+		n := s.take()
 		switch {
-		case len(s.chunks) > 0:
-			s.cur, s.prevAt, s.curAt = s.chunks[0], s.curAt, s.at[0]
+		case n == nil:
+			s.wait()
+		case n.end:
+			s.done, s.err = true, n.err
+		default:
+			s.cur, s.curAt = n.p, n.at
 			if cap(s.cur) == chunkSize {
 				s.curBuf = s.cur[:chunkSize]
 			}
-			s.chunks[0] = nil
-			if len(s.chunks) == 1 {
-				// Drained: the next chunks reuse the arrays from the start.
-				s.chunks, s.at = s.chunks[:0], s.at[:0]
-			} else {
-				s.chunks, s.at = s.chunks[1:], s.at[1:]
-			}
-			s.waiting -= len(s.cur)
-		case s.overrun:
-			s.mu.Unlock()
-			s.release()
-			return 0, ErrRecorderBehind
-		default:
-			err := s.err
-			s.mu.Unlock()
-			s.release()
-			if err == nil {
-				return 0, io.EOF
-			}
-			return 0, err
+			s.waiting.Add(-int64(len(n.p)))
 		}
-		s.mu.Unlock()
-		s.acquire()
 	}
 	n := copy(p, s.cur)
 	s.cur = s.cur[n:]
 	return n, nil
 }
 
-// acquire takes a recorder slot for the reader, waiting for a free one,
-// if it holds none. Only the reader calls it (Read, and the recorder for
-// its work before and after the body), never while it waits for another
-// exchange; the copy never does.
-func (s *spool) acquire() {
-	if s.slots != nil && !s.held {
-		s.slots <- struct{}{}
-		s.held = true
+// take is the oldest chunk not yet read, or nil.
+func (s *spool) take() *chunkNode {
+	if s.queue == nil {
+		// The inbox is newest first: reversed, it is the queue.
+		for n := s.inbox.Swap(nil); n != nil; {
+			next := n.next
+			n.next, s.queue = s.queue, n
+			n = next
+		}
 	}
+	n := s.queue
+	if n != nil {
+		s.queue, n.next = n.next, nil
+	}
+	return n
 }
 
-// release gives back the reader's recorder slot, if it holds one. Only
-// the reader calls it (Read, and the recorder once it is done).
-func (s *spool) release() {
-	if s.held {
-		<-s.slots
-		s.held = false
+// wait waits until the writer pushes a chunk: it parks, then looks once
+// more (a chunk pushed before the writer could see it park would
+// otherwise wait for the next).
+func (s *spool) wait() {
+	s.parked.Store(true)
+	if s.inbox.Load() != nil {
+		s.parked.Store(false)
+		return
 	}
+	if s.task != nil {
+		s.task.Wait()
+		return
+	}
+	<-s.notify
 }
 
 // arrived is when the chunk last read arrived from upstream: the time of
@@ -265,35 +271,18 @@ func (s *spool) arrived() time.Time { return s.curAt }
 
 // result is how the input ended once it has been read: nil for a clean
 // end, ErrRecorderBehind when the recorder fell behind, else the error.
-func (s *spool) result() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.overrun {
-		return ErrRecorderBehind
-	}
-	return s.err
-}
+func (s *spool) result() error { return s.err }
 
 // forwarded is how many bytes went to the client.
-func (s *spool) forwarded() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.total
-}
+func (s *spool) forwarded() int64 { return s.total.Load() }
 
 // cancel ends the input because the client went away: the recorder reads
 // what came as a body that ended there (a cut event is discarded, a
 // missing terminal is a cut stream), and the exchange says who ended it.
 func (s *spool) cancel() {
-	s.mu.Lock()
-	s.cancelled = true
-	s.mu.Unlock()
-	s.close(nil)
+	s.cancelled.Store(true)
+	s.end(nil)
 }
 
 // wasCancelled reports whether the client ended the response.
-func (s *spool) wasCancelled() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cancelled
-}
+func (s *spool) wasCancelled() bool { return s.cancelled.Load() }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelwire/modelwire/adapters"
+	"github.com/modelwire/modelwire/background"
 	"github.com/modelwire/modelwire/session"
 )
 
@@ -56,12 +57,13 @@ func TestSlowRecorderDoesNotSlowTheClient(t *testing.T) {
 	}
 }
 
-// With every recorder slot taken (recorders busy with other streams) the
-// client still gets the whole stream, and nothing of the exchange is
-// recorded, its head included, until a slot is free: the recorders' work
-// stays within the slots, which is what the Ps the proxy reserves for the
-// background are counted by. Once a slot is free, all of it is recorded.
-func TestRecorderSlotsBoundTheHeadToo(t *testing.T) {
+// With every recorder loop busy (a task on each that does not give its
+// thread back) the client still gets the whole stream, and nothing of
+// the exchange is recorded, its head included, until a loop is free: the
+// recorders' work stays on the loops, which is what the Ps the proxy
+// reserves for the background are counted by. Once the loops are free,
+// all of it is recorded.
+func TestRecordersRunOnTheirLoops(t *testing.T) {
 	l := &lockstep{ack: make(chan struct{})}
 	up := httptest.NewServer(l)
 	defer up.Close()
@@ -75,23 +77,25 @@ func TestRecorderSlotsBoundTheHeadToo(t *testing.T) {
 			steps.Add(1)
 		}
 	}})
-	for range cap(px.slots) {
-		px.slots <- struct{}{}
+	busy := make(chan struct{})
+	var started sync.WaitGroup
+	for _, loop := range px.recorders {
+		started.Add(1)
+		loop.Task(func() { started.Done(); <-busy }).Start()
 	}
+	started.Wait()
 	ps := httptest.NewServer(px)
 	l.stream(t, &http.Client{}, ps.URL)
 	if n := updates.Load(); n != 0 {
-		t.Fatalf("%d updates recorded while every recorder slot was taken", n)
+		t.Fatalf("%d updates recorded while every recorder loop was busy", n)
 	}
-	for range cap(px.slots) {
-		<-px.slots
-	}
+	close(busy)
 	ps.Close()
 	if err := px.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if a, n := attempts.Load(), steps.Load(); a != 1 || n != lockstepEvents+2 {
-		t.Errorf("recorded %d attempts and %d raw events once a slot was free, want 1 and %d", a, n, lockstepEvents+2)
+		t.Errorf("recorded %d attempts and %d raw events once the loops were free, want 1 and %d", a, n, lockstepEvents+2)
 	}
 }
 
@@ -124,9 +128,7 @@ func TestOverrunIsRecorded(t *testing.T) {
 	x.p.opts.Observe = func(u session.Update) { ups = append(ups, u) }
 	x.p.wg.Add(1)
 	sp.write([]byte("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n"), time.Now())
-	sp.mu.Lock()
-	sp.overrun = true
-	sp.mu.Unlock()
+	sp.end(ErrRecorderBehind) // as add does past the limit
 	sp.close(nil)
 	x.record(200, http.Header{"Content-Type": {"text/event-stream"}}, time.Now(), sp, false)
 	var layers []session.LayerResult
@@ -215,5 +217,53 @@ func TestSpoolSmallChunks(t *testing.T) {
 	rest, err := io.ReadAll(sp)
 	if err != nil || string(rest) != strings.Join(sent[1998:], "") {
 		t.Fatalf("read %q at the end (%v), want the last two chunks", rest, err)
+	}
+}
+
+// What the copy hands the spool reaches the reader whole and in order,
+// with the reader waiting on its own goroutine or as a task on a recorder
+// loop, however the two interleave; the copy never waits for it.
+func TestSpoolDeliversEveryChunkInOrder(t *testing.T) {
+	for _, onLoop := range []bool{false, true} {
+		sp := newSpool(spoolLimit)
+		var want strings.Builder
+		got := make(chan string, 1)
+		read := func() {
+			b, err := io.ReadAll(sp)
+			if err != nil {
+				t.Errorf("read: %v", err)
+			}
+			got <- string(b)
+		}
+		if onLoop {
+			l := background.NewLoop(time.Millisecond)
+			defer l.Stop()
+			sp.task = l.Task(read)
+			sp.task.Start()
+		} else {
+			go read()
+		}
+		buf := newChunk()
+		for i := range 5000 {
+			n := 1 + i*7919%(chunkSize-1) // small chunks copied, large ones kept
+			if i%3 != 0 {
+				n = 1 + i%300
+			}
+			for j := range n {
+				buf[j] = byte('a' + (i+j)%26)
+			}
+			want.Write(buf[:n])
+			buf = sp.pass(buf, buf[:n], time.Now())
+			if i%500 == 0 {
+				time.Sleep(time.Millisecond) // let the reader catch up and wait
+			}
+		}
+		sp.close(nil)
+		if s := <-got; s != want.String() {
+			t.Fatalf("on a loop %v: read %d bytes, want %d (or out of order)", onLoop, len(s), want.Len())
+		}
+		if sp.result() != nil || sp.forwarded() != int64(want.Len()) {
+			t.Fatalf("on a loop %v: result %v, forwarded %d of %d", onLoop, sp.result(), sp.forwarded(), want.Len())
+		}
 	}
 }
