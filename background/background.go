@@ -11,7 +11,8 @@
 // (SCHED_IDLE on Linux; elsewhere nothing is lowered), and a lowered
 // thread that holds a P while the kernel has set it aside never keeps a
 // forwarded event waiting for one. In a process that reserved nothing, Go
-// is the go statement.
+// is the go statement. A Loop (loop.go) runs many tasks on one such
+// thread, as coroutines.
 package background
 
 import (
