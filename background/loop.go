@@ -102,8 +102,9 @@ func (t *Task) Until(ch <-chan struct{}) {
 	}
 }
 
-// Stop ends the loop once the tasks it has been given have returned; the
-// caller knows they have (Stop does not wait for them).
+// Stop ends the loop and waits until it has. The caller makes sure the
+// tasks it gave the loop have returned first: Stop does not wait for
+// them, and a task still waiting is never resumed.
 func (l *Loop) Stop() {
 	l.stopping.Store(true)
 	signal(l.wake)

@@ -15,7 +15,7 @@ import (
 // the chunk to the spool. The spool is the recorder's side: an in-memory
 // queue of chunks that the recorder (recorders.go) reads through
 // adapters.ReadStream at its own pace. Handing a chunk over is a copy and
-// an append under a mutex; it never waits for the reader, so the
+// a lock-free push; it never waits for the reader, so the
 // recorder — decoding, the store, the workbench — can never slow the
 // client down.
 //
@@ -65,7 +65,7 @@ type spool struct {
 	// The writer's side: one goroutine, the copy.
 	slab  []byte      // where small chunks are copied (add)
 	nodes []chunkNode // where the next chunk's node is taken from
-	ended bool        // close or an overrun has pushed the end
+	ended bool        // close (the body's end or an overrun) has pushed the end
 
 	// Shared, without locks.
 	inbox     atomic.Pointer[chunkNode] // the chunks the reader has not taken, newest first
@@ -136,7 +136,7 @@ func (s *spool) add(p []byte, at time.Time, owned bool) bool {
 		return false
 	}
 	if s.waiting.Load()+int64(len(p)) > s.limit {
-		s.end(ErrRecorderBehind)
+		s.close(ErrRecorderBehind)
 		return false
 	}
 	if !owned {
@@ -186,8 +186,9 @@ func (s *spool) push(n *chunkNode, urgent bool) {
 	}
 }
 
-// end ends the input for the reader, after the chunks kept so far.
-func (s *spool) end(err error) {
+// close ends the input for the reader, after the chunks kept so far:
+// err nil is a clean end of the body. Only the first close counts.
+func (s *spool) close(err error) {
 	if s.ended {
 		return
 	}
@@ -196,9 +197,6 @@ func (s *spool) end(err error) {
 	n.end, n.err = true, err
 	s.push(n, true)
 }
-
-// close ends the input: err nil is a clean end of the body.
-func (s *spool) close(err error) { s.end(err) }
 
 // Read gives the recorder the next bytes, waiting for them.
 func (s *spool) Read(p []byte) (int, error) {
@@ -281,7 +279,7 @@ func (s *spool) forwarded() int64 { return s.total.Load() }
 // missing terminal is a cut stream), and the exchange says who ended it.
 func (s *spool) cancel() {
 	s.cancelled.Store(true)
-	s.end(nil)
+	s.close(nil)
 }
 
 // wasCancelled reports whether the client ended the response.

@@ -128,8 +128,8 @@ func TestOverrunIsRecorded(t *testing.T) {
 	x.p.opts.Observe = func(u session.Update) { ups = append(ups, u) }
 	x.p.wg.Add(1)
 	sp.write([]byte("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n"), time.Now())
-	sp.end(ErrRecorderBehind) // as add does past the limit
-	sp.close(nil)
+	sp.close(ErrRecorderBehind) // as add does past the limit
+	sp.close(nil)               // the body's own end comes after: it no longer counts
 	x.record(200, http.Header{"Content-Type": {"text/event-stream"}}, time.Now(), sp, false)
 	var layers []session.LayerResult
 	diag := false

@@ -2,8 +2,9 @@ package store
 
 import (
 	"context"
-	"github.com/modelwire/modelwire/background"
 	"time"
+
+	"github.com/modelwire/modelwire/background"
 )
 
 // The commits of the write path: a flush commits the queued batch; exec

@@ -49,7 +49,7 @@ var forbidden = []rule{
 	{from: p("store"), to: p("*"), notTo: p("adapters redact background"),
 		why: "the store keeps sessions and knows only the canonical model (adapters), the one redaction (redact) and where its commits run (background)"},
 	{from: p("background"), to: p("*"),
-		why: "background is a leaf: it runs functions on lowered threads and knows nothing of what they do"},
+		why: "background is a leaf: it runs functions and loops of tasks on lowered threads and knows nothing of what they do"},
 	{from: p("redact"), to: p("*"),
 		why: "redact is a leaf: every layer calls it, so it imports nothing of the module"},
 	{from: p("validate"), to: p("*"), notTo: p("adapters jsonschema store"),
