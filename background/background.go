@@ -12,7 +12,9 @@
 // thread that holds a P while the kernel has set it aside never keeps a
 // forwarded event waiting for one. In a process that reserved nothing, Go
 // is the go statement. A Loop (loop.go) runs many tasks on one such
-// thread, as coroutines.
+// thread, as coroutines. A garbage collection stops the world until such
+// a thread reaches a safe point, so HeapFloor (heapfloor.go) makes the
+// collections of a small heap rare.
 package background
 
 import (

@@ -21,12 +21,20 @@ import (
 // live view gets a busy stream's events as often.
 const recordPause = 50 * time.Millisecond
 
+// heapFloor is the heap below which the proxy's collector does not run
+// (background.HeapFloor): a collection's stops wait for the recorder
+// loops' lowered threads, and a young proxy's few MiB of heap would be
+// collected several times a second under load. It costs up to this much
+// more memory than GOGC=100 would hold, far inside the soft memory limit.
+const heapFloor = 128 << 20
+
 // startRecorders starts a proxy's recorder loops, one fewer than the
-// cores (at least one), and reserves a P for each and one for the
-// store's commit (background.Reserve).
+// cores (at least one), reserves a P for each and one for the store's
+// commit (background.Reserve), and sets the heap floor.
 func startRecorders() []*background.Loop {
 	n := max(1, background.Cores()-1)
 	background.Reserve(n + 1)
+	background.HeapFloor(heapFloor)
 	loops := make([]*background.Loop, n)
 	for i := range loops {
 		loops[i] = background.NewLoop(recordPause)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -265,5 +267,21 @@ func TestSpoolDeliversEveryChunkInOrder(t *testing.T) {
 		if sp.result() != nil || sp.forwarded() != int64(want.Len()) {
 			t.Fatalf("on a loop %v: result %v, forwarded %d of %d", onLoop, sp.result(), sp.forwarded(), want.Len())
 		}
+	}
+}
+
+// A proxy keeps the collector off a small heap: its stops would wait for
+// the recorder loops' lowered threads (background.HeapFloor).
+func TestProxySetsTheHeapFloor(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set: the floor leaves it alone")
+	}
+	p := New(Options{Upstream: "http://127.0.0.1:1"})
+	defer p.Close()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if ms.NextGC < heapFloor {
+		t.Fatalf("with a proxy running, the next collection is at %d MiB of heap; want at least the floor, %d MiB", ms.NextGC>>20, heapFloor>>20)
 	}
 }
