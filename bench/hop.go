@@ -60,6 +60,7 @@ type ProxyLoad struct {
 	Interval        time.Duration // paced: between a stream's events
 	Rounds          int           // paced rounds; every event of each counts
 	Sequential      time.Duration // how long each side sends sequential requests
+	UnpacedRounds   int           // unpaced rounds; the best is kept
 	UnpacedStreams  int           // concurrent unpaced streams
 	UnpacedBytes    int           // each unpaced stream's Chat capture size
 	// Mitmdump is the mitmdump to run; "" looks it up in PATH, "-" skips it.
@@ -67,10 +68,13 @@ type ProxyLoad struct {
 }
 
 // FullProxyLoad is issue 30's load: 50 streams × 300 events at 100
-// events/s in 5 rounds, 3 s of sequential requests, 50 unpaced streams of
-// 2 MB (5 rounds, the best kept).
-var FullProxyLoad = ProxyLoad{Streams: 50, Events: 300, Interval: 10 * time.Millisecond, Rounds: 5,
-	Sequential: 3 * time.Second, UnpacedStreams: 50, UnpacedBytes: 2 << 20}
+// events/s in 11 rounds, 3 s of sequential requests, 50 unpaced streams
+// of 2 MB (5 rounds, the best kept). The paced rounds are many because a
+// round's p99 on a shared 2-core machine moves by a third from one round
+// to the next, the bare hop's as much as modelwire's: the targets are
+// judged on the median round, which 5 rounds left to chance.
+var FullProxyLoad = ProxyLoad{Streams: 50, Events: 300, Interval: 10 * time.Millisecond, Rounds: 11,
+	Sequential: 3 * time.Second, UnpacedRounds: 5, UnpacedStreams: 50, UnpacedBytes: 2 << 20}
 
 // The sides, in the order of the table; direct is the reference.
 const (
@@ -127,7 +131,7 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 	if o.ProxyLoad != nil {
 		load = *o.ProxyLoad
 	}
-	load.Rounds = max(1, load.Rounds)
+	load.Rounds, load.UnpacedRounds = max(1, load.Rounds), max(1, load.UnpacedRounds)
 	dir, err := os.MkdirTemp("", "modelwire-hop-")
 	if err != nil {
 		return nil, err
@@ -157,14 +161,14 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 	}
 	// phase runs f against each side in turn (the order rotating by
 	// round), a fresh proxy child for each, and adds up the children's CPU.
-	phase := func(name string, round, k int, f func(st *hopStats, c *http.Client, base string) error) error {
+	phase := func(name string, round, k, rounds int, f func(st *hopStats, c *http.Client, base string) error) error {
 		for i := range hopSides {
 			s := hopSides[(i+round)%len(hopSides)]
 			st := stats[s]
 			if st.skipped != "" {
 				continue
 			}
-			o.progress("proxy: %s, %s (round %d of %d)", name, s, round+1, load.Rounds)
+			o.progress("proxy: %s, %s (round %d of %d)", name, s, round+1, rounds)
 			// A run that breaks is run again with a fresh proxy, up to twice;
 			// the row's note says so. A third break ends the group.
 			var u hopUsage
@@ -187,7 +191,7 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 	}
 	for r := range load.Rounds {
 		name := fmt.Sprintf("%d paced streams × %d events at %d/s", load.Streams, load.Events, time.Second/load.Interval)
-		if err := phase(name, r, 0, func(st *hopStats, c *http.Client, base string) error {
+		if err := phase(name, r, 0, load.Rounds, func(st *hopStats, c *http.Client, base string) error {
 			lat, err := PacedRun(ctx, c, base, load.Streams, load.Events, load.Interval)
 			st.lat = append(st.lat, lat...)
 			st.rounds = append(slices.Clip(st.rounds), slices.Sorted(slices.Values(lat)))
@@ -196,16 +200,16 @@ func proxyRows(ctx context.Context, o Options) ([]Row, error) {
 			return nil, err
 		}
 	}
-	if err := phase("sequential non-streaming requests", 0, 1, func(st *hopStats, c *http.Client, base string) error {
+	if err := phase("sequential non-streaming requests", 0, 1, 1, func(st *hopStats, c *http.Client, base string) error {
 		n, wall, err := sequentialRun(ctx, c, base, load.Sequential)
 		st.seqN, st.seqWall = n, wall
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	for r := range load.Rounds {
+	for r := range load.UnpacedRounds {
 		name := fmt.Sprintf("%d unpaced streams of %d KB", load.UnpacedStreams, load.UnpacedBytes>>10)
-		if err := phase(name, r, 2, func(st *hopStats, c *http.Client, base string) error {
+		if err := phase(name, r, 2, load.UnpacedRounds, func(st *hopStats, c *http.Client, base string) error {
 			start := time.Now()
 			err := FirehoseRun(ctx, c, base, load.UnpacedStreams, len(capture), 0)
 			if w := time.Since(start); st.unWall == 0 || w < st.unWall {
@@ -277,7 +281,7 @@ func hopTable(load ProxyLoad, stats map[string]*hopStats, size, events int) []Ro
 			"CPU %.2f s paced (%.1f µs/event), %.2f s sequential (%.0f µs/request), %.2f s unpaced (%.1f ms/MB); peak RSS %.0f MB",
 			perRound(st), added(st, 50), added(st, 99), us(percentile(st.lat, 99)), rps(st), rps(st)/rps(d), unMB(st), unEv(st), d.unWall.Seconds()/st.unWall.Seconds(),
 			st.cpu[0].Seconds(), us(st.cpu[0])/float64(pacedEvents), st.cpu[1].Seconds(), us(st.cpu[1])/float64(max(1, st.seqN)),
-			st.cpu[2].Seconds(), float64(st.cpu[2].Milliseconds())/(float64(load.UnpacedStreams*size*load.Rounds)/(1<<20)), float64(st.maxRSS)/(1<<20))
+			st.cpu[2].Seconds(), float64(st.cpu[2].Milliseconds())/(float64(load.UnpacedStreams*size*load.UnpacedRounds)/(1<<20)), float64(st.maxRSS)/(1<<20))
 		if s == sideMitm {
 			r.Note += fmt.Sprintf("; flow file %d KB (streamed bodies are not stored: headers only)", st.flowFile>>10)
 		}
@@ -309,7 +313,7 @@ func hopTable(load ProxyLoad, stats map[string]*hopStats, size, events int) []Ro
 	ratio := d.unWall.Seconds() / mw.unWall.Seconds()
 	rows = append(rows, Row{Group: "proxy", Path: "hop: modelwire's unpaced throughput against direct", Unit: "MB/s", Ours: unMB(mw),
 		RefName: "direct", Ref: unMB(d), Ratio: ratio, Target: "≥ 0.9× direct", Checked: true, Met: ratio >= 0.9,
-		Note: fmt.Sprintf("%d streams × %d KB written at once, best of %d; bare ReverseProxy %.2f×", load.UnpacedStreams, size>>10, load.Rounds,
+		Note: fmt.Sprintf("%d streams × %d KB written at once, best of %d; bare ReverseProxy %.2f×", load.UnpacedStreams, size>>10, load.UnpacedRounds,
 			d.unWall.Seconds()/bare.unWall.Seconds())})
 	return rows
 }
