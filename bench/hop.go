@@ -374,9 +374,9 @@ func init() {
 
 // hopChild is the bench's Go proxies' process. The recording one is
 // modelwire's proxy as `modelwire proxy --upstream URL` runs it: a store
-// opened for writing, proxy.New with its defaults, an http.Server, the
-// same soft memory limit, and on SIGINT a shutdown that waits for every
-// recording to be stored.
+// opened for writing that commits every proxy.StoreFlush, proxy.New with
+// its defaults, an http.Server, the same soft memory limit, and on SIGINT
+// a shutdown that waits for every recording to be stored.
 func hopChild(kind string) int {
 	ln, err := net.Listen("tcp", os.Getenv(hopChildEnv+"_LISTEN"))
 	if err != nil {
@@ -413,7 +413,7 @@ func hopChild(kind string) int {
 		if os.Getenv("GOMEMLIMIT") == "" {
 			debug.SetMemoryLimit(512 << 20) // as `modelwire proxy` sets it
 		}
-		db, err := store.Open(os.Getenv(hopChildEnv + "_DB"))
+		db, err := store.OpenWith(os.Getenv(hopChildEnv+"_DB"), store.Options{FlushInterval: proxy.StoreFlush})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -117,6 +117,16 @@ what its rules match, unattended; the file is reloaded when it changes
 	return cmd
 }
 
+// openProxyStore opens the database for writing as the proxy records:
+// committing every proxy.StoreFlush.
+func openProxyStore(app *App) (*store.DB, error) {
+	db, err := store.OpenWith(app.DB, store.Options{FlushInterval: proxy.StoreFlush})
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	return db, nil
+}
+
 // softMemoryLimit is the long-running commands' soft memory limit
 // (debug.SetMemoryLimit): what their bounds leave live is a few hundred
 // MiB at worst, and the garbage a large body or a runaway expression
@@ -165,7 +175,7 @@ func runProxy(cmd *cobra.Command, app *App, f proxyFlags) error {
 	defer ln.Close()
 	base := "http://" + ln.Addr().String()
 
-	db, err := openForWrite(app)
+	db, err := openProxyStore(app)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelwire/modelwire/proxy"
 	"github.com/modelwire/modelwire/session"
+	"github.com/modelwire/modelwire/store"
 )
 
 func TestProxyUsageErrors(t *testing.T) {
@@ -232,5 +234,18 @@ func TestTerminalEditKeepsTheRefusedDraft(t *testing.T) {
 	dec, err := d.Decide(context.Background(), p)
 	if err != nil || dec.Kind != session.Edited || string(dec.Arguments) != `{"order_id":"FIXED"}` || !strings.Contains(out.String(), "not valid JSON") {
 		t.Fatalf("decision %+v, %v\n%s", dec, err, out.String())
+	}
+}
+
+// The proxy's store commits every proxy.StoreFlush, not at the default
+// pace: a commit costs as much for each session in flight.
+func TestProxyStoreCommitsAtTheProxysPace(t *testing.T) {
+	db, err := openProxyStore(&App{DB: filepath.Join(t.TempDir(), "mw.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := db.FlushInterval(); got != proxy.StoreFlush || got == store.DefaultFlushInterval {
+		t.Errorf("the proxy's store commits every %v; want proxy.StoreFlush, %v (the default is %v)", got, proxy.StoreFlush, store.DefaultFlushInterval)
 	}
 }

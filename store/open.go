@@ -442,3 +442,12 @@ func (db *DB) migrate() error {
 	}
 	return nil
 }
+
+// FlushInterval is how long an appended event may wait before it is
+// committed (zero for a read-only handle).
+func (db *DB) FlushInterval() time.Duration {
+	if db.w == nil {
+		return 0
+	}
+	return db.w.interval
+}
