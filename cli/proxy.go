@@ -120,11 +120,7 @@ what its rules match, unattended; the file is reloaded when it changes
 // openProxyStore opens the database for writing as the proxy records:
 // committing every proxy.StoreFlush.
 func openProxyStore(app *App) (*store.DB, error) {
-	db, err := store.OpenWith(app.DB, store.Options{FlushInterval: proxy.StoreFlush})
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return db, nil
+	return openForWriteWith(app, store.Options{FlushInterval: proxy.StoreFlush})
 }
 
 // softMemoryLimit is the long-running commands' soft memory limit

@@ -202,8 +202,11 @@ func openForRead(app *App) (*store.DB, error) {
 
 // openForWrite opens (creating if needed) the database for a command that
 // writes it.
-func openForWrite(app *App) (*store.DB, error) {
-	db, err := store.Open(app.DB)
+func openForWrite(app *App) (*store.DB, error) { return openForWriteWith(app, store.Options{}) }
+
+// openForWriteWith is openForWrite with the store's options.
+func openForWriteWith(app *App, o store.Options) (*store.DB, error) {
+	db, err := store.OpenWith(app.DB, o)
 	if err != nil {
 		return nil, storeErr(err)
 	}

@@ -24,11 +24,10 @@ const recordPause = 50 * time.Millisecond
 // StoreFlush is how often the proxy's store commits (store.Options'
 // FlushInterval; the default is 50 ms): a commit costs the same for each
 // session with new events, and a proxy records many at once, so at 20
-// commits a second the commits cost more CPU than the decoding (50
-// streams: 0.52 s of 3.1 s of the recording child's CPU, 0.21 s at 200
-// ms; docs/measurements.md). The live view does not wait for it (it
-// gets each recorder round's events); another process reading the
-// database sees a busy stream's events 5 times a second.
+// commits a second the commits cost more CPU than the decoding
+// (docs/measurements.md). The live view does not wait for it (it gets
+// each recorder round's events); another process reading the database
+// sees a busy stream's events 5 times a second.
 const StoreFlush = 200 * time.Millisecond
 
 // heapFloor is the heap below which the proxy's collector does not run
