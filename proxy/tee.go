@@ -223,6 +223,9 @@ func (s *spool) Read(p []byte) (int, error) {
 				s.curBuf = s.cur[:chunkSize]
 			}
 			s.waiting.Add(-int64(len(n.p)))
+			// The node lives on in its block of nodeBlock until they are
+			// all read: it must not keep its slab (or a pooled buffer) too.
+			n.p = nil
 		}
 	}
 	n := copy(p, s.cur)
