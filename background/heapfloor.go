@@ -77,5 +77,6 @@ func percentFor(live, roots, floor uint64) int {
 	if live+scanned*base/100 >= floor {
 		return base
 	}
-	return int(min((floor-live)*100/scanned, floor*100/minHeap))
+	// Rounded up: a goal a few bytes short of the floor is under it.
+	return int(min(((floor-live)*100+scanned-1)/scanned, floor*100/minHeap))
 }
